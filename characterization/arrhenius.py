@@ -1,0 +1,39 @@
+"""Arrhenius acceleration: a bake at temperature T as equivalent hours at a reference.
+
+AF = exp(Ea/k * (1/T_ref - 1/T)), with temperatures in kelvin. Ea defaults to
+1.1 eV, the usual assumption for charge-loss retention in JEDEC practice
+(JESD22-A117 / JESD218 bake planning).
+"""
+from __future__ import annotations
+
+import math
+
+from nandrig.errors import NandrigError
+
+BOLTZMANN_EV_PER_K = 8.617333262e-5
+DEFAULT_EA_EV = 1.1
+DEFAULT_REF_C = 25.0
+
+
+def acceleration_factor(temp_c: float, ref_c: float = DEFAULT_REF_C, ea_ev: float = DEFAULT_EA_EV) -> float:
+    for name, v in (("temperature", temp_c), ("reference temperature", ref_c)):
+        if not math.isfinite(v) or v <= -273.15:
+            raise NandrigError(f"{name} must be above absolute zero, got {v} degC")
+    if not math.isfinite(ea_ev) or ea_ev <= 0:
+        raise NandrigError(f"activation energy must be > 0 eV, got {ea_ev}")
+    t, tr = temp_c + 273.15, ref_c + 273.15
+    return math.exp(ea_ev / BOLTZMANN_EV_PER_K * (1.0 / tr - 1.0 / t))
+
+
+def equivalent_hours(hours: float, temp_c: float, ref_c: float = DEFAULT_REF_C, ea_ev: float = DEFAULT_EA_EV) -> float:
+    """Hours at ``ref_c`` that produce the same charge loss as ``hours`` at ``temp_c``."""
+    if not math.isfinite(hours) or hours < 0:
+        raise NandrigError(f"bake time must be >= 0 hours, got {hours}")
+    return hours * acceleration_factor(temp_c, ref_c, ea_ev)
+
+
+def bake_hours_for(target_hours: float, temp_c: float, ref_c: float = DEFAULT_REF_C, ea_ev: float = DEFAULT_EA_EV) -> float:
+    """Bake time at ``temp_c`` equivalent to ``target_hours`` at ``ref_c``."""
+    if not math.isfinite(target_hours) or target_hours < 0:
+        raise NandrigError(f"retention target must be >= 0 hours, got {target_hours}")
+    return target_hours / acceleration_factor(temp_c, ref_c, ea_ev)

@@ -1,0 +1,5 @@
+import sys
+
+from nandrig.cli import main
+
+sys.exit(main())

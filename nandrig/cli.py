@@ -1,0 +1,60 @@
+"""The ``nandrig`` command. Each area registers its own subcommands here.
+
+User mistakes (bad options, bad files, impossible requests) end as one line
+on stderr and a non-zero exit, never a traceback.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from nandrig import __version__
+from nandrig.errors import NandrigError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nandrig")
+def cli() -> None:
+    """Characterize raw MLC NAND flash on a real or simulated rig."""
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks that print their measurements (medians) as JSON."""
+
+
+def _register() -> None:
+    from nandrig.characterization import cli as chz
+
+    for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, chz.demo_cmd):
+        cli.add_command(cmd)
+    bench.add_command(chz.bench_fit_cmd)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="nandrig", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("nandrig: aborted", err=True)
+        return 130
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        click.echo(f"nandrig: error: {e.format_message()}", err=True)
+        return e.exit_code
+    except NandrigError as e:
+        click.echo(f"nandrig: error: {e}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("nandrig: interrupted", err=True)
+        return 130
+    return 0
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""Errors meant for the user: the CLI prints them as one line, never a traceback."""
+
+
+class NandrigError(Exception):
+    """A user-facing failure (bad input, impossible request, unreachable rig)."""

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything nandrig needs on a fresh Debian bookworm machine: system
+# packages through apt (when missing, as root) and the Python package with its
+# test extras in a local .venv. Safe to re-run: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# gcc: tests compile the generated C headers and (later) the firmware natively.
+APT_PACKAGES=(gcc python3-venv)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+# python3-venv is only needed when the interpreter cannot make a venv by itself
+if python3 -m venv --help >/dev/null 2>&1; then
+    missing=("${missing[@]/python3-venv}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: need root to install: ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "setup: apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+stamp=.venv/.nandrig-setup
+want=$(cat pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing nandrig into .venv"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".[test]"
+    echo "$want" > "$stamp"
+fi
