@@ -28,13 +28,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 stamp=.venv/.nandrig-setup
-want=$(cat pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
+# the editable install maps each top-level package folder: re-install when one appears
+want=$( (cat pyproject.toml setup.py; ls -d */__init__.py) | sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "setup: installing nandrig into .venv"
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[test]"
+    # quiet on success; on failure show pip's whole story
+    if ! log=$(.venv/bin/python -m pip install -q --upgrade pip 2>&1 && .venv/bin/python -m pip install -q -e ".[test]" 2>&1); then
+        echo "$log" >&2
+        exit 1
+    fi
     echo "$want" > "$stamp"
 fi

@@ -1,0 +1,1 @@
+"""Where the rig runs: the simulated board and real boards."""

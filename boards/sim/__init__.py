@@ -1,0 +1,1 @@
+"""The simulated board: the virtual MLC chip and the virtual rig."""

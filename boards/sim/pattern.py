@@ -1,0 +1,36 @@
+"""The rig's seeded data pattern: PRBS-31, bit-exact with the gateware generator.
+
+Sequence: s[n] = s[n-31] XOR s[n-28] (polynomial x^31 + x^28 + 1), its first
+31 bits being the seed's bits 30..0 (a zero seed is replaced by 0x7FFFFFFF).
+Bytes are filled MSB first from s[0], s[1], ... The seed of a page derives
+from the campaign seed, block and page with :func:`page_seed`.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from nandrig.boards.sim import rng
+
+_SEED_MASK = 0x7FFFFFFF
+
+
+def page_seed(campaign_seed: int, block: int, page: int) -> int:
+    s = rng.key(campaign_seed, block, page) & _SEED_MASK
+    return s or _SEED_MASK
+
+
+@lru_cache(maxsize=256)
+def prbs31_bytes(seed: int, nbytes: int) -> bytes:
+    seed &= _SEED_MASK
+    seed = seed or _SEED_MASK
+    nbits = nbytes * 8
+    s = np.zeros(max(nbits, 496) + 448, dtype=np.uint8)
+    s[:31] = [(seed >> (30 - i)) & 1 for i in range(31)]
+    for n in range(31, 496, 28):  # base recurrence, 28 new bits per step
+        s[n:n + 28] = s[n - 31:n - 3] ^ s[n - 28:n]
+    # squaring the polynomial four times: s[n] = s[n-496] ^ s[n-448], 448 bits per step
+    for n in range(496, nbits, 448):
+        s[n:n + 448] = s[n - 496:n - 48] ^ s[n - 448:n]
+    return np.packbits(s[:nbits]).tobytes()

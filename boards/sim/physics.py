@@ -1,0 +1,187 @@
+"""Threshold-voltage physics of a 2-bit MLC cell, shared by both chip APIs.
+
+Every cell's Vth, given its state and history, is a mixture of Gaussians:
+
+* a program-noise core of width sigma(N) and, with weight w_tail(N), a wider
+  tail component (both grow with the P/E count N);
+* retention charge loss of programmed states: the mean shifts down by
+  k_s * alpha * (N/1e3)**a_n * ln(1 + t/t0) and the variance grows by
+  k_s * beta * (N/1e3)**b_n * ln(1 + t/t0) (k_s larger for higher states);
+* read disturb: erased cells drift up with the reads their block has seen
+  since its erase, (R / R_onset)**rd_power times rd_shift;
+* program disturb: erased cells drift up by pd_shift per extra program pulse
+  on a neighbouring wordline;
+* interference: a wordline's cells move up by gamma times the Vth step its
+  next neighbour takes when that neighbour's upper page is programmed;
+* read noise of width sigma_read, fresh at every read.
+
+Because the conditional distribution is Gaussian, the statistical path
+computes exact error probabilities from these formulas, and the byte path
+draws every cell from the very same distributions: the two agree in
+distribution by construction, and tests check that they do.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+# Gray map, state -> (lsb, msb): adjacent states differ in one bit
+LSB_OF_STATE = np.array([1, 1, 0, 0], dtype=np.uint8)
+MSB_OF_STATE = np.array([1, 0, 0, 1], dtype=np.uint8)
+# (lsb, msb) -> state
+STATE_OF_BITS = np.array([[2, 3], [1, 0]], dtype=np.uint8)  # [lsb][msb]
+
+
+@dataclass(frozen=True)
+class Physics:
+    """Constants of one chip design; the profile JSON holds them."""
+
+    vref: tuple[float, float, float]  # read references VR1..VR3 (V)
+    mu: tuple[float, float, float, float]  # state means L0..L3 after programming (V)
+    mu_lm: float  # intermediate state after the lower page only
+    sigma_erase: float
+    sigma_prog: float  # programmed-state core width at N = 0
+    sigma_growth: float  # relative core widening at N = 1e4 (sqrt law)
+    tail_weight: float  # tail weight at N = 1e4 (linear in N)
+    tail_scale: float  # tail width / core width
+    ret_alpha: float
+    ret_beta: float
+    ret_an: float
+    ret_bn: float
+    ret_t0_h: float
+    ret_k: tuple[float, float, float, float]
+    rd_shift: float  # erased-state shift at R = R_onset
+    rd_power: float
+    pd_shift: float
+    coupling: float
+    sigma_read: float
+    retry_step: float  # V per read-retry offset unit
+
+    def core_sigma(self, n: np.ndarray) -> np.ndarray:
+        return self.sigma_prog * (1.0 + self.sigma_growth * np.sqrt(np.asarray(n, float) / 1e4))
+
+    def tail_w(self, n: np.ndarray) -> np.ndarray:
+        return np.minimum(self.tail_weight * np.asarray(n, float) / 1e4, 0.5)
+
+    def retention(self, n: np.ndarray, t_h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(mean shift down, added variance) per unit k_s."""
+        lt = np.log1p(np.asarray(t_h, float) / self.ret_t0_h)
+        nk = np.asarray(n, float) / 1e3
+        return self.ret_alpha * nk**self.ret_an * lt, self.ret_beta * nk**self.ret_bn * lt
+
+    def read_disturb(self, reads: np.ndarray, onset: np.ndarray) -> np.ndarray:
+        return self.rd_shift * (np.asarray(reads, float) / onset) ** self.rd_power
+
+    def interference_steps(self) -> np.ndarray:
+        """Mean Vth step of a neighbour cell when its upper page is programmed, per final state."""
+        m = self.mu
+        return np.array([0.0, m[1] - m[0], m[2] - self.mu_lm, m[3] - self.mu_lm])
+
+
+def region_probs(mean: np.ndarray, sd: np.ndarray, vref: np.ndarray) -> np.ndarray:
+    """P(read region r) for Gaussians: regions split at VR1 < VR2 < VR3; last axis is r."""
+    z = (vref - mean[..., None]) / sd[..., None]
+    c = ndtr(z)
+    return np.concatenate([c[..., :1], np.diff(c, axis=-1), 1.0 - c[..., -1:]], axis=-1)
+
+
+def read_state(vth: np.ndarray, vref: np.ndarray) -> np.ndarray:
+    return np.searchsorted(vref, vth).astype(np.uint8)
+
+
+def gaussian_tail(x: float) -> float:
+    return 0.5 * math.erfc(x / math.sqrt(2))
+
+
+@dataclass(frozen=True)
+class PageCondition:
+    """What an analytic error probability depends on (arrays broadcast together)."""
+
+    n: np.ndarray  # P/E count when the wordline was programmed
+    t_h: np.ndarray  # retention, 25 degC-equivalent hours
+    reads: np.ndarray  # block reads since erase
+    onset: np.ndarray  # the block's read-disturb onset
+    pd: np.ndarray  # extra program pulses seen from neighbours
+    coupled: np.ndarray  # bool: the next wordline's upper page came later
+    offset: np.ndarray  # read-retry offset units
+
+
+def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
+    """Mixture components (weight, mean, sd) per state, shapes (..., state, component)."""
+    n = np.asarray(c.n, float)[..., None]
+    t_h = np.asarray(c.t_h, float)[..., None]
+    shift, var_add = ph.retention(n, t_h)
+    core = ph.core_sigma(n)
+    w_tail = ph.tail_w(n)
+    dist = ph.read_disturb(np.asarray(c.reads, float)[..., None], np.asarray(c.onset, float)[..., None])
+    dist = dist + ph.pd_shift * np.asarray(c.pd, float)[..., None]
+    ws, ms, ss = [], [], []
+    for s in states:
+        if s == 0:
+            mean = ph.mu[0] + dist
+            var = np.broadcast_to(ph.sigma_erase**2 + ph.sigma_read**2, mean.shape)
+            ws.append(np.stack([np.ones_like(mean), np.zeros_like(mean)], -1))
+            ms.append(np.stack([mean, mean], -1))
+            ss.append(np.stack([np.sqrt(var), np.sqrt(var)], -1))
+            continue
+        k = ph.ret_k[3] if (lm and s == 2) else ph.ret_k[s]
+        mu = ph.mu_lm if (lm and s == 2) else ph.mu[s]
+        mean = mu - k * shift
+        var_core = core**2 + k * var_add + ph.sigma_read**2
+        var_tail = (core * ph.tail_scale) ** 2 + k * var_add + ph.sigma_read**2
+        ws.append(np.stack([1.0 - w_tail, w_tail], -1))
+        ms.append(np.stack([mean, mean], -1))
+        ss.append(np.stack([np.sqrt(var_core), np.sqrt(var_tail)], -1))
+    # shapes (..., 1, state, comp) after stacking
+    return np.stack(ws, -2), np.stack(ms, -2), np.stack(ss, -2)
+
+
+def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(P(1 read as 0 | stored 1), P(0 read as 1 | stored 0)) per bit of a fully programmed wordline.
+
+    Data are random (each of the 4 states equally likely, and so is the
+    neighbour's), as the rig's PRBS patterns make them.
+    """
+    vref = np.asarray(ph.vref) + ph.retry_step * np.asarray(c.offset, float)[..., None]
+    w, m, s = state_components(ph, c, (0, 1, 2, 3))  # (..., 1, 4, 2)
+    steps = ph.coupling * ph.interference_steps()  # neighbour state j -> shift
+    coupled = np.asarray(c.coupled, bool)[..., None, None]
+    err_bits = MSB_OF_STATE if msb else LSB_OF_STATE
+    total = 0.0
+    for j in range(4):
+        mj = m + np.where(coupled, steps[j], 0.0)
+        pr = region_probs(mj, s, vref[..., None, None, :])  # (..., 1, 4, 2, 4)
+        wrong = (err_bits[None, :] != err_bits[:, None]).astype(float)  # [state, read_region]
+        p_err = np.einsum("...scr,sr->...sc", pr, wrong)
+        total = total + 0.25 * np.sum(w * p_err, axis=-1)  # (..., 1, 4)
+    total = total[..., 0, :]
+    ones = [i for i in range(4) if err_bits[i] == 1]
+    zeros = [i for i in range(4) if err_bits[i] == 0]
+    return total[..., ones].mean(-1), total[..., zeros].mean(-1)
+
+
+def lsb_only_error_probs(ph: Physics, c: PageCondition) -> tuple[np.ndarray, np.ndarray]:
+    """Lower page of a wordline whose upper page is not programmed: read at VR1, states L0 and LM."""
+    vref = np.asarray(ph.vref[:1]) + ph.retry_step * np.asarray(c.offset, float)[..., None]
+    w, m, s = state_components(ph, c, (0, 2), lm=True)  # (..., 1, 2, 2)
+    cut = vref[..., None, None, :]
+    above = 1.0 - ndtr((cut[..., 0] - m) / s)
+    p10 = np.sum(w[..., 0, 0, :] * above[..., 0, 0, :], -1)
+    p01 = np.sum(w[..., 0, 1, :] * (1.0 - above[..., 0, 1, :]), -1)
+    return p10, p01
+
+
+def block_rber(ph: Physics, n, t_h, reads=0.0, onset=1e6, wordlines: int = 64) -> np.ndarray:
+    """Mean RBER of a whole block programmed in order with random data (both pages)."""
+    n, t_h = np.broadcast_arrays(np.asarray(n, float), np.asarray(t_h, float))
+    out = 0.0
+    for coupled, weight in ((True, (wordlines - 1) / wordlines), (False, 1 / wordlines)):
+        c = PageCondition(n, t_h, np.full(n.shape, reads), np.full(n.shape, onset), np.zeros(n.shape),
+                          np.full(n.shape, coupled), np.zeros(n.shape))
+        for msb in (False, True):
+            p10, p01 = page_error_probs(ph, c, msb)
+            out = out + weight * 0.5 * 0.5 * (p10 + p01)
+    return out
