@@ -110,22 +110,25 @@ class PageCondition:
 
 
 def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
-    """Mixture components (weight, mean, sd) per state, shapes (..., state, component)."""
-    n = np.asarray(c.n, float)[..., None]
-    t_h = np.asarray(c.t_h, float)[..., None]
+    """Mixture components per page, state and component: (weight, mean, sd), each (P, S, 2).
+
+    ``lm``: state 2 stands for the lower-page-only intermediate state.
+    """
+    n = np.atleast_1d(np.asarray(c.n, float))
+    t_h = np.broadcast_to(np.asarray(c.t_h, float), n.shape)
     shift, var_add = ph.retention(n, t_h)
     core = ph.core_sigma(n)
     w_tail = ph.tail_w(n)
-    dist = ph.read_disturb(np.asarray(c.reads, float)[..., None], np.asarray(c.onset, float)[..., None])
-    dist = dist + ph.pd_shift * np.asarray(c.pd, float)[..., None]
+    dist = ph.read_disturb(np.broadcast_to(np.asarray(c.reads, float), n.shape), np.asarray(c.onset, float))
+    dist = dist + ph.pd_shift * np.asarray(c.pd, float)
     ws, ms, ss = [], [], []
     for s in states:
         if s == 0:
             mean = ph.mu[0] + dist
-            var = np.broadcast_to(ph.sigma_erase**2 + ph.sigma_read**2, mean.shape)
-            ws.append(np.stack([np.ones_like(mean), np.zeros_like(mean)], -1))
+            sd = np.full(n.shape, math.sqrt(ph.sigma_erase**2 + ph.sigma_read**2))
+            ws.append(np.stack([np.ones(n.shape), np.zeros(n.shape)], -1))
             ms.append(np.stack([mean, mean], -1))
-            ss.append(np.stack([np.sqrt(var), np.sqrt(var)], -1))
+            ss.append(np.stack([sd, sd], -1))
             continue
         k = ph.ret_k[3] if (lm and s == 2) else ph.ret_k[s]
         mu = ph.mu_lm if (lm and s == 2) else ph.mu[s]
@@ -135,8 +138,13 @@ def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm:
         ws.append(np.stack([1.0 - w_tail, w_tail], -1))
         ms.append(np.stack([mean, mean], -1))
         ss.append(np.stack([np.sqrt(var_core), np.sqrt(var_tail)], -1))
-    # shapes (..., 1, state, comp) after stacking
-    return np.stack(ws, -2), np.stack(ms, -2), np.stack(ss, -2)
+    return np.stack(ws, 1), np.stack(ms, 1), np.stack(ss, 1)
+
+
+def _vref(ph: Physics, c: PageCondition, size: int) -> np.ndarray:
+    """Read references per page, (P, 3), shifted by the read-retry offset."""
+    off = np.broadcast_to(np.asarray(c.offset, float), (size,))
+    return np.asarray(ph.vref)[None, :] + ph.retry_step * off[:, None]
 
 
 def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -145,43 +153,35 @@ def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarr
     Data are random (each of the 4 states equally likely, and so is the
     neighbour's), as the rig's PRBS patterns make them.
     """
-    vref = np.asarray(ph.vref) + ph.retry_step * np.asarray(c.offset, float)[..., None]
-    w, m, s = state_components(ph, c, (0, 1, 2, 3))  # (..., 1, 4, 2)
-    steps = ph.coupling * ph.interference_steps()  # neighbour state j -> shift
-    coupled = np.asarray(c.coupled, bool)[..., None, None]
-    err_bits = MSB_OF_STATE if msb else LSB_OF_STATE
-    total = 0.0
+    w, m, s = state_components(ph, c, (0, 1, 2, 3))  # (P, 4, 2)
+    vref = _vref(ph, c, m.shape[0])[:, None, None, :]  # (P, 1, 1, 3)
+    steps = ph.coupling * ph.interference_steps()  # neighbour's final state j -> shift
+    coupled = np.broadcast_to(np.asarray(c.coupled, bool), (m.shape[0],))[:, None, None]
+    bits = MSB_OF_STATE if msb else LSB_OF_STATE
+    wrong = (bits[:, None] != bits[None, :]).astype(float)  # [stored state, read region]
+    total = np.zeros(m.shape[:2])
     for j in range(4):
-        mj = m + np.where(coupled, steps[j], 0.0)
-        pr = region_probs(mj, s, vref[..., None, None, :])  # (..., 1, 4, 2, 4)
-        wrong = (err_bits[None, :] != err_bits[:, None]).astype(float)  # [state, read_region]
-        p_err = np.einsum("...scr,sr->...sc", pr, wrong)
-        total = total + 0.25 * np.sum(w * p_err, axis=-1)  # (..., 1, 4)
-    total = total[..., 0, :]
-    ones = [i for i in range(4) if err_bits[i] == 1]
-    zeros = [i for i in range(4) if err_bits[i] == 0]
-    return total[..., ones].mean(-1), total[..., zeros].mean(-1)
+        pr = region_probs(m + np.where(coupled, steps[j], 0.0), s, vref)  # (P, 4, 2, 4)
+        total += 0.25 * np.sum(w * np.einsum("pscr,sr->psc", pr, wrong), axis=-1)
+    return total[:, bits == 1].mean(-1), total[:, bits == 0].mean(-1)
 
 
 def lsb_only_error_probs(ph: Physics, c: PageCondition) -> tuple[np.ndarray, np.ndarray]:
-    """Lower page of a wordline whose upper page is not programmed: read at VR1, states L0 and LM."""
-    vref = np.asarray(ph.vref[:1]) + ph.retry_step * np.asarray(c.offset, float)[..., None]
-    w, m, s = state_components(ph, c, (0, 2), lm=True)  # (..., 1, 2, 2)
-    cut = vref[..., None, None, :]
-    above = 1.0 - ndtr((cut[..., 0] - m) / s)
-    p10 = np.sum(w[..., 0, 0, :] * above[..., 0, 0, :], -1)
-    p01 = np.sum(w[..., 0, 1, :] * (1.0 - above[..., 0, 1, :]), -1)
-    return p10, p01
+    """Lower page of a wordline whose upper page is unprogrammed: read at VR1, states L0 and LM."""
+    w, m, s = state_components(ph, c, (0, 2), lm=True)  # (P, 2, 2)
+    cut = _vref(ph, c, m.shape[0])[:, :1, None]  # (P, 1, 1)
+    above = 1.0 - ndtr((cut - m) / s)
+    return np.sum(w[:, 0] * above[:, 0], -1), np.sum(w[:, 1] * (1.0 - above[:, 1]), -1)
 
 
 def block_rber(ph: Physics, n, t_h, reads=0.0, onset=1e6, wordlines: int = 64) -> np.ndarray:
     """Mean RBER of a whole block programmed in order with random data (both pages)."""
-    n, t_h = np.broadcast_arrays(np.asarray(n, float), np.asarray(t_h, float))
-    out = 0.0
+    n, t_h = (np.ravel(a) for a in np.broadcast_arrays(np.asarray(n, float), np.asarray(t_h, float)))
+    out = np.zeros(n.shape)
+    z = np.zeros(n.shape)
     for coupled, weight in ((True, (wordlines - 1) / wordlines), (False, 1 / wordlines)):
-        c = PageCondition(n, t_h, np.full(n.shape, reads), np.full(n.shape, onset), np.zeros(n.shape),
-                          np.full(n.shape, coupled), np.zeros(n.shape))
+        c = PageCondition(n, t_h, z + reads, z + onset, z, np.full(n.shape, coupled), z)
         for msb in (False, True):
             p10, p01 = page_error_probs(ph, c, msb)
-            out = out + weight * 0.5 * 0.5 * (p10 + p01)
+            out += weight * 0.25 * (p10 + p01)
     return out

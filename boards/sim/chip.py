@@ -1,0 +1,531 @@
+"""The virtual MLC NAND chip: the ground truth every rig and test is checked against.
+
+Two APIs share one state and one physics (:mod:`.physics`):
+
+* the byte path (:meth:`VirtualChip.read`) draws every cell's threshold
+  voltage and returns the bytes a real chip would;
+* the statistical path (:meth:`VirtualChip.measure`) returns per-page bit-error
+  counts drawn from the exact error probabilities of pattern-programmed pages,
+  without materialising cells: thousands of times faster, same distribution.
+
+Page order within a block (``page_map``) is the usual MLC shuffle: the lower
+page of wordline k+1 is programmed before the upper page of wordline k, so a
+wordline only sees interference from its neighbour's upper-page step.
+
+Program-order rules, as a real part enforces them (status FAIL, nothing
+written): pages go in increasing order within a block (skipping is allowed);
+an upper page needs its wordline's lower page. Programming the last page
+again without erase (a second partial program, NOP > 1) is accepted as many
+MLC parts accept it, with its physics: bits only go 1 -> 0 (new data = old
+AND new), and the neighbouring wordlines' erased cells get disturbed.
+
+Randomness is keyed by physical coordinates and history (:mod:`.rng`), so the
+same operations give the same bytes whatever happens on other blocks.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import pickle
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nandrig.boards.sim import rng
+from nandrig.boards.sim.onfi_identity import PARAM_PAGE_COPIES
+from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.physics import (
+    LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
+    page_error_probs,
+)
+from nandrig.boards.sim.profile import ChipProfile, load_profile
+from nandrig.characterization.arrhenius import acceleration_factor
+from nandrig.errors import NandrigError
+
+STATUS_FAIL = 0x01
+STATUS_READY = 0x60  # RDY | ARDY
+STATUS_NOT_PROTECTED = 0x80
+FEATURE_TIMING_MODE = 0x01
+FEATURE_READ_RETRY = 0x89  # vendor-specific: P1 = signed read-reference offset in retry steps
+NS_PER_HOUR = 3_600_000_000_000
+STATE_VERSION = 1
+
+
+def page_map(page: int, pages_per_block: int) -> tuple[int, bool]:
+    """Page index -> (wordline, is_upper_page) for the shuffled MLC order."""
+    last = pages_per_block - 1
+    if page == 0:
+        return 0, False
+    if page == last:
+        return pages_per_block // 2 - 1, True
+    if page % 2:
+        return (page + 1) // 2, False
+    return page // 2 - 1, True
+
+
+def page_of(wordline: int, upper: bool, pages_per_block: int) -> int:
+    if not upper:
+        return 0 if wordline == 0 else 2 * wordline - 1
+    return pages_per_block - 1 if wordline == pages_per_block // 2 - 1 else 2 * wordline + 2
+
+
+@dataclass
+class PageData:
+    """What a page holds: a PRBS pattern seed (cheap) or explicit bytes."""
+
+    seed: int | None = None
+    raw: bytes | None = None
+
+    def bytes(self, n: int) -> bytes:
+        return self.raw if self.raw is not None else prbs31_bytes(self.seed, n)
+
+
+@dataclass
+class Wordline:
+    lsb: PageData | None = None
+    msb: PageData | None = None
+    n: int = 0  # block P/E count when programmed
+    t_prog_h: float = 0.0  # equivalent-hours clock at the last program of this wordline
+    serial: int = 0  # program events on this wordline since erase (keys its noise)
+    pd: int = 0  # extra program pulses from neighbouring wordlines
+    coupled: bool = False  # the next wordline's upper page was programmed after this one's
+
+
+@dataclass
+class Block:
+    pe: int = 0
+    reads: int = 0  # reads since erase
+    last_page: int = -1
+    wls: dict[int, Wordline] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpResult:
+    status: int
+    busy_ns: int
+
+    @property
+    def fail(self) -> bool:
+        return bool(self.status & STATUS_FAIL)
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    data: bytes
+    busy_ns: int
+
+
+@dataclass(frozen=True)
+class PageCounts:
+    """Statistical-path result for a run of pages: errors against the programmed data."""
+
+    pages: np.ndarray
+    err_1to0: np.ndarray  # stored 1, read 0
+    err_0to1: np.ndarray  # stored 0, read 1
+    bits: int  # bits per page (data + spare)
+    busy_ns: np.ndarray
+
+    @property
+    def errors(self) -> np.ndarray:
+        return self.err_1to0 + self.err_0to1
+
+
+class VirtualChip:
+    def __init__(self, profile: ChipProfile | str = "mlc-3x", seed: int = 0) -> None:
+        self.profile = load_profile(profile) if isinstance(profile, str) else profile
+        self.seed = int(seed)
+        g = self.profile.geometry
+        self.geometry = g
+        self.cells = g.raw_page_bytes * 8
+        self.clock_ns = 0
+        self.equiv_h = 0.0
+        self.temperature_c = 25.0
+        self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4), FEATURE_READ_RETRY: bytes(4)}
+        self.status = STATUS_READY | STATUS_NOT_PROTECTED
+        self.blocks: dict[int, Block] = {}
+        self._phys_cache: dict[int, Physics] = {}
+        self.factory_bad = frozenset(
+            b for b in range(1, g.blocks)
+            if rng.uniform(rng.DEFECT, self.seed, b, 0) < self.profile.defects.factory_bad_rate
+        )
+        for b in self.factory_bad:  # the factory marks a bad block in page 0's first spare byte
+            marker = bytearray(b"\xff" * g.raw_page_bytes)
+            marker[g.page_bytes] = 0x00
+            self.blocks[b] = Block(last_page=0, wls={0: Wordline(lsb=PageData(raw=bytes(marker)))})
+        t = self.profile.timing
+        self._time_scale = math.exp(t.chip_sigma * rng.generator(rng.TIMING, self.seed, -1).standard_normal())
+
+    # -- identity and features ------------------------------------------------
+    def read_id(self, address: int) -> bytes:
+        ident = self.profile.identity
+        if address == 0x00:
+            return bytes([ident["jedec_id"], *ident["device_id"]])
+        if address == 0x20:
+            return b"ONFI"
+        return bytes(4)
+
+    def read_parameter_page(self) -> bytes:
+        """The parameter page and its redundant copies, as READ PARAMETER PAGE streams them."""
+        return self.profile.parameter_page().encode() * PARAM_PAGE_COPIES
+
+    def set_features(self, address: int, params: bytes) -> OpResult:
+        if len(params) != 4:
+            raise NandrigError("SET FEATURES takes 4 parameter bytes")
+        if address == FEATURE_TIMING_MODE and params[0] & 0x0F not in self.profile.onfi["timing_modes"]:
+            return self._done(STATUS_FAIL, 1_000)
+        self.features[address] = bytes(params)
+        return self._done(0, 1_000)
+
+    def get_features(self, address: int) -> bytes:
+        return self.features.get(address, bytes(4))
+
+    @property
+    def read_offset(self) -> int:
+        return struct.unpack("b", self.features[FEATURE_READ_RETRY][:1])[0]
+
+    def reset(self) -> OpResult:
+        self.features[FEATURE_READ_RETRY] = bytes(4)
+        self.features[FEATURE_TIMING_MODE] = bytes(4)
+        return self._done(0, 5_000)
+
+    # -- time -----------------------------------------------------------------
+    def advance_ns(self, ns: int) -> None:
+        if ns < 0:
+            raise NandrigError("time only moves forward")
+        self.clock_ns += int(ns)
+        self.equiv_h += ns / NS_PER_HOUR * acceleration_factor(self.temperature_c)
+
+    def wait(self, hours: float = 0.0, temp_c: float | None = None) -> None:
+        """Let time pass (at ``temp_c`` if given: a bake), e.g. a retention step."""
+        if not math.isfinite(hours) or hours < 0:
+            raise NandrigError(f"wait needs hours >= 0, got {hours}")
+        saved = self.temperature_c
+        if temp_c is not None:
+            self.temperature_c = temp_c
+        try:
+            self.advance_ns(int(round(hours * NS_PER_HOUR)))
+        finally:
+            self.temperature_c = saved
+
+    # -- operations -----------------------------------------------------------
+    def erase(self, block: int) -> OpResult:
+        self._check_block(block)
+        blk = self.blocks.setdefault(block, Block())
+        busy = self._jitter(self._t_bers(blk.pe), block, -1, blk.pe, 0)
+        fail = self._wearout_fails(block, blk.pe, 0)
+        self.blocks[block] = Block(pe=blk.pe + 1)
+        return self._done(STATUS_FAIL if fail else 0, busy)
+
+    def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> OpResult:
+        """Program a page with explicit bytes (data + spare, shorter data pads with 0xFF) or a PRBS seed."""
+        self._check_page(block, page)
+        g = self.geometry
+        if (data is None) == (seed is None):
+            raise NandrigError("program needs either data or a pattern seed")
+        if data is not None:
+            if len(data) > g.raw_page_bytes:
+                raise NandrigError(f"page data is {len(data)} bytes; a page holds {g.raw_page_bytes}")
+            content = PageData(raw=bytes(data) + b"\xff" * (g.raw_page_bytes - len(data)))
+        else:
+            content = PageData(seed=int(seed) & 0x7FFFFFFF)
+        blk = self.blocks.setdefault(block, Block())
+        wl_idx, upper = page_map(page, g.pages_per_block)
+        wl = blk.wls.get(wl_idx)
+        if page < blk.last_page or (upper and (wl is None or wl.lsb is None)):
+            return self._done(STATUS_FAIL, 10_000)  # order violation: rejected, nothing written
+        t_us = self.profile.timing.t_prog_msb_us if upper else self.profile.timing.t_prog_lsb_us
+        busy = self._jitter(t_us * self._prog_factor(blk.pe) * 1_000, block, page, blk.pe, 1 + (wl.serial if wl else 0))
+        if wl is None:
+            wl = blk.wls[wl_idx] = Wordline()
+        if page == blk.last_page:  # second program without erase: only 1 -> 0, neighbours disturbed
+            old = wl.msb if upper else wl.lsb
+            content = PageData(raw=bytes(a & b for a, b in zip(old.bytes(g.raw_page_bytes), content.bytes(g.raw_page_bytes))))
+            for nb in (wl_idx - 1, wl_idx + 1):
+                if 0 <= nb < g.wordlines:
+                    blk.wls.setdefault(nb, Wordline(n=blk.pe)).pd += 1
+        if upper:
+            wl.msb = content
+            prev = blk.wls.get(wl_idx - 1)
+            if prev is not None and prev.msb is not None:
+                prev.coupled = True
+        else:
+            wl.lsb = content
+        wl.n, wl.t_prog_h, wl.serial = blk.pe, self.equiv_h + busy / NS_PER_HOUR, wl.serial + 1
+        blk.last_page = page
+        fail = self._wearout_fails(block, blk.pe, 1 + page)
+        return self._done(STATUS_FAIL if fail else 0, busy)
+
+    def read(self, block: int, page: int) -> ReadResult:
+        """Byte path: every cell drawn from its Vth distribution, read at the current references."""
+        self._check_page(block, page)
+        blk = self.blocks.setdefault(block, Block())
+        wl_idx, upper = page_map(page, self.geometry.pages_per_block)
+        busy = self._jitter(self.profile.timing.t_r_us * 1_000, block, page, blk.pe, 1_000_000 + blk.reads)
+        bits = self._read_bits(block, blk, wl_idx, upper, page)
+        blk.reads += 1
+        self._done(0, busy)
+        return ReadResult(np.packbits(bits).tobytes(), busy)
+
+    def measure(self, block: int, pages: list[int] | range | None = None) -> PageCounts:
+        """Statistical path: bit errors per page against what was programmed, each page read once.
+
+        Pattern pages use the exact per-bit error probabilities, with the data
+        treated as uniformly random (half ones, neighbours' states uniform);
+        pages on a wordline holding explicit bytes go through the byte path.
+        Unprogrammed pages are compared with all-ones.
+        """
+        g = self.geometry
+        pages = np.arange(g.pages_per_block) if pages is None else np.asarray(list(pages), dtype=np.int64)
+        for p in pages:
+            self._check_page(block, int(p))
+        blk = self.blocks.setdefault(block, Block())
+        e10 = np.zeros(len(pages), np.int64)
+        e01 = np.zeros(len(pages), np.int64)
+        busy = np.zeros(len(pages), np.int64)
+        groups: dict[str, list[tuple[int, int, Wordline | None]]] = {"lsb": [], "msb": [], "lsb_only": []}
+        for i, p in enumerate(int(x) for x in pages):
+            wl_idx, upper = page_map(p, g.pages_per_block)
+            wl = blk.wls.get(wl_idx)
+            busy[i] = self._jitter(self.profile.timing.t_r_us * 1_000, block, p, blk.pe, 1_000_000 + blk.reads)
+            if wl is not None and any(c is not None and c.raw is not None for c in (wl.lsb, wl.msb)):
+                content = wl.msb if upper else wl.lsb
+                want = (np.unpackbits(np.frombuffer(content.bytes(g.raw_page_bytes), np.uint8))
+                        if content else np.ones(self.cells, np.uint8))
+                got = self._read_bits(block, blk, wl_idx, upper, p)
+                e10[i] = int(np.sum((want == 1) & (got == 0)))
+                e01[i] = int(np.sum((want == 0) & (got == 1)))
+            elif not (upper and (wl is None or wl.msb is None)):  # an unprogrammed upper page reads all ones
+                full = wl is not None and wl.msb is not None
+                groups[("msb" if upper else "lsb") if full else "lsb_only"].append((i, blk.reads, wl))
+            blk.reads += 1
+        ph = self._physics(block)
+        onset = self._rd_onset(block)
+        for kind, members in groups.items():
+            if not members:
+                continue
+            idx = np.array([m[0] for m in members])
+            wls = [m[2] for m in members]
+            cond = PageCondition(
+                n=np.array([wl.n if wl else blk.pe for wl in wls], float),
+                t_h=np.array([max(self.equiv_h - wl.t_prog_h, 0.0) if wl and wl.lsb else 0.0 for wl in wls]),
+                reads=np.array([m[1] for m in members], float),
+                onset=np.full(len(members), onset),
+                pd=np.array([wl.pd if wl else 0 for wl in wls], float),
+                coupled=np.array([bool(wl and wl.coupled) for wl in wls]),
+                offset=np.full(len(members), float(self.read_offset)),
+            )
+            if kind == "lsb_only":
+                p10, p01 = lsb_only_error_probs(ph, cond)
+            else:
+                p10, p01 = page_error_probs(ph, cond, msb=kind == "msb")
+            for j, (i, reads_at, wl) in enumerate(members):
+                programmed = wl is not None and wl.lsb is not None
+                ones = self.cells // 2 if programmed else self.cells
+                gen = rng.generator(rng.STAT_READ, self.seed, block, int(pages[i]), blk.pe, reads_at)
+                e10[i] = gen.binomial(ones, min(float(p10[j]), 1.0))
+                e01[i] = gen.binomial(self.cells - ones, min(float(p01[j]), 1.0))
+        self._done(0, int(busy.sum()))
+        return PageCounts(pages, e10, e01, self.cells, busy)
+
+    def cycle(self, block: int, count: int, seed: int, program: bool = True) -> tuple[int, bool]:
+        """``count`` erase + program-all cycles with PRBS pages, in bulk (mean busy times).
+
+        Returns (cycles done, failed): cycling stops at the first erase or
+        program FAIL of a worn-out block. The block ends programmed with the
+        pattern of ``seed`` (or erased when ``program`` is false).
+        """
+        self._check_block(block)
+        if count < 0:
+            raise NandrigError("cycle count must be >= 0")
+        g, t = self.geometry, self.profile.timing
+        blk = self.blocks.setdefault(block, Block())
+        start = blk.pe
+        n = np.arange(start, start + count, dtype=float)
+        done, failed = count, False
+        onset = self._wearout_onset(block)
+        if count and start + count > onset:
+            for k in range(max(0, int(onset) - start), count):
+                if self._wearout_fails(block, start + k, 0) or (program and self._wearout_fails(block, start + k + 1, 1)):
+                    done, failed = k + 1, True
+                    break
+            n = n[:done]
+        per_cycle = self._t_bers(n)
+        if program:
+            half = g.pages_per_block // 2
+            per_cycle = per_cycle + half * (t.t_prog_lsb_us + t.t_prog_msb_us) * 1_000 * self._prog_factor(n + 1)
+        total = int(np.sum(per_cycle))
+        self.blocks[block] = Block(pe=start + done)
+        self.advance_ns(total)
+        if program and not failed:
+            new = self.blocks[block]
+            for w in range(g.wordlines):
+                new.wls[w] = Wordline(
+                    lsb=PageData(seed=page_seed(seed, block, page_of(w, False, g.pages_per_block))),
+                    msb=PageData(seed=page_seed(seed, block, page_of(w, True, g.pages_per_block))),
+                    n=new.pe, t_prog_h=self.equiv_h, serial=1, coupled=w < g.wordlines - 1,
+                )
+            new.last_page = g.pages_per_block - 1
+        return done, failed
+
+    def hammer(self, block: int, page: int, count: int) -> int:
+        """``count`` reads of one page in bulk (a read-disturb stress); returns the busy time in ns."""
+        self._check_page(block, page)
+        if count < 0:
+            raise NandrigError("read count must be >= 0")
+        blk = self.blocks.setdefault(block, Block())
+        busy = int(round(count * self.profile.timing.t_r_us * 1_000 * self._time_scale))
+        blk.reads += int(count)
+        self._done(0, busy)
+        return busy
+
+    def pe_count(self, block: int) -> int:
+        self._check_block(block)
+        return self.blocks[block].pe if block in self.blocks else 0
+
+    # -- state ----------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write the whole chip state atomically (a trusted local file)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        state = {
+            "version": STATE_VERSION, "profile": dataclasses.asdict(self.profile), "seed": self.seed,
+            "clock_ns": self.clock_ns, "equiv_h": self.equiv_h, "temperature_c": self.temperature_c,
+            "features": self.features, "status": self.status, "blocks": self.blocks,
+        }
+        with open(tmp, "wb") as fh:
+            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "VirtualChip":
+        try:
+            with open(path, "rb") as fh:
+                state = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError) as e:
+            raise NandrigError(f"cannot load chip state {path}: {e}") from None
+        if state.get("version") != STATE_VERSION:
+            raise NandrigError(f"chip state {path} has version {state.get('version')}, expected {STATE_VERSION}")
+        chip = cls(ChipProfile.from_mapping(state["profile"]), state["seed"])
+        for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status", "blocks"):
+            setattr(chip, k, state[k])
+        return chip
+
+    # -- internals ------------------------------------------------------------
+    def _check_block(self, block: int) -> None:
+        if not (isinstance(block, (int, np.integer)) and 0 <= block < self.geometry.blocks):
+            raise NandrigError(f"block {block} is out of range 0..{self.geometry.blocks - 1}")
+
+    def _check_page(self, block: int, page: int) -> None:
+        self._check_block(block)
+        if not (isinstance(page, (int, np.integer)) and 0 <= page < self.geometry.pages_per_block):
+            raise NandrigError(f"page {page} is out of range 0..{self.geometry.pages_per_block - 1}")
+
+    def _done(self, fail: int, busy_ns: int) -> OpResult:
+        self.status = STATUS_READY | STATUS_NOT_PROTECTED | fail
+        self.advance_ns(busy_ns)
+        return OpResult(self.status, int(busy_ns))
+
+    def _physics(self, block: int) -> Physics:
+        ph = self._phys_cache.get(block)
+        if ph is None:
+            base = self.profile.physics
+            v = self.profile.variation
+            chip_z = rng.generator(rng.VARIATION, self.seed, -1).standard_normal(2)
+            blk_z = rng.generator(rng.VARIATION, self.seed, block).standard_normal(2)
+            ph = dataclasses.replace(
+                base,
+                sigma_prog=base.sigma_prog * math.exp(v.chip_sigma * chip_z[0] + v.block_sigma * blk_z[0]),
+                ret_alpha=base.ret_alpha * math.exp(v.chip_sigma * chip_z[1] + v.block_sigma * blk_z[1]),
+            )
+            self._phys_cache[block] = ph
+        return ph
+
+    def _rd_onset(self, block: int) -> float:
+        v = self.profile.variation
+        u = rng.uniform(rng.VARIATION, self.seed, block, 1)
+        return v.rd_onset_min * (v.rd_onset_max / v.rd_onset_min) ** u
+
+    def _wearout_onset(self, block: int) -> float:
+        d = self.profile.defects
+        z = rng.generator(rng.DEFECT, self.seed, block, 1).standard_normal()
+        return d.wearout_median * math.exp(d.wearout_sigma * z)
+
+    def _wearout_fails(self, block: int, pe: int, op: int) -> bool:
+        """Past its onset a block's program/erase fails more and more often; factory-bad blocks often."""
+        onset = self._wearout_onset(block)
+        p = 0.3 if block in self.factory_bad else 0.0
+        if pe >= onset:
+            p = max(p, min(1.0, 0.02 + (pe - onset) / onset))
+        return p > 0 and rng.uniform(rng.DEFECT, self.seed, block, pe, op) < p
+
+    def _prog_factor(self, pe) -> np.ndarray | float:
+        t = self.profile.timing
+        life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 1.5)
+        return self._time_scale * (1.0 - t.t_prog_drop * life)
+
+    def _t_bers(self, pe) -> np.ndarray | float:
+        t = self.profile.timing
+        life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 2.0)
+        return t.t_bers_us * 1_000 * self._time_scale * (1.0 + t.t_bers_growth * life)
+
+    def _jitter(self, ns: float, block: int, page: int, pe: int, serial: int) -> int:
+        z = rng.uniform(rng.TIMING, self.seed, block, page, pe, serial) * 2.0 - 1.0
+        return int(round(float(ns) * (1.0 + self.profile.timing.jitter * z)))
+
+    def _wl_states(self, wl: Wordline | None) -> tuple[np.ndarray, bool, bool]:
+        """Cell states of a wordline (3 stands for the lower-page-only intermediate state)."""
+        g = self.geometry
+        if wl is None or wl.lsb is None:
+            return np.zeros(self.cells, np.uint8), False, False
+        lsb = np.unpackbits(np.frombuffer(wl.lsb.bytes(g.raw_page_bytes), np.uint8))
+        if wl.msb is None:
+            return np.where(lsb == 1, 0, 3).astype(np.uint8), True, False
+        msb = np.unpackbits(np.frombuffer(wl.msb.bytes(g.raw_page_bytes), np.uint8))
+        return STATE_OF_BITS[lsb, msb], True, True
+
+    def _read_bits(self, block: int, blk: Block, wl_idx: int, upper: bool, page: int) -> np.ndarray:
+        ph = self._physics(block)
+        wl = blk.wls.get(wl_idx)
+        states, has_lsb, full = self._wl_states(wl)
+        if upper and not full:
+            return np.ones(self.cells, np.uint8)  # unprogrammed upper page: the chip's flag reads 0xFF
+        n = wl.n if wl else blk.pe
+        serial = wl.serial if wl else 0
+        gen = rng.generator(rng.PROGRAM_NOISE, self.seed, block, wl_idx, blk.pe, serial)
+        z_prog = gen.standard_normal(self.cells)
+        tail = gen.random(self.cells) < ph.tail_w(n)
+        z_ret = rng.generator(rng.RETENTION, self.seed, block, wl_idx, blk.pe, serial).standard_normal(self.cells)
+        z_read = rng.generator(rng.READ_NOISE, self.seed, block, page, blk.pe, blk.reads).standard_normal(self.cells)
+
+        t_h = max(self.equiv_h - wl.t_prog_h, 0.0) if has_lsb else 0.0
+        shift, var_add = ph.retention(n, t_h)
+        core = float(ph.core_sigma(n))
+        # lower-page-only wordlines hold L0 and LM (encoded as state 3, with L3's charge-loss factor)
+        mu = np.array(ph.mu) if full else np.array([ph.mu[0], 0.0, 0.0, ph.mu_lm])
+        k = np.array(ph.ret_k)
+        kk = k[states]
+        sd = np.where(tail, core * ph.tail_scale, core)
+        vth = mu[states] - kk * shift + sd * z_prog + np.sqrt(kk * var_add) * z_ret
+        erased = states == 0
+        disturb = float(ph.read_disturb(blk.reads, self._rd_onset(block))) + ph.pd_shift * (wl.pd if wl else 0)
+        vth = np.where(erased, ph.mu[0] + disturb + ph.sigma_erase * z_prog, vth)
+        vth = vth + ph.sigma_read * z_read
+        if full and wl.coupled:
+            nb_states, _, nb_full = self._wl_states(blk.wls.get(wl_idx + 1))
+            if nb_full:
+                vth = vth + ph.coupling * ph.interference_steps()[nb_states]
+        vref = np.asarray(ph.vref) + ph.retry_step * self.read_offset
+        if not full:
+            return (vth < vref[0]).astype(np.uint8)  # lower page alone is read between L0 and LM
+        if upper:
+            return ((vth < vref[0]) | (vth > vref[2])).astype(np.uint8)
+        return (vth < vref[1]).astype(np.uint8)
+
+
+__all__ = ["VirtualChip", "OpResult", "ReadResult", "PageCounts", "page_map", "page_of",
+           "LSB_OF_STATE", "MSB_OF_STATE", "FEATURE_READ_RETRY", "FEATURE_TIMING_MODE"]
