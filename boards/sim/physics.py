@@ -7,8 +7,11 @@ Every cell's Vth, given its state and history, is a mixture of Gaussians:
 * retention charge loss of programmed states: the mean shifts down by
   k_s * alpha * (N/1e3)**a_n * ln(1 + t/t0) and the variance grows by
   k_s * beta * (N/1e3)**b_n * ln(1 + t/t0) (k_s larger for higher states);
-* read disturb: erased cells drift up with the reads their block has seen
-  since its erase, (R / R_onset)**rd_power times rd_shift;
+* read disturb: erased cells drift up with the reads R their block has seen
+  since its erase: rd_shift * (R/R_onset)**rd_power up to the block's onset
+  (nothing visible well before it), then rd_shift * (1 + rd_log*ln(R/R_onset)),
+  so errors keep growing about tenfold per decade of reads instead of
+  running away with the erased state's Gaussian tail;
 * program disturb: erased cells drift up by pd_shift per extra program pulse
   on a neighbouring wordline;
 * interference: a wordline's cells move up by gamma times the Vth step its
@@ -54,7 +57,8 @@ class Physics:
     ret_t0_h: float
     ret_k: tuple[float, float, float, float]
     rd_shift: float  # erased-state shift at R = R_onset
-    rd_power: float
+    rd_power: float  # growth of the shift before onset
+    rd_log: float  # logarithmic growth after onset
     pd_shift: float
     coupling: float
     sigma_read: float
@@ -73,7 +77,8 @@ class Physics:
         return self.ret_alpha * nk**self.ret_an * lt, self.ret_beta * nk**self.ret_bn * lt
 
     def read_disturb(self, reads: np.ndarray, onset: np.ndarray) -> np.ndarray:
-        return self.rd_shift * (np.asarray(reads, float) / onset) ** self.rd_power
+        x = np.asarray(reads, float) / onset
+        return self.rd_shift * np.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * np.log(np.maximum(x, 1.0)))
 
     def interference_steps(self) -> np.ndarray:
         """Mean Vth step of a neighbour cell when its upper page is programmed, per final state."""

@@ -1,0 +1,177 @@
+import copy
+
+import numpy as np
+import pytest
+
+from nandrig.boards.sim.bench import calibration_grid
+from nandrig.boards.sim.calibrate import GRID_H, GRID_PE, population_rber
+from nandrig.boards.sim.chip import VirtualChip, page_map
+from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.physics import PageCondition, lsb_only_error_probs, page_error_probs
+from nandrig.boards.sim.profile import load_profile
+from nandrig.characterization import load_params
+from nandrig.errors import NandrigError
+
+
+def good_blocks(chip):
+    return [b for b in range(chip.geometry.blocks) if b not in chip.factory_bad]
+
+
+def script(chip, block, noise_block=None):
+    """A fixed sequence of physical operations on ``block``; optional unrelated work on another block."""
+    out = []
+    for step in range(3):
+        chip.erase(block)
+        if noise_block is not None:
+            chip.cycle(noise_block, 7, seed=step)
+            chip.read(noise_block, 3)
+        for p in range(chip.geometry.pages_per_block):
+            chip.program(block, p, seed=page_seed(step, block, p))
+        chip.wait(500.0)
+        out.append(chip.read(block, 4).data)
+        out.append(chip.measure(block).errors.tolist())
+    return out
+
+
+def test_same_seed_same_operations_same_bytes_whatever_else_happened():
+    a, b = VirtualChip("mlc-small", seed=11), VirtualChip("mlc-small", seed=11)
+    blk, other = good_blocks(a)[:2]
+    a.cycle(blk, 3000, seed=1, program=False)
+    b.cycle(blk, 3000, seed=1, program=False)
+    assert script(a, blk) == script(b, blk, noise_block=other)
+    c = VirtualChip("mlc-small", seed=12)
+    c.cycle(blk, 3000, seed=1, program=False)
+    assert script(c, blk) != script(VirtualChip("mlc-small", seed=11), blk)
+
+
+def test_save_and_restore_continue_exactly(tmp_path):
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_blocks(chip)[0]
+    chip.cycle(blk, 2000, seed=1)
+    chip.wait(100)
+    twin = copy.deepcopy(chip)
+    chip.save(tmp_path / "chip.state")
+    restored = VirtualChip.load(tmp_path / "chip.state")
+    assert restored.pe_count(blk) == 2000 and restored.clock_ns == twin.clock_ns
+    assert script(restored, blk) == script(twin, blk)
+    (tmp_path / "bad.state").write_bytes(b"junk")
+    with pytest.raises(NandrigError, match="cannot load"):
+        VirtualChip.load(tmp_path / "bad.state")
+
+
+def test_byte_and_statistical_paths_agree_in_distribution():
+    """Total errors by page type and direction: byte-path counts vs statistical-path expectation."""
+    chip = VirtualChip("mlc-small", seed=21)
+    n = chip.geometry.raw_page_bytes
+    byte = np.zeros((2, 2))
+    stat = np.zeros((2, 2))
+    expect = np.zeros((2, 2))
+    for i, blk in enumerate(good_blocks(chip)[:12]):
+        chip.cycle(blk, 7999, seed=1, program=False)
+        chip.erase(blk)
+        for p in range(chip.geometry.pages_per_block):
+            chip.program(blk, p, seed=page_seed(5, blk, p))
+    chip.wait(2000)
+    for blk in good_blocks(chip)[:12]:
+        probe = copy.deepcopy(chip)
+        m = probe.measure(blk)
+        ph, b = chip._physics(blk), chip.blocks[blk]
+        for p in range(chip.geometry.pages_per_block):
+            wl_idx, upper = page_map(p, chip.geometry.pages_per_block)
+            wl = b.wls[wl_idx]
+            cond = PageCondition(wl.n, chip.equiv_h - wl.t_prog_h, b.reads, chip._rd_onset(blk), wl.pd, wl.coupled, 0)
+            p10, p01 = page_error_probs(ph, cond, upper)
+            want = np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(5, blk, p), n), np.uint8))
+            got = np.unpackbits(np.frombuffer(chip.read(blk, p).data, np.uint8))
+            ones = int(want.sum())
+            byte[int(upper)] += [np.sum((want == 1) & (got == 0)), np.sum((want == 0) & (got == 1))]
+            stat[int(upper)] += [m.err_1to0[p], m.err_0to1[p]]
+            expect[int(upper)] += [ones * p10[0], (want.size - ones) * p01[0]]
+    assert expect.sum() > 1000  # enough errors for the comparison to mean something
+    z_byte = (byte - expect) / np.sqrt(expect)
+    z_stat = (stat - expect) / np.sqrt(expect)
+    assert np.all(np.abs(z_byte) < 4.5), z_byte
+    assert np.all(np.abs(z_stat) < 4.5), z_stat
+
+
+def test_lsb_only_wordlines_agree_too():
+    chip = VirtualChip("mlc-small", seed=22)
+    blk = good_blocks(chip)[0]
+    chip.cycle(blk, 9999, seed=1, program=False)
+    chip.erase(blk)
+    lower = [p for p in range(chip.geometry.pages_per_block) if not page_map(p, 32)[1]]
+    for p in lower:
+        chip.program(blk, p, seed=page_seed(9, blk, p))
+    chip.wait(8760 * 3)
+    # the lower page alone is read far from both states: move the reference near LM to see errors
+    chip.set_features(0x89, bytes([100, 0, 0, 0]))
+    b, ph = chip.blocks[blk], chip._physics(blk)
+    n = chip.geometry.raw_page_bytes
+    got_errors, expected = 0, 0.0
+    for p in lower:
+        wl = b.wls[page_map(p, 32)[0]]
+        cond = PageCondition(wl.n, chip.equiv_h - wl.t_prog_h, b.reads, chip._rd_onset(blk), wl.pd, False, 100)
+        p10, p01 = lsb_only_error_probs(ph, cond)
+        want = np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(9, blk, p), n), np.uint8))
+        got = np.unpackbits(np.frombuffer(chip.read(blk, p).data, np.uint8))
+        got_errors += int(np.sum(got != want))
+        expected += want.sum() * p10[0] + (want.size - want.sum()) * p01[0]
+    assert expected > 50 and abs(got_errors - expected) < 4.5 * np.sqrt(expected)
+
+
+def test_stored_physics_constants_are_calibrated_to_eq5():
+    prof = load_profile("mlc-3x")
+    pe, h = np.meshgrid(GRID_PE, GRID_H)
+    ratio = population_rber(prof.physics, prof, pe.ravel(), h.ravel()) / load_params("flares-taco2014").rber(pe.ravel(), h.ravel())
+    assert np.all((ratio > 0.6) & (ratio < 1.6)), ratio
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_rig_style_measurement_within_factor_2_of_eq5(seed):
+    grid = calibration_grid("mlc-3x", seed=seed)
+    assert len(grid) == 16
+    for point in grid:
+        assert 0.5 <= point["ratio"] <= 2.0, point
+
+
+def test_factory_bad_blocks_are_marked_in_page0_spare():
+    chip = VirtualChip("mlc-3x", seed=1)
+    assert 4 <= len(chip.factory_bad) <= 40  # a few per thousand of 4096
+    assert 0 not in chip.factory_bad
+    g = chip.geometry
+    for b in sorted(chip.factory_bad)[:3]:
+        assert chip.read(b, 0).data[g.page_bytes] != 0xFF
+    good = good_blocks(chip)[0]
+    assert chip.read(good, 0).data[g.page_bytes] == 0xFF
+
+
+def test_blocks_start_failing_late_in_life():
+    chip = VirtualChip("mlc-small", seed=4)
+    outcomes = []
+    for blk in good_blocks(chip)[:6]:
+        done, failed = chip.cycle(blk, 10_000, seed=1)
+        assert not failed and done == 10_000  # rated life is clean
+        done, failed = chip.cycle(blk, 200_000, seed=1)
+        outcomes.append((failed, done))
+    assert all(f for f, _ in outcomes)
+    assert all(d > 3_000 for _, d in outcomes)
+    # once worn out, operations report FAIL through status
+    blk = good_blocks(chip)[0]
+    results = [chip.erase(blk) for _ in range(3000)]
+    assert sum(r.fail for r in results) > 30
+    assert all(bool(r.status & 0x01) == r.fail and r.status & 0x40 for r in results)
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda c: c.erase(-1), "block"),
+    (lambda c: c.erase(16), "block"),
+    (lambda c: c.read(0, 32), "page"),
+    (lambda c: c.program(0, 0), "either data or a pattern seed"),
+    (lambda c: c.program(0, 0, b"x" * 5000), "holds"),
+    (lambda c: c.wait(-1), "hours"),
+    (lambda c: c.cycle(0, -1, seed=1), "count"),
+])
+def test_bad_operations_raise_clear_errors(call, msg):
+    with pytest.raises(NandrigError, match=msg):
+        call(VirtualChip("mlc-small"))
