@@ -27,8 +27,9 @@ def bench() -> None:
 def _register() -> None:
     from nandrig.boards.sim import cli as sim
     from nandrig.characterization import cli as chz
+    from nandrig.host import cli as host
 
-    for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, chz.demo_cmd):
+    for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, chz.demo_cmd, sim.sim_grp, host.rig_grp):
         cli.add_command(cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)

@@ -386,34 +386,29 @@ class VirtualChip:
         return self.blocks[block].pe if block in self.blocks else 0
 
     # -- state ----------------------------------------------------------------
-    def save(self, path: str | Path) -> None:
-        """Write the whole chip state atomically (a trusted local file)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        state = {
+    def state(self) -> dict:
+        return {
             "version": STATE_VERSION, "profile": dataclasses.asdict(self.profile), "seed": self.seed,
             "clock_ns": self.clock_ns, "equiv_h": self.equiv_h, "temperature_c": self.temperature_c,
-            "features": self.features, "status": self.status, "blocks": self.blocks,
+            "features": dict(self.features), "status": self.status, "blocks": self.blocks,
         }
-        with open(tmp, "wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "VirtualChip":
-        try:
-            with open(path, "rb") as fh:
-                state = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError) as e:
-            raise NandrigError(f"cannot load chip state {path}: {e}") from None
+    def from_state(cls, state: dict) -> "VirtualChip":
         if state.get("version") != STATE_VERSION:
-            raise NandrigError(f"chip state {path} has version {state.get('version')}, expected {STATE_VERSION}")
+            raise NandrigError(f"chip state has version {state.get('version')}, expected {STATE_VERSION}")
         chip = cls(ChipProfile.from_mapping(state["profile"]), state["seed"])
         for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status", "blocks"):
             setattr(chip, k, state[k])
         return chip
+
+    def save(self, path: str | Path) -> None:
+        """Write the whole chip state atomically (a trusted local file)."""
+        save_state(path, self.state())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "VirtualChip":
+        return cls.from_state(load_state(path))
 
     # -- internals ------------------------------------------------------------
     def _check_block(self, block: int) -> None:
@@ -525,6 +520,28 @@ class VirtualChip:
         if upper:
             return ((vth < vref[0]) | (vth > vref[2])).astype(np.uint8)
         return (vth < vref[1]).astype(np.uint8)
+
+
+def save_state(path: str | Path, state: dict) -> None:
+    """Pickle ``state`` to ``path`` atomically and durably (write, fsync, rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def load_state(path: str | Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            state = pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError) as e:
+        raise NandrigError(f"cannot load state {path}: {e}") from None
+    if not isinstance(state, dict):
+        raise NandrigError(f"cannot load state {path}: not a nandrig state file")
+    return state
 
 
 __all__ = ["VirtualChip", "OpResult", "ReadResult", "PageCounts", "page_map", "page_of",

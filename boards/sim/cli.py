@@ -16,3 +16,35 @@ def bench_chip_cmd(as_json, profile) -> None:
 
     load_profile(profile)  # a clear error for an unknown profile before any work
     click.echo(json.dumps(bench_chip(profile), indent=2))
+
+
+@click.group("sim")
+def sim_grp() -> None:
+    """The simulated rigs."""
+
+
+@sim_grp.command("serve")
+@click.option("--port", type=click.IntRange(0, 65535), default=4700, show_default=True, help="TCP port on 127.0.0.1 (0: any free one).")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
+@click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip and the rig's reply cache here.")
+@click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
+def serve_cmd(port, profile, seed, state, exact) -> None:
+    """Serve the virtual rig over TCP until interrupted."""
+    import signal
+
+    from nandrig.boards.sim.rig import VirtualRig
+    from nandrig.boards.sim.server import serve
+
+    rig = VirtualRig.open(profile, seed, state, exact=exact)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def ready(p: int) -> None:
+        click.echo(f"nandrig sim: serving {profile} seed {seed} on socket://127.0.0.1:{p}", err=True)
+
+    try:
+        serve(rig, port, ready=ready)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {e.strerror}") from None
+    except KeyboardInterrupt:
+        pass

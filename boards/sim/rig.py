@@ -1,0 +1,421 @@
+"""The virtual rig: the golden model of the firmware's command handling (docs/protocol.md).
+
+It answers protocol frames over a :class:`VirtualChip`, exactly as the rig
+firmware answers them over a real chip: range and bad-block checks, the reply
+cache that makes retries idempotent, long commands that keep answering
+STATUS and ABORT, and patterns generated and checked on the rig.
+
+Two measurement paths: ``exact=False`` (default) answers MEASURE and CYCLE
+from the chip's statistical path and bulk cycling (fast; same distribution),
+``exact=True`` reads every page byte by byte and cycles operation by
+operation, as the RTL rig does, so the two can be compared value for value.
+
+With ``state_path`` the rig persists the chip together with its reply cache
+after every command that changes either, before the reply leaves, so a host
+killed at any instant finds the rig where it left it.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nandrig import __version__
+from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
+from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.errors import NandrigError
+from nandrig.host import protocol as P
+from nandrig.host.protocol import Err, Flag, Frame, Op
+
+CACHE_SIZE = 8
+UNCACHED = {Op.STATUS, Op.ABORT, Op.HELLO}
+MUTATING = {Op.HELLO, Op.RESET, Op.ERASE, Op.PROGRAM, Op.READ, Op.SET_READ_OFFSET, Op.CYCLE, Op.MEASURE,
+            Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD}
+CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
+DISTURB_CHUNK = 100_000
+
+
+class Reject(Exception):
+    """A request the rig answers with an error status."""
+
+    def __init__(self, code: Err, payload: bytes = b"") -> None:
+        super().__init__(code.name)
+        self.code, self.payload = code, payload
+
+
+@dataclass
+class RigIO:
+    """How a long command reaches the host while it runs."""
+
+    poll: Callable[[], list[Frame]] = lambda: []
+    send: Callable[[Frame], None] = lambda frame: None
+
+
+@dataclass
+class Job:
+    op: int
+    seq: int
+    done: int = 0
+    total: int = 0
+    running: bool = False
+    abort: bool = False
+
+
+class VirtualRig:
+    def __init__(self, chip: VirtualChip, *, codeword_bytes: int = 1024, t_max: int = 100, exact: bool = False,
+                 state_path: str | Path | None = None) -> None:
+        self.chip = chip
+        self.codeword_bytes = codeword_bytes
+        self.t_max = t_max
+        self.exact = exact
+        self.state_path = Path(state_path) if state_path else None
+        self.cache: OrderedDict[tuple[int, int, int], Frame] = OrderedDict()
+        self.session = 0
+        self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
+        self.job = Job(0, 0)
+        self.kind = P.RigKind.VIRTUAL
+
+    # -- persistence ------------------------------------------------------------
+    @classmethod
+    def open(cls, profile: str, seed: int, state_path: str | Path | None = None, **kw) -> "VirtualRig":
+        """A rig over a fresh chip, or over the chip saved at ``state_path`` when it exists."""
+        if state_path and Path(state_path).exists():
+            st = load_state(state_path)
+            try:
+                chip = VirtualChip.from_state(st["chip"])
+                rig = cls(chip, state_path=state_path, **kw)
+                rig.cache = OrderedDict(st["cache"])
+                rig.bad = dict(st["bad"])
+                rig.session = int(st["session"])
+            except (KeyError, TypeError) as e:
+                raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
+            if chip.profile.name != profile or chip.seed != seed:
+                raise NandrigError(f"rig state {state_path} holds chip {chip.profile.name} seed {chip.seed}, "
+                                   f"not {profile} seed {seed}")
+            return rig
+        return cls(VirtualChip(profile, seed), state_path=state_path, **kw)
+
+    def save(self) -> None:
+        if self.state_path:
+            save_state(self.state_path, {"chip": self.chip.state(), "cache": list(self.cache.items()),
+                                         "bad": self.bad, "session": self.session})
+
+    # -- dispatch ---------------------------------------------------------------
+    def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
+        """The reply to one request (None for frames a rig ignores)."""
+        if req.type != P.REQUEST:
+            return None
+        key = (self.session, req.seq, _crc(req))
+        if key in self.cache:
+            return self.cache[key]
+        try:
+            op = Op(req.op)
+        except ValueError:
+            return P.reply(req, Err.UNKNOWN_COMMAND)
+        io = io or RigIO()
+        try:
+            payload = getattr(self, f"_op_{op.name.lower()}")(req, io)
+            rep = P.reply(req, Err.OK, payload)
+        except Reject as r:
+            rep = P.reply(req, r.code, r.payload)
+        except NandrigError:
+            rep = P.reply(req, Err.BAD_PARAMETER)
+        except struct.error:
+            rep = P.reply(req, Err.BAD_FRAME)
+        if op not in UNCACHED:
+            self.cache[key] = rep
+            while len(self.cache) > CACHE_SIZE:
+                self.cache.popitem(last=False)
+        if op in MUTATING:
+            self.save()
+        return rep
+
+    # -- helpers ----------------------------------------------------------------
+    def _args(self, req: Frame, fmt: str) -> tuple:
+        if struct.calcsize(fmt) != len(req.payload):
+            raise Reject(Err.BAD_FRAME)
+        return struct.unpack(fmt, req.payload)
+
+    def _block(self, block: int, count: int = 1) -> None:
+        if count < 1 or block < 0 or block + count > self.chip.geometry.blocks:
+            raise Reject(Err.OUT_OF_RANGE)
+
+    def _page(self, page: int, count: int = 1) -> None:
+        if count < 1 or page < 0 or page + count > self.chip.geometry.pages_per_block:
+            raise Reject(Err.OUT_OF_RANGE)
+
+    def _flags(self, flags: int, allowed: int) -> None:
+        if flags & ~allowed:
+            raise Reject(Err.BAD_PARAMETER)
+
+    def is_bad(self, block: int) -> bool:
+        """The factory mark, read once from page 0's first spare byte before the block is touched."""
+        if block not in self.bad:
+            self.bad[block] = self.chip.read(block, 0).data[self.chip.geometry.page_bytes] != 0xFF
+        return self.bad[block]
+
+    def _guard(self, block: int, flags: int) -> None:
+        if self.is_bad(block) and not flags & Flag.FORCE:
+            raise Reject(Err.BAD_BLOCK)
+
+    def _poll(self, io: RigIO) -> None:
+        """Between two block operations: answer STATUS/ABORT, refuse other commands."""
+        for f in io.poll():
+            if f.type != P.REQUEST:
+                continue
+            if f.op == Op.STATUS:
+                io.send(P.reply(f, Err.OK, self._status_payload()))
+            elif f.op == Op.ABORT:
+                self.job.abort = True
+                io.send(P.reply(f, Err.OK, bytes([1])))
+            elif f.seq == self.job.seq and f.op == self.job.op:
+                continue  # a retry of the running command: its reply comes when it ends
+            else:
+                io.send(P.reply(f, Err.BUSY))
+
+    def _start(self, req: Frame, total: int) -> Job:
+        self.job = Job(req.op, req.seq, 0, total, True)
+        return self.job
+
+    def _status_payload(self) -> bytes:
+        j = self.job
+        return P.STATUS_REPLY.pack(1 if j.running else 0, j.op, j.seq, j.done, j.total)
+
+    def _page_errors(self, block: int, pages: range, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-page (1->0, 0->1, busy ns) against the pattern."""
+        chip = self.chip
+        if not self.exact:
+            m = chip.measure(block, pages)
+            return m.err_1to0, m.err_0to1, m.busy_ns
+        n = chip.geometry.raw_page_bytes
+        e10, e01, busy = [], [], []
+        for p in pages:
+            r = chip.read(block, p)
+            got = np.unpackbits(np.frombuffer(r.data, np.uint8))
+            want = np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(seed, block, p), n), np.uint8))
+            e10.append(int(np.sum((want == 1) & (got == 0))))
+            e01.append(int(np.sum((want == 0) & (got == 1))))
+            busy.append(r.busy_ns)
+        return np.array(e10), np.array(e01), np.array(busy)
+
+    # -- commands ---------------------------------------------------------------
+    def _op_hello(self, req: Frame, io: RigIO) -> bytes:
+        major, _minor, session = self._args(req, P.REQ[Op.HELLO])
+        ident = f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed}".encode()
+        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), len(ident)) + ident
+        if major != P.VERSION[0]:
+            raise Reject(Err.VERSION_MISMATCH, body)
+        self.session = session
+        return body
+
+    def _caps(self) -> P.Cap:
+        return P.Cap.VIRTUAL_TIME | P.Cap.RAW_READ
+
+    def _op_info(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.INFO])
+        pp = self.chip.profile.parameter_page()
+        mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
+        return P.INFO_REPLY.pack(
+            self.chip.read_id(0x00), pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
+            pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun, pp.bits_per_cell,
+            sum(1 << m for m in pp.timing_modes), mode, pp.ecc_bits, self.codeword_bytes, self.t_max,
+            int(self._caps()),
+        )
+
+    def _op_reset(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.RESET])
+        return bytes([self.chip.reset().status])
+
+    def _op_read_id(self, req: Frame, io: RigIO) -> bytes:
+        (addr,) = self._args(req, P.REQ[Op.READ_ID])
+        ident = self.chip.read_id(addr)
+        return bytes([len(ident)]) + ident
+
+    def _op_read_param_page(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.READ_PARAM_PAGE])
+        return self.chip.read_parameter_page()
+
+    def _op_scan_bad(self, req: Frame, io: RigIO) -> bytes:
+        first, count = self._args(req, P.REQ[Op.SCAN_BAD])
+        if count > 4096:
+            raise Reject(Err.OUT_OF_RANGE)
+        self._block(first, count)
+        bits = bytearray(math.ceil(count / 8))
+        for i in range(count):
+            if self.is_bad(first + i):
+                bits[i // 8] |= 1 << (i % 8)
+        return bytes(bits)
+
+    def _op_erase(self, req: Frame, io: RigIO) -> bytes:
+        block, flags = self._args(req, P.REQ[Op.ERASE])
+        self._block(block)
+        self._flags(flags, Flag.FORCE)
+        self._guard(block, flags)
+        r = self.chip.erase(block)
+        return self._chip_result(r.status, r.busy_ns)
+
+    def _chip_result(self, status: int, busy_ns: int) -> bytes:
+        body = P.STATUS_BUSY.pack(status, min(busy_ns, 0xFFFFFFFF))
+        if status & 0x01:
+            raise Reject(Err.CHIP_FAIL, body)
+        return body
+
+    def _op_program(self, req: Frame, io: RigIO) -> bytes:
+        if len(req.payload) < P.PROGRAM_HEAD.size:
+            raise Reject(Err.BAD_FRAME)
+        block, page, t, flags = P.PROGRAM_HEAD.unpack_from(req.payload)
+        rest = req.payload[P.PROGRAM_HEAD.size:]
+        self._block(block)
+        self._page(page)
+        self._flags(flags, Flag.FORCE | Flag.EXPLICIT)
+        if t > self.t_max:
+            raise Reject(Err.BAD_PARAMETER)
+        if flags & Flag.EXPLICIT:
+            if not 0 < len(rest) <= self.chip.geometry.raw_page_bytes:
+                raise Reject(Err.BAD_FRAME)
+            self._guard(block, flags)
+            r = self.chip.program(block, page, rest)
+        else:
+            if len(rest) != 4:
+                raise Reject(Err.BAD_FRAME)
+            self._guard(block, flags)
+            r = self.chip.program(block, page, seed=page_seed(struct.unpack("<I", rest)[0], block, page))
+        return self._chip_result(r.status, r.busy_ns)
+
+    def _op_read(self, req: Frame, io: RigIO) -> bytes:
+        block, page, t, flags, seed = self._args(req, P.REQ[Op.READ])
+        self._block(block)
+        self._page(page)
+        self._flags(flags, Flag.COMPARE | Flag.RAW)
+        if t > self.t_max:
+            raise Reject(Err.BAD_PARAMETER)
+        g = self.chip.geometry
+        r = self.chip.read(block, page)
+        got = np.unpackbits(np.frombuffer(r.data, np.uint8))
+        want = (np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes), np.uint8))
+                if flags & Flag.COMPARE else got)
+        bounds = list(range(0, g.page_bytes, self.codeword_bytes)) + [g.page_bytes, g.raw_page_bytes]
+        bounds = sorted(set(bounds))
+        out = bytearray(P.STATUS_BUSY.pack(self.chip.status, r.busy_ns) + bytes([len(bounds) - 1]))
+        for lo, hi in zip(bounds, bounds[1:]):
+            w, gb = want[lo * 8:hi * 8], got[lo * 8:hi * 8]
+            e10 = int(np.sum((w == 1) & (gb == 0)))
+            e01 = int(np.sum((w == 0) & (gb == 1)))
+            errors = e10 + e01
+            corrected = 0 if t == 0 else (errors if errors <= t else -1)  # BCH model until the core is in the loop
+            out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
+        if flags & Flag.RAW:
+            out += r.data
+        return bytes(out)
+
+    def _op_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
+        (offset,) = self._args(req, P.REQ[Op.SET_READ_OFFSET])
+        r = self.chip.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
+        return bytes([r.status])
+
+    def _op_cycle(self, req: Frame, io: RigIO) -> bytes:
+        first, n_blocks, cycles, seed, flags = self._args(req, P.REQ[Op.CYCLE])
+        if n_blocks > 256:
+            raise Reject(Err.OUT_OF_RANGE)
+        self._block(first, n_blocks)
+        self._flags(flags, Flag.FORCE)
+        blocks = range(first, first + n_blocks)
+        for b in blocks:
+            self._guard(b, flags)
+        done = {b: 0 for b in blocks}
+        failed = {b: False for b in blocks}
+        job = self._start(req, n_blocks * cycles)
+        g = self.chip.geometry
+        rounds = 0
+        while rounds < cycles and not job.abort:
+            step = 1 if self.exact else min(CYCLE_CHUNK, cycles - rounds)
+            for b in blocks:
+                if failed[b]:
+                    continue
+                if self.exact:
+                    ok = not self.chip.erase(b).fail and all(
+                        not self.chip.program(b, p, seed=page_seed(seed, b, p)).fail for p in range(g.pages_per_block))
+                    n, bad = 1, not ok
+                else:
+                    n, bad = self.chip.cycle(b, step, seed)
+                done[b] += n
+                failed[b] = bad
+                job.done += n
+                self._poll(io)
+            rounds += step
+        job.running = False
+        body = struct.pack("<I", min(done.values())) + b"".join(
+            P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks)
+        if job.abort:
+            raise Reject(Err.ABORTED, body)
+        return body
+
+    def _op_measure(self, req: Frame, io: RigIO) -> bytes:
+        first, n_blocks, first_page, n_pages, seed = self._args(req, P.REQ[Op.MEASURE])
+        self._block(first, n_blocks)
+        self._page(first_page, n_pages)
+        if n_blocks * n_pages * P.MEASURE_PAGE.size > P.MAX_PAYLOAD:
+            raise Reject(Err.BAD_PARAMETER)
+        job = self._start(req, n_blocks * n_pages)
+        out = bytearray()
+        for b in range(first, first + n_blocks):
+            if job.abort:
+                break
+            e10, e01, busy = self._page_errors(b, range(first_page, first_page + n_pages), seed)
+            for x in zip(e10, e01, busy):
+                out += P.MEASURE_PAGE.pack(min(int(x[0]), 0xFFFF), min(int(x[1]), 0xFFFF), min(int(x[2]), 0xFFFFFFFF))
+            job.done += n_pages
+            self._poll(io)
+        job.running = False
+        if job.abort:
+            raise Reject(Err.ABORTED, bytes(out))
+        return bytes(out)
+
+    def _op_read_disturb(self, req: Frame, io: RigIO) -> bytes:
+        block, page, reads = self._args(req, P.REQ[Op.READ_DISTURB])
+        self._block(block)
+        self._page(page)
+        job = self._start(req, reads)
+        busy = 0
+        while job.done < reads and not job.abort:
+            n = min(DISTURB_CHUNK, reads - job.done)
+            busy += self.chip.hammer(block, page, n)
+            job.done += n
+            self._poll(io)
+        job.running = False
+        body = struct.pack("<II", job.done, min(busy // 1000, 0xFFFFFFFF))
+        if job.abort:
+            raise Reject(Err.ABORTED, body)
+        return body
+
+    def _op_time(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.TIME])
+        return struct.pack("<Q", self.chip.clock_ns)
+
+    def _op_advance(self, req: Frame, io: RigIO) -> bytes:
+        ns, temp = self._args(req, P.REQ[Op.ADVANCE])
+        if temp < -4000 or temp > 30000:  # -40 .. 300 degC
+            raise Reject(Err.BAD_PARAMETER)
+        self.chip.wait(ns / 3.6e12, temp_c=temp / 100.0)
+        return struct.pack("<Q", self.chip.clock_ns)
+
+    def _op_status(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.STATUS])
+        return self._status_payload()
+
+    def _op_abort(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.REQ[Op.ABORT])
+        return bytes([0])  # nothing runs when ABORT reaches the dispatcher
+
+
+def _crc(frame: Frame) -> int:
+    return zlib.crc32(bytes([frame.op]) + frame.payload)
+
+
+__all__ = ["VirtualRig", "RigIO", "FEATURE_READ_RETRY"]

@@ -1,0 +1,1 @@
+"""The host side: the rig protocol and client, campaigns, the measurement store."""

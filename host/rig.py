@@ -1,0 +1,330 @@
+"""The host's rig client: a typed API over the protocol of docs/protocol.md.
+
+``Rig.open(url)`` talks to any rig: ``sim`` (an in-process virtual rig),
+``socket://host:port`` (e.g. ``nandrig sim serve`` or the RTL rig),
+``/dev/ttyUSB0`` (a board) or any other pyserial URL. Every request is
+answered exactly once or raises a clear error: lost or corrupt replies are
+retried with the same sequence number, which the rig answers from its reply
+cache, so a retried ERASE or CYCLE is never applied twice.
+"""
+from __future__ import annotations
+
+import random
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nandrig.errors import NandrigError
+from nandrig.host import protocol as P
+from nandrig.host.protocol import Deframer, Err, Flag, Frame, Op
+from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
+
+LONG = {Op.CYCLE, Op.MEASURE, Op.READ_DISTURB, Op.SCAN_BAD}
+
+
+class RigError(NandrigError):
+    def __init__(self, op: Op, code: int, message: str = "") -> None:
+        self.op, self.code = op, code
+        name = Err(code).name if code in Err._value2member_map_ else f"error {code}"
+        super().__init__(message or f"rig refused {op.name}: {name}")
+
+
+@dataclass(frozen=True)
+class Hello:
+    version: tuple[int, int]
+    kind: P.RigKind
+    capabilities: P.Cap
+    identity: str
+
+
+@dataclass(frozen=True)
+class RigInfo:
+    read_id: bytes
+    manufacturer: str
+    model: str
+    page_bytes: int
+    spare_bytes: int
+    pages_per_block: int
+    blocks: int
+    bits_per_cell: int
+    timing_modes: tuple[int, ...]
+    timing_mode: int
+    ecc_bits: int
+    codeword_bytes: int
+    t_max: int
+    capabilities: P.Cap
+
+    @property
+    def raw_page_bytes(self) -> int:
+        return self.page_bytes + self.spare_bytes
+
+
+@dataclass(frozen=True)
+class OpResult:
+    chip_status: int
+    busy_ns: int
+
+    @property
+    def fail(self) -> bool:
+        return bool(self.chip_status & 0x01)
+
+
+@dataclass(frozen=True)
+class Codeword:
+    err_1to0: int
+    err_0to1: int
+    corrected: int  # -1: decode failure
+
+    @property
+    def errors(self) -> int:
+        return self.err_1to0 + self.err_0to1
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    chip_status: int
+    busy_ns: int
+    codewords: tuple[Codeword, ...]
+    data: bytes | None
+
+    @property
+    def errors(self) -> int:
+        return sum(c.errors for c in self.codewords)
+
+
+@dataclass(frozen=True)
+class CycleResult:
+    done: dict[int, int]  # block -> cycles completed
+    failed: dict[int, bool]
+    aborted: bool
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    blocks: tuple[int, ...]
+    pages: tuple[int, ...]
+    err_1to0: np.ndarray  # [block index, page index]
+    err_0to1: np.ndarray
+    busy_ns: np.ndarray
+
+    @property
+    def errors(self) -> np.ndarray:
+        return self.err_1to0 + self.err_0to1
+
+
+@dataclass(frozen=True)
+class Status:
+    busy: bool
+    op: int
+    seq: int
+    done: int
+    total: int
+
+
+class Rig:
+    def __init__(self, transport: Transport, *, timeout: float = 2.0, retries: int = 8, poll_s: float = 0.5,
+                 session: int | None = None) -> None:
+        self.t = transport
+        self.timeout, self.retries, self.poll_s = timeout, retries, poll_s
+        self._deframer = Deframer()
+        self._seq = random.randrange(1 << 16)
+        self.session = random.getrandbits(32) if session is None else session
+        self.progress: Callable[[Status], None] | None = None
+        self._info: RigInfo | None = None
+        self.last_seq = 0
+        self.hello_info = self.hello()
+
+    @classmethod
+    def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
+             exact: bool = False, **kw) -> "Rig":
+        """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file); else a pyserial URL."""
+        if url == "sim":
+            from nandrig.boards.sim.rig import VirtualRig
+
+            transport: Transport = InProcessTransport(VirtualRig.open(chip, seed, state, exact=exact))
+        else:
+            transport = SerialTransport(url)
+        try:
+            return cls(transport, **kw)
+        except Exception:
+            transport.close()
+            raise
+
+    def close(self) -> None:
+        self.t.close()
+
+    def __enter__(self) -> "Rig":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- transactions -----------------------------------------------------------
+    def next_seq(self) -> int:
+        self._seq = (self._seq + 1) & 0xFFFF
+        return self._seq
+
+    def call(self, op: Op, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None) -> Frame:
+        """Send one request and return its reply, retrying until it is answered exactly once."""
+        seq = self.next_seq() if seq is None else seq
+        self.last_seq = seq
+        raw = P.request(op, seq, payload).encode()
+        self.t.write(raw)
+        attempts, status_seq = 0, None
+        now = time.monotonic()
+        deadline, next_poll = now + self.timeout, now + self.poll_s
+        while True:
+            remaining = max(0.0, min(deadline, next_poll if op in LONG else deadline) - time.monotonic())
+            for f in self._deframer.feed(self.t.read(min(remaining, 0.05))):
+                if f.type != P.REPLY:
+                    continue
+                if f.seq == seq and f.op == op:
+                    if f.status == Err.BUSY:  # another command still runs (a previous session's)
+                        time.sleep(self.poll_s)
+                        self.t.write(raw)
+                        deadline = time.monotonic() + self.timeout
+                        continue
+                    if f.status not in ok:
+                        raise RigError(op, f.status)
+                    return f
+                if status_seq is not None and f.seq == status_seq and f.op == Op.STATUS and f.status == Err.OK:
+                    st = _status(f.payload)
+                    if st.busy and st.seq == seq:
+                        deadline = time.monotonic() + self.timeout  # alive and working on it
+                        if self.progress:
+                            self.progress(st)
+                    elif not st.busy:
+                        self.t.write(raw)  # it finished but its reply got lost: ask again
+            now = time.monotonic()
+            if op in LONG and now >= next_poll:
+                status_seq = self.next_seq()
+                self.t.write(P.request(Op.STATUS, status_seq).encode())
+                next_poll = now + self.poll_s
+            if now >= deadline:
+                attempts += 1
+                if attempts > self.retries:
+                    raise RigError(op, Err.TIMEOUT, f"rig at {self.t.description} did not answer {op.name} "
+                                                    f"after {attempts} attempts")
+                if attempts == self.retries // 2:
+                    self.t.reopen()  # reconnect once half the retries are spent
+                    self._deframer = Deframer()
+                self.t.write(raw)
+                deadline = now + self.timeout
+
+    # -- commands ---------------------------------------------------------------
+    def hello(self, session: int | None = None) -> Hello:
+        if session is not None:
+            self.session = session
+        f = self.call(Op.HELLO, struct.pack(P.REQ[Op.HELLO], *P.VERSION, self.session))
+        major, minor, kind, caps, n = P.HELLO_REPLY.unpack_from(f.payload)
+        ident = f.payload[P.HELLO_REPLY.size:P.HELLO_REPLY.size + n].decode("ascii", "replace")
+        return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident)
+
+    def info(self) -> RigInfo:
+        if self._info is None:
+            f = self.call(Op.INFO)
+            v = P.INFO_REPLY.unpack(f.payload)
+            self._info = RigInfo(
+                read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(),
+                model=v[2].decode("ascii", "replace").strip(), page_bytes=v[3], spare_bytes=v[4],
+                pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
+                timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
+                codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]),
+            )
+        return self._info
+
+    def reset(self) -> int:
+        return self.call(Op.RESET).payload[0]
+
+    def read_id(self, address: int = 0x00) -> bytes:
+        p = self.call(Op.READ_ID, struct.pack("<B", address)).payload
+        return p[1:1 + p[0]]
+
+    def read_param_page(self) -> bytes:
+        return self.call(Op.READ_PARAM_PAGE).payload
+
+    def scan_bad(self, first: int = 0, count: int | None = None) -> list[int]:
+        count = self.info().blocks - first if count is None else count
+        bad: list[int] = []
+        for start in range(first, first + count, 4096):
+            n = min(4096, first + count - start)
+            bits = self.call(Op.SCAN_BAD, struct.pack("<IH", start, n)).payload
+            bad += [start + i for i in range(n) if bits[i // 8] >> (i % 8) & 1]
+        return bad
+
+    def erase(self, block: int, *, force: bool = False) -> OpResult:
+        f = self.call(Op.ERASE, struct.pack("<IB", block, Flag.FORCE if force else 0), ok=(Err.OK, Err.CHIP_FAIL))
+        return OpResult(*P.STATUS_BUSY.unpack(f.payload))
+
+    def program(self, block: int, page: int, *, seed: int | None = None, data: bytes | None = None, t: int = 0,
+                force: bool = False) -> OpResult:
+        if (seed is None) == (data is None):
+            raise NandrigError("program needs either a pattern seed or data")
+        flags = (Flag.FORCE if force else 0) | (Flag.EXPLICIT if data is not None else 0)
+        body = P.PROGRAM_HEAD.pack(block, page, t, flags) + (bytes(data) if data is not None else struct.pack("<I", seed))
+        f = self.call(Op.PROGRAM, body, ok=(Err.OK, Err.CHIP_FAIL))
+        return OpResult(*P.STATUS_BUSY.unpack(f.payload))
+
+    def read(self, block: int, page: int, *, seed: int | None = None, t: int = 0, raw: bool = False) -> ReadResult:
+        flags = (Flag.COMPARE if seed is not None else 0) | (Flag.RAW if raw else 0)
+        f = self.call(Op.READ, struct.pack(P.REQ[Op.READ], block, page, t, flags, seed or 0))
+        status, busy = P.STATUS_BUSY.unpack_from(f.payload)
+        n = f.payload[P.STATUS_BUSY.size]
+        off = P.STATUS_BUSY.size + 1
+        cws = tuple(Codeword(*P.CODEWORD.unpack_from(f.payload, off + i * P.CODEWORD.size)) for i in range(n))
+        rest = f.payload[off + n * P.CODEWORD.size:]
+        return ReadResult(status, busy, cws, rest if raw else None)
+
+    def set_read_offset(self, offset: int) -> int:
+        return self.call(Op.SET_READ_OFFSET, struct.pack("<b", offset)).payload[0]
+
+    def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False) -> CycleResult:
+        f = self.call(Op.CYCLE, struct.pack(P.REQ[Op.CYCLE], first, n_blocks, cycles, seed, Flag.FORCE if force else 0),
+                      ok=(Err.OK, Err.ABORTED))
+        done, failed = {}, {}
+        for i in range(n_blocks):
+            d, bad = P.CYCLE_BLOCK.unpack_from(f.payload, 4 + i * P.CYCLE_BLOCK.size)
+            done[first + i], failed[first + i] = d, bool(bad)
+        return CycleResult(done, failed, f.status == Err.ABORTED)
+
+    def measure(self, first: int, n_blocks: int, seed: int, first_page: int = 0, n_pages: int | None = None) -> MeasureResult:
+        info = self.info()
+        n_pages = info.pages_per_block - first_page if n_pages is None else n_pages
+        per_call = max(1, P.MAX_PAYLOAD // (n_pages * P.MEASURE_PAGE.size))
+        rows = []
+        for start in range(first, first + n_blocks, per_call):
+            nb = min(per_call, first + n_blocks - start)
+            f = self.call(Op.MEASURE, struct.pack(P.REQ[Op.MEASURE], start, nb, first_page, n_pages, seed))
+            rows.append(np.frombuffer(f.payload, dtype=np.dtype([("e10", "<u2"), ("e01", "<u2"), ("busy", "<u4")])))
+        a = np.concatenate(rows).reshape(n_blocks, n_pages)
+        return MeasureResult(tuple(range(first, first + n_blocks)), tuple(range(first_page, first_page + n_pages)),
+                             a["e10"].astype(np.int64), a["e01"].astype(np.int64), a["busy"].astype(np.int64))
+
+    def read_disturb(self, block: int, page: int, reads: int) -> tuple[int, int]:
+        f = self.call(Op.READ_DISTURB, struct.pack(P.REQ[Op.READ_DISTURB], block, page, reads), ok=(Err.OK, Err.ABORTED))
+        return struct.unpack("<II", f.payload)
+
+    def time_ns(self) -> int:
+        return struct.unpack("<Q", self.call(Op.TIME).payload)[0]
+
+    def advance(self, *, hours: float = 0.0, temp_c: float = 25.0) -> int:
+        """Let virtual time pass (simulated rigs only), optionally as a bake at ``temp_c``."""
+        if hours < 0:
+            raise NandrigError("cannot advance time backwards")
+        ns = int(round(hours * 3.6e12))
+        f = self.call(Op.ADVANCE, struct.pack(P.REQ[Op.ADVANCE], ns, int(round(temp_c * 100))))
+        return struct.unpack("<Q", f.payload)[0]
+
+    def status(self) -> Status:
+        return _status(self.call(Op.STATUS).payload)
+
+    def abort(self) -> bool:
+        return bool(self.call(Op.ABORT).payload[0])
+
+
+def _status(payload: bytes) -> Status:
+    busy, op, seq, done, total = P.STATUS_REPLY.unpack(payload)
+    return Status(bool(busy), op, seq, done, total)
