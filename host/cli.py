@@ -61,3 +61,12 @@ def info_cmd(url, profile, seed, state, as_json) -> None:
                f"{pp.blocks_per_lun} blocks x {pp.luns} LUN, {pp.bits_per_cell} bits/cell")
     click.echo(f"ONFI:     timing modes {','.join(map(str, pp.timing_modes))}; ECC {pp.ecc_bits} bits; "
                f"endurance {pp.endurance_cycles} cycles")
+
+
+@click.command("link")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
+def bench_link_cmd(as_json) -> None:
+    """Wire bytes per page of a 128-page MEASURE, and commands per second over TCP."""
+    from nandrig.host.bench import bench_link
+
+    click.echo(json.dumps(bench_link(), indent=2))

@@ -171,7 +171,7 @@ class Rig:
         """Send one request and return its reply, retrying until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
-        raw = P.request(op, seq, payload).encode()
+        raw = b"\x00" + P.request(op, seq, payload).encode()  # the leading delimiter flushes line noise
         self.t.write(raw)
         attempts, status_seq = 0, None
         now = time.monotonic()

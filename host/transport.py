@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections import deque
 from typing import Protocol
 
 from nandrig.errors import NandrigError
@@ -107,18 +106,23 @@ class FaultyTransport:
         self.description = f"faulty({inner.description})"
         self._rng = random.Random(seed)
         self.p = {"drop": drop, "corrupt": corrupt, "duplicate": duplicate, "delay": delay}
-        self._held: deque[bytes] = deque()
+        self._queue = bytearray()  # bytes held back by a delay, in order
+        self._holding = False
+        self.injected = {"drop": 0, "corrupt": 0, "duplicate": 0, "delay": 0}
 
     def _mangle(self, data: bytes) -> bytes:
         out = bytearray()
         for b in data:
             r = self._rng.random
             if r() < self.p["drop"]:
+                self.injected["drop"] += 1
                 continue
             if r() < self.p["corrupt"]:
+                self.injected["corrupt"] += 1
                 b ^= 1 << self._rng.randrange(8)
             out.append(b)
             if r() < self.p["duplicate"]:
+                self.injected["duplicate"] += 1
                 out.append(b)
         return bytes(out)
 
@@ -127,15 +131,22 @@ class FaultyTransport:
 
     def read(self, timeout: float) -> bytes:
         data = self._mangle(self.inner.read(timeout))
-        if data and self._rng.random() < self.p["delay"]:
-            self._held.append(data)  # arrives with a later read
+        self._queue += data
+        if self._holding:
+            if self._rng.random() < 0.5:
+                return b""
+            self._holding = False
+        elif data and self._rng.random() < self.p["delay"]:
+            self._holding = True  # this and what follows arrive with a later read, in order
+            self.injected["delay"] += 1
             return b""
-        if self._held and self._rng.random() < 0.5:
-            data = self._held.popleft() + data
-        return data
+        out = bytes(self._queue)
+        self._queue.clear()
+        return out
 
     def reopen(self) -> None:
-        self._held.clear()
+        self._queue.clear()
+        self._holding = False
         self.inner.reopen()
 
     def close(self) -> None:

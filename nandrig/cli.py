@@ -33,6 +33,7 @@ def _register() -> None:
         cli.add_command(cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)
+    bench.add_command(host.bench_link_cmd)
 
 
 _register()

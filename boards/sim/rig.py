@@ -39,6 +39,7 @@ MUTATING = {Op.HELLO, Op.RESET, Op.ERASE, Op.PROGRAM, Op.READ, Op.SET_READ_OFFSE
             Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD}
 CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
 DISTURB_CHUNK = 100_000
+MAX_CYCLES = 1_000_000  # per CYCLE command; longer campaigns send several
 
 
 class Reject(Exception):
@@ -151,7 +152,7 @@ class VirtualRig:
             raise Reject(Err.OUT_OF_RANGE)
 
     def _flags(self, flags: int, allowed: int) -> None:
-        if flags & ~allowed:
+        if flags & ~int(allowed) & 0xFF:  # IntFlag's ~ would keep only defined bits
             raise Reject(Err.BAD_PARAMETER)
 
     def is_bad(self, block: int) -> bool:
@@ -247,9 +248,17 @@ class VirtualRig:
             raise Reject(Err.OUT_OF_RANGE)
         self._block(first, count)
         bits = bytearray(math.ceil(count / 8))
+        job = self._start(req, count)
         for i in range(count):
+            if job.abort:
+                break
             if self.is_bad(first + i):
                 bits[i // 8] |= 1 << (i % 8)
+            job.done += 1
+            self._poll(io)
+        job.running = False
+        if job.abort:
+            raise Reject(Err.ABORTED, bytes(bits))
         return bytes(bits)
 
     def _op_erase(self, req: Frame, io: RigIO) -> bytes:
@@ -323,6 +332,8 @@ class VirtualRig:
         first, n_blocks, cycles, seed, flags = self._args(req, P.REQ[Op.CYCLE])
         if n_blocks > 256:
             raise Reject(Err.OUT_OF_RANGE)
+        if cycles > MAX_CYCLES:
+            raise Reject(Err.BAD_PARAMETER)
         self._block(first, n_blocks)
         self._flags(flags, Flag.FORCE)
         blocks = range(first, first + n_blocks)

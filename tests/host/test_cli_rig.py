@@ -1,0 +1,65 @@
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.server import serve_in_thread
+
+
+def test_rig_info_in_process(run_cli):
+    res = run_cli("rig", "info", "--rig", "sim", "--chip", "mlc-3x", "--seed", "4", "--json")
+    assert res.code == 0, res.err
+    j = json.loads(res.out)
+    assert j["onfi_signature"] == "ONFI" and j["model"] == "NRV-MLC3X-16G"
+    assert (j["page_bytes"], j["spare_bytes"], j["pages_per_block"], j["blocks"]) == (4096, 224, 128, 4096)
+
+
+def test_rig_info_over_tcp(run_cli):
+    port, stop, th = serve_in_thread(VirtualRig(VirtualChip("mlc-small", seed=2)))
+    try:
+        res = run_cli("rig", "info", "--rig", f"socket://127.0.0.1:{port}")
+        assert res.code == 0, res.err
+        assert "NRV-MLCSMALL" in res.out and "2048+64-byte pages" in res.out
+    finally:
+        stop.set()
+        th.join(5)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["rig", "info", "--rig", "socket://127.0.0.1:1"], ["cannot open rig"]),
+    (["rig", "info", "--rig", "sim", "--chip", "mlc-9x"], ["unknown chip profile"]),
+    (["rig", "info"], ["--rig"]),
+])
+def test_rig_info_bad_input(run_cli, args, words):
+    run_cli(*args).assert_one_line_error(*words)
+
+
+def test_sim_serve_reports_a_busy_port():
+    first = subprocess.Popen([sys.executable, "-m", "nandrig", "sim", "serve", "--port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r":(\d+)$", first.stderr.readline().strip()).group(1)
+        r = subprocess.run([sys.executable, "-m", "nandrig", "sim", "serve", "--port", port],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0 and "cannot listen" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        first.terminate()
+        first.wait(10)
+
+
+@pytest.mark.slow
+def test_bench_link_json(run_cli):
+    res = run_cli("bench", "link", "--json")
+    j = json.loads(res.out)
+    assert j["wire_bytes_per_page"] <= 32 and j["commands_per_s_tcp"] > 100
+
+
+@pytest.mark.slow
+def test_bench_chip_json(run_cli):
+    res = run_cli("bench", "chip", "--json")
+    j = json.loads(res.out)
+    assert j["calibration"]["within_factor_2"] and j["whole_life"]["wall_s"] > 0
+    assert j["byte_path_page_reads_per_s"] > 10 and j["stat_path_page_measurements_per_s"] > 1000

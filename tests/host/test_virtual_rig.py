@@ -1,0 +1,154 @@
+import struct
+
+import numpy as np
+import pytest
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.rig import VirtualRig
+from nandrig.host import protocol as P
+from nandrig.host.protocol import Err, Op
+from nandrig.host.rig import Rig, RigError
+from nandrig.host.transport import InProcessTransport
+
+
+def make(profile="mlc-small", seed=1, **kw):
+    vr = VirtualRig(VirtualChip(profile, seed), **kw)
+    return vr, Rig(InProcessTransport(vr))
+
+
+def raw_call(vr, op, payload=b"", seq=1):
+    return vr.handle(P.request(op, seq, payload))
+
+
+def test_hello_info_and_identity():
+    vr, rig = make()
+    assert rig.hello_info.kind == P.RigKind.VIRTUAL and rig.hello_info.version == P.VERSION
+    info = rig.info()
+    assert (info.page_bytes, info.spare_bytes, info.pages_per_block, info.blocks) == (2048, 64, 32, 16)
+    assert rig.read_id(0x20) == b"ONFI" and rig.read_id(0)[0] == 0xEC
+    assert len(rig.read_param_page()) == 768
+
+
+def test_version_mismatch():
+    vr, _ = make()
+    rep = raw_call(vr, Op.HELLO, struct.pack("<HHI", 9, 0, 0))
+    assert rep.status == Err.VERSION_MISMATCH
+    assert struct.unpack_from("<HH", rep.payload) == P.VERSION
+
+
+def test_erase_program_read_round_trip_counts_errors_per_codeword():
+    vr, rig = make()
+    assert not rig.erase(2).fail
+    assert not rig.program(2, 0, seed=99).fail
+    r = rig.read(2, 0, seed=99, raw=True)
+    assert len(r.codewords) == 3  # 2 x 1024-byte data codewords + spare
+    want = prbs31_bytes(page_seed(99, 2, 0), 2112)
+    got_errors = int(np.sum(np.unpackbits(np.frombuffer(want, np.uint8)) != np.unpackbits(np.frombuffer(r.data, np.uint8))))
+    assert r.errors == got_errors
+    explicit = bytes(range(256)) * 8
+    rig.program(2, 1, data=explicit)
+    assert rig.read(2, 1, raw=True).data[:2048] == explicit
+
+
+def test_decode_model_reports_failures_above_t():
+    vr, rig = make(seed=5)
+    rig.cycle(3, 1, 9000, seed=1)
+    rig.advance(hours=3 * 8760)
+    r = rig.read(3, 2, seed=1, t=2)
+    assert any(c.errors > 2 for c in r.codewords)
+    for c in r.codewords:
+        assert c.corrected == (c.errors if c.errors <= 2 else -1)
+
+
+def test_factory_bad_blocks_refused_unless_forced():
+    vr, rig = make(seed=3)
+    bad = rig.scan_bad()
+    assert bad == sorted(vr.chip.factory_bad) and bad
+    b = bad[0]
+    for call in (lambda: rig.erase(b), lambda: rig.program(b, 1, seed=1), lambda: rig.cycle(b, 1, 5, seed=1)):
+        with pytest.raises(RigError, match="BAD_BLOCK"):
+            call()
+    assert vr.chip.pe_count(b) == 0
+    rig.erase(b, force=True)
+    assert vr.chip.pe_count(b) == 1
+
+
+def test_chip_fail_is_reported_not_hidden():
+    vr, rig = make()
+    rig.erase(4)
+    r = rig.program(4, 2, seed=1)  # an upper page before its lower page: the chip says FAIL
+    assert r.fail
+
+
+@pytest.mark.parametrize("op,payload,code", [
+    (Op.ERASE, struct.pack("<IB", 16, 0), Err.OUT_OF_RANGE),
+    (Op.ERASE, struct.pack("<IB", 1, 0x80), Err.BAD_PARAMETER),
+    (Op.ERASE, b"\x01", Err.BAD_FRAME),
+    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 32, 0, 0) + b"\0\0\0\0", Err.OUT_OF_RANGE),
+    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 200, 0) + b"\0\0\0\0", Err.BAD_PARAMETER),
+    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 0, 2) + bytes(5000), Err.BAD_FRAME),
+    (Op.READ, struct.pack("<IHBBI", 1, 99, 0, 0, 0), Err.OUT_OF_RANGE),
+    (Op.CYCLE, struct.pack("<IHIIB", 15, 2, 1, 0, 0), Err.OUT_OF_RANGE),
+    (Op.MEASURE, struct.pack("<IHHHI", 0, 1, 30, 5, 0), Err.OUT_OF_RANGE),
+    (Op.SCAN_BAD, struct.pack("<IH", 0, 0), Err.OUT_OF_RANGE),
+    (Op.ADVANCE, struct.pack("<Qh", 1, 32000), Err.BAD_PARAMETER),
+    (0x7E, b"", Err.UNKNOWN_COMMAND),
+])
+def test_bad_requests_get_error_codes(op, payload, code):
+    vr, _ = make()
+    rep = raw_call(vr, op, payload, seq=77)
+    assert rep.status == code and rep.payload == b""
+
+
+def test_retry_with_same_seq_is_answered_from_cache_not_executed_again():
+    vr, rig = make()
+    pe0 = vr.chip.pe_count(5)
+    req = P.request(Op.CYCLE, 500, struct.pack("<IHIIB", 5, 1, 10, 1, 0))
+    first = vr.handle(req)
+    again = vr.handle(req)
+    assert first == again and vr.chip.pe_count(5) == pe0 + 10
+    # a new session with the same seq and bytes is a new command
+    vr.handle(P.request(Op.HELLO, 501, struct.pack("<HHI", 1, 0, 0xABC)))
+    vr.handle(req)
+    assert vr.chip.pe_count(5) == pe0 + 20
+
+
+def test_cycle_measure_and_virtual_time():
+    vr, rig = make(seed=2)
+    res = rig.cycle(0, 4, 300, seed=7)
+    assert set(res.done.values()) == {300} and not any(res.failed.values())
+    assert [vr.chip.pe_count(b) for b in range(4)] == [300] * 4
+    m = rig.measure(0, 4, seed=7)
+    assert m.errors.shape == (4, 32) and np.all(m.busy_ns > 50_000)
+    t0 = rig.time_ns()
+    assert rig.advance(hours=24) == t0 + 24 * 3_600_000_000_000
+    assert rig.read_disturb(1, 3, 1000) == (1000, pytest.approx(75_000, rel=0.1))
+
+
+def test_exact_mode_measures_byte_by_byte():
+    vr, rig = make(seed=4, exact=True)
+    rig.cycle(6, 1, 3, seed=9)
+    assert vr.chip.pe_count(6) == 3
+    m = rig.measure(6, 1, seed=9)
+    total = 0
+    for p in range(32):
+        total += rig.read(6, p, seed=9).errors
+    assert abs(int(m.errors.sum()) - total) <= 5  # re-reading draws new read noise only
+
+
+def test_state_file_persists_chip_and_reply_cache(tmp_path):
+    state = tmp_path / "rig.state"
+    with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as rig:
+        rig.cycle(2, 1, 50, seed=1)
+        session, seq = rig.session, rig.last_seq
+    with Rig.open("sim", chip="mlc-small", seed=8, state=str(state), session=session) as again:
+        assert again.info().blocks == 16
+        f = again.call(Op.CYCLE, struct.pack("<IHIIB", 2, 1, 50, 1, 0), seq=seq)  # the resent request
+        assert struct.unpack_from("<I", f.payload)[0] == 50
+    with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as third:
+        assert third.cycle(2, 1, 1, seed=1).done[2] == 1
+    from nandrig.boards.sim.chip import load_state
+    assert VirtualChip.from_state(load_state(state)["chip"]).pe_count(2) == 51
+    with pytest.raises(Exception, match="holds chip"):
+        Rig.open("sim", chip="mlc-small", seed=9, state=str(state))
