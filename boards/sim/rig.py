@@ -34,7 +34,8 @@ from nandrig.host import protocol as P
 from nandrig.host.protocol import Err, Flag, Frame, Op
 
 CACHE_SIZE = 8
-UNCACHED = {Op.STATUS, Op.ABORT, Op.HELLO}
+# read-only commands stay out of the reply cache so it holds what a retry must not redo
+UNCACHED = {Op.STATUS, Op.ABORT, Op.HELLO, Op.INFO, Op.TIME, Op.READ_ID, Op.READ_PARAM_PAGE}
 MUTATING = {Op.HELLO, Op.RESET, Op.ERASE, Op.PROGRAM, Op.READ, Op.SET_READ_OFFSET, Op.CYCLE, Op.MEASURE,
             Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD}
 CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path

@@ -1,0 +1,314 @@
+"""The durable measurement store: SQLite in WAL mode, one file per bench.
+
+Every change that a later step depends on is committed before that step: a
+campaign's cursor, its journal of the rig request in flight, per-block P/E
+counts and every measurement. ``synchronous=FULL`` makes a commit survive a
+power cut, not only a killed process.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from nandrig.errors import NandrigError
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chips (
+    id INTEGER PRIMARY KEY,
+    label TEXT NOT NULL UNIQUE,          -- rig-independent identity: read ID, model, and for sims profile+seed
+    read_id TEXT NOT NULL,
+    manufacturer TEXT NOT NULL,
+    model TEXT NOT NULL,
+    page_bytes INTEGER NOT NULL,
+    spare_bytes INTEGER NOT NULL,
+    pages_per_block INTEGER NOT NULL,
+    blocks INTEGER NOT NULL,
+    param_page BLOB NOT NULL,
+    sim_profile TEXT,                    -- simulated chips: profile, seed and the rig state file
+    sim_seed INTEGER,
+    sim_state TEXT,
+    created REAL NOT NULL
+);
+CREATE TABLE blocks (
+    chip_id INTEGER NOT NULL REFERENCES chips(id),
+    block INTEGER NOT NULL,
+    factory_bad INTEGER NOT NULL DEFAULT 0,
+    pe INTEGER NOT NULL DEFAULT 0,
+    reserved_by INTEGER REFERENCES campaigns(id),
+    failed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (chip_id, block)
+);
+CREATE TABLE campaigns (
+    id INTEGER PRIMARY KEY,
+    chip_id INTEGER NOT NULL REFERENCES chips(id),
+    kind TEXT NOT NULL,
+    params TEXT NOT NULL,                -- JSON
+    state TEXT NOT NULL,                 -- running, done, failed
+    step INTEGER NOT NULL DEFAULT 0,     -- index of the next plan step
+    steps INTEGER NOT NULL DEFAULT 0,
+    rig_url TEXT NOT NULL,
+    rig_identity TEXT NOT NULL,
+    versions TEXT NOT NULL,              -- JSON
+    context TEXT NOT NULL DEFAULT '{}',  -- JSON: campaign-time facts (oven start, equivalent hours)
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE journal (                   -- the rig request in flight, at most one per campaign
+    campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+    step INTEGER NOT NULL,
+    session INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    op INTEGER NOT NULL,
+    payload BLOB NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    step INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    pe INTEGER NOT NULL,
+    retention_h REAL NOT NULL,           -- 25 degC-equivalent hours since programming
+    actual_h REAL NOT NULL,              -- hours that really passed (wall or virtual)
+    temp_c REAL NOT NULL,                -- temperature of that time (bake or room)
+    reads INTEGER NOT NULL DEFAULT 0,    -- read-disturb reads so far
+    offset INTEGER NOT NULL DEFAULT 0,   -- read-retry offset
+    extra TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (campaign_id, step)
+);
+CREATE TABLE measurements (
+    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
+    block INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    pe INTEGER NOT NULL,                 -- the block's P/E count when measured
+    err_1to0 INTEGER NOT NULL,
+    err_0to1 INTEGER NOT NULL,
+    bits INTEGER NOT NULL,
+    busy_ns INTEGER NOT NULL,
+    PRIMARY KEY (checkpoint_id, block, page)
+);
+CREATE TABLE op_times (                  -- per-operation busy times (latency campaigns)
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    step INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    pe INTEGER NOT NULL,
+    busy_ns INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, step)
+);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER REFERENCES campaigns(id),
+    ts REAL NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
+"""
+
+
+@dataclass(frozen=True)
+class Campaign:
+    id: int
+    chip_id: int
+    kind: str
+    params: dict
+    state: str
+    step: int
+    steps: int
+    rig_url: str
+    rig_identity: str
+    versions: dict
+    context: dict
+    created: float
+    updated: float
+
+
+@dataclass(frozen=True)
+class Pending:
+    step: int
+    session: int
+    seq: int
+    op: int
+    payload: bytes
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise NandrigError(f"{self.path} is a directory, not a database file")
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._init_schema()
+        except sqlite3.DatabaseError as e:
+            raise NandrigError(f"{self.path} is not a nandrig database: {e}") from None
+
+    def _init_schema(self) -> None:
+        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        if not has_meta:
+            if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise NandrigError(f"{self.path} is an SQLite file but not a nandrig database")
+            with self.tx():
+                for stmt in SCHEMA.split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            return
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise NandrigError(f"{self.path} was written by a newer nandrig (schema {version}; "
+                               f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
+        if version < SCHEMA_VERSION:
+            raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One atomic, durable transaction."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- chips and blocks --------------------------------------------------------
+    def chip_id(self, label: str) -> int | None:
+        row = self.db.execute("SELECT id FROM chips WHERE label=?", (label,)).fetchone()
+        return row[0] if row else None
+
+    def add_chip(self, label: str, info, param_page: bytes, bad: list[int], sim: tuple[str, int, str] | None) -> int:
+        with self.tx() as db:
+            cur = db.execute(
+                "INSERT INTO chips (label, read_id, manufacturer, model, page_bytes, spare_bytes, pages_per_block,"
+                " blocks, param_page, sim_profile, sim_seed, sim_state, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (label, info.read_id.hex(), info.manufacturer, info.model, info.page_bytes, info.spare_bytes,
+                 info.pages_per_block, info.blocks, param_page, *(sim or (None, None, None)), time.time()))
+            cid = cur.lastrowid
+            db.executemany("INSERT INTO blocks (chip_id, block, factory_bad) VALUES (?,?,?)",
+                           ((cid, b, int(b in set(bad))) for b in range(info.blocks)))
+        return cid
+
+    def chip(self, chip_id: int) -> sqlite3.Row:
+        self.db.row_factory = sqlite3.Row
+        try:
+            return self.db.execute("SELECT * FROM chips WHERE id=?", (chip_id,)).fetchone()
+        finally:
+            self.db.row_factory = None
+
+    def pe_counts(self, chip_id: int, blocks: list[int] | None = None) -> dict[int, int]:
+        rows = self.db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()
+        out = dict(rows)
+        return {b: out[b] for b in blocks} if blocks is not None else out
+
+    def reserve(self, db: sqlite3.Connection, chip_id: int, blocks: list[int], campaign_id: int) -> None:
+        """Reserve blocks for a campaign inside the caller's transaction; refuse bad or taken ones."""
+        rows = {b: (bad, owner) for b, bad, owner in db.execute(
+            "SELECT block, factory_bad, reserved_by FROM blocks WHERE chip_id=?", (chip_id,))}
+        missing = [b for b in blocks if b not in rows]
+        if missing:
+            raise NandrigError(f"block {missing[0]} does not exist on this chip (0..{len(rows) - 1})")
+        bad = [b for b in blocks if rows[b][0]]
+        if bad:
+            raise NandrigError(f"block {bad[0]} is a factory bad block; choose a range without "
+                               f"{', '.join(map(str, bad[:5]))}")
+        taken = [(b, rows[b][1]) for b in blocks if rows[b][1] is not None]
+        if taken:
+            raise NandrigError(f"block {taken[0][0]} is reserved by campaign {taken[0][1]}")
+        db.executemany("UPDATE blocks SET reserved_by=? WHERE chip_id=? AND block=?",
+                       ((campaign_id, chip_id, b) for b in blocks))
+
+    # -- campaigns ---------------------------------------------------------------
+    def create_campaign(self, chip_id: int, kind: str, params: dict, blocks: list[int], rig_url: str,
+                        rig_identity: str, versions: dict, steps: int) -> int:
+        now = time.time()
+        with self.tx() as db:
+            cur = db.execute(
+                "INSERT INTO campaigns (chip_id, kind, params, state, steps, rig_url, rig_identity, versions,"
+                " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (chip_id, kind, json.dumps(params, sort_keys=True), "running", steps, rig_url, rig_identity,
+                 json.dumps(versions, sort_keys=True), now, now))
+            cid = cur.lastrowid
+            self.reserve(db, chip_id, blocks, cid)
+            self._event(db, cid, "created", f"{kind} on blocks {blocks[0]}-{blocks[-1]} ({steps} steps)")
+        return cid
+
+    def campaign(self, campaign_id: int) -> Campaign:
+        row = self.db.execute("SELECT id, chip_id, kind, params, state, step, steps, rig_url, rig_identity, versions,"
+                              " context, created, updated FROM campaigns WHERE id=?", (campaign_id,)).fetchone()
+        if row is None:
+            raise NandrigError(f"no campaign {campaign_id} in {self.path}")
+        return Campaign(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6], row[7], row[8],
+                        json.loads(row[9]), json.loads(row[10]), row[11], row[12])
+
+    def campaigns(self) -> list[Campaign]:
+        return [self.campaign(r[0]) for r in self.db.execute("SELECT id FROM campaigns ORDER BY id")]
+
+    def pending(self, campaign_id: int) -> Pending | None:
+        row = self.db.execute("SELECT step, session, seq, op, payload FROM journal WHERE campaign_id=?",
+                              (campaign_id,)).fetchone()
+        return Pending(*row) if row else None
+
+    def journal(self, campaign_id: int, step: int, session: int, seq: int, op: int, payload: bytes) -> None:
+        with self.tx() as db:
+            db.execute("INSERT OR REPLACE INTO journal VALUES (?,?,?,?,?,?,?)",
+                       (campaign_id, step, session, seq, op, payload, time.time()))
+
+    def finish_step(self, db: sqlite3.Connection, campaign_id: int, step: int, context: dict | None = None) -> None:
+        """Inside the step's transaction: advance the cursor and clear the journal."""
+        db.execute("DELETE FROM journal WHERE campaign_id=?", (campaign_id,))
+        if context is not None:
+            db.execute("UPDATE campaigns SET step=?, context=?, updated=? WHERE id=?",
+                       (step + 1, json.dumps(context, sort_keys=True), time.time(), campaign_id))
+        else:
+            db.execute("UPDATE campaigns SET step=?, updated=? WHERE id=?", (step + 1, time.time(), campaign_id))
+
+    def set_state(self, campaign_id: int, state: str, detail: str = "") -> None:
+        with self.tx() as db:
+            db.execute("UPDATE campaigns SET state=?, updated=? WHERE id=?", (state, time.time(), campaign_id))
+            if state != "running":  # a finished campaign frees its blocks
+                db.execute("UPDATE blocks SET reserved_by=NULL WHERE reserved_by=?", (campaign_id,))
+            self._event(db, campaign_id, state, detail)
+
+    def event(self, campaign_id: int | None, kind: str, detail: str) -> None:
+        with self.tx() as db:
+            self._event(db, campaign_id, kind, detail)
+
+    @staticmethod
+    def _event(db: sqlite3.Connection, campaign_id: int | None, kind: str, detail: str) -> None:
+        db.execute("INSERT INTO events (campaign_id, ts, kind, detail) VALUES (?,?,?,?)",
+                   (campaign_id, time.time(), kind, detail))
+
+    def events(self, campaign_id: int) -> list[tuple[float, str, str]]:
+        return self.db.execute("SELECT ts, kind, detail FROM events WHERE campaign_id=? ORDER BY id",
+                               (campaign_id,)).fetchall()
+
+    # -- measurements -------------------------------------------------------------
+    def rows(self, campaign_id: int) -> list[tuple]:
+        """Per-page rows: label, pe, retention_h, actual_h, temp_c, reads, offset, block, page, e10, e01, bits, busy."""
+        return self.db.execute(
+            "SELECT c.label, m.pe, c.retention_h, c.actual_h, c.temp_c, c.reads, c.offset, m.block, m.page,"
+            " m.err_1to0, m.err_0to1, m.bits, m.busy_ns FROM checkpoints c JOIN measurements m"
+            " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
+            (campaign_id,)).fetchall()
+
+    def op_times(self, campaign_id: int) -> list[tuple]:
+        return self.db.execute("SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step",
+                               (campaign_id,)).fetchall()
