@@ -38,6 +38,8 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
     from nandrig.characterization.measurements import read_csv
 
     data = read_csv(csv_path)
+    if data.skipped_zero:
+        click.echo(f"nandrig fit: skipped {data.skipped_zero} measurement(s) with no errors", err=True)
     res = fit(data.pe, data.retention_h, data.rber, data.bits, model=model, loss=loss)
     if save_path:
         Path(save_path).write_text(json.dumps({"name": Path(save_path).stem, **res.to_json()}, indent=2, allow_nan=False) + "\n")

@@ -2,7 +2,9 @@
 
 The CSV has a header with at least ``pe,retention_h,rber``; an optional
 ``bits`` column (bits read behind each rber) weights the fit. Other columns
-(as ``nandrig export`` writes them) are ignored.
+(as ``nandrig export`` writes them) are ignored. With ``bits`` present, a
+row with rber 0 is a real measurement (no error in that many bits) that a
+log-space fit cannot use: it is skipped and counted, not rejected.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Measurements:
     retention_h: np.ndarray
     rber: np.ndarray
     bits: np.ndarray | None = None
+    skipped_zero: int = 0  # rows with no errors, skipped (only with a bits column)
 
     def __len__(self) -> int:
         return int(self.pe.size)
@@ -47,29 +50,39 @@ def read_csv(path: str | Path) -> Measurements:
         raise NandrigError(f"{path} lacks column(s) {', '.join(missing)} (header: {','.join(names)})")
     cols = {c: names.index(c) for c in (*REQUIRED, "bits") if c in names}
     values: dict[str, list[float]] = {c: [] for c in cols}
+    skipped = 0
     for lineno, row in enumerate(rows, start=2):
         if not row or all(not x.strip() for x in row):
             continue
-        for c, i in cols.items():
-            if i >= len(row):
-                raise NandrigError(f"{path}:{lineno}: missing value for {c}")
-            try:
-                v = float(row[i])
-            except ValueError:
-                raise NandrigError(f"{path}:{lineno}: {c} is not a number: {row[i].strip()!r}") from None
-            if not math.isfinite(v):
-                raise NandrigError(f"{path}:{lineno}: {c} is not finite")
-            if c in ("pe", "retention_h") and v < 0:
-                raise NandrigError(f"{path}:{lineno}: negative {c} ({v:g})")
-            if c == "rber" and not 0.0 < v < 0.5:
-                raise NandrigError(f"{path}:{lineno}: rber {v:g} is outside (0, 0.5)")
-            if c == "bits" and v <= 0:
-                raise NandrigError(f"{path}:{lineno}: bits must be > 0")
+        rec = {c: _number(path, lineno, row, c, i) for c, i in cols.items()}
+        for c in ("pe", "retention_h"):
+            if rec[c] < 0:
+                raise NandrigError(f"{path}:{lineno}: negative {c} ({rec[c]:g})")
+        if "bits" in rec and rec["bits"] <= 0:
+            raise NandrigError(f"{path}:{lineno}: bits must be > 0")
+        if rec["rber"] == 0.0 and "bits" in rec:
+            skipped += 1  # no error in this many bits: below what the log-space fit can use
+            continue
+        if not 0.0 < rec["rber"] < 0.5:
+            raise NandrigError(f"{path}:{lineno}: rber {rec['rber']:g} is outside (0, 0.5)")
+        for c, v in rec.items():
             values[c].append(v)
     if not values["pe"]:
         raise NandrigError(f"{path} has a header but no measurements")
     arr = {c: np.asarray(v, dtype=float) for c, v in values.items()}
-    return Measurements(arr["pe"], arr["retention_h"], arr["rber"], arr.get("bits"))
+    return Measurements(arr["pe"], arr["retention_h"], arr["rber"], arr.get("bits"), skipped)
+
+
+def _number(path: Path, lineno: int, row: list[str], column: str, index: int) -> float:
+    if index >= len(row):
+        raise NandrigError(f"{path}:{lineno}: missing value for {column}")
+    try:
+        v = float(row[index])
+    except ValueError:
+        raise NandrigError(f"{path}:{lineno}: {column} is not a number: {row[index].strip()!r}") from None
+    if not math.isfinite(v):
+        raise NandrigError(f"{path}:{lineno}: {column} is not finite")
+    return v
 
 
 def write_csv(path: str | Path, m: Measurements) -> None:

@@ -80,7 +80,8 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_
     return steps
 
 
-def _contiguous(blocks: list[int]) -> list[list[int]]:
+def contiguous(blocks: list[int]) -> list[list[int]]:
+    """Split a block list into runs of consecutive blocks."""
     runs: list[list[int]] = []
     for b in blocks:
         if runs and b == runs[-1][-1] + 1:
@@ -91,11 +92,11 @@ def _contiguous(blocks: list[int]) -> list[list[int]]:
 
 
 def _cycle_to(blocks: list[int], have: int, want: int, seed: int) -> list[Step]:
-    return [s for run in _contiguous(blocks) for s in _cycle_steps(run, want - have, seed)] if want > have else []
+    return [s for run in contiguous(blocks) for s in _cycle_steps(run, want - have, seed)] if want > have else []
 
 
 def _measure(blocks: list[int], seed: int, g: Geometry, meta: dict, **kw) -> list[Step]:
-    return [s for run in _contiguous(blocks) for s in _measure_steps(run, seed, g, meta, **kw)]
+    return [s for run in contiguous(blocks) for s in _measure_steps(run, seed, g, meta, **kw)]
 
 
 def endurance_checkpoints(cycles: int, step: int) -> list[int]:

@@ -296,3 +296,13 @@ def export_cmd(db, campaign_id, as_csv, per_page, out) -> None:
         Path(out).write_text(text)
     else:
         click.echo(text, nl=False)
+
+
+@click.command("report")
+@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and its plots.")
+def report_cmd(db, out) -> None:
+    """Write an HTML report with plots of every campaign in the database."""
+    from nandrig.host.report import write_report
+
+    click.echo(f"report: {write_report(db, out).resolve()}")

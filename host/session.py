@@ -13,7 +13,7 @@ import numpy as np
 
 from nandrig import __version__
 from nandrig.errors import NandrigError
-from nandrig.host.campaigns import KINDS, Geometry, Runner, plan
+from nandrig.host.campaigns import KINDS, Geometry, Runner, contiguous, plan
 from nandrig.host.oven import make_oven
 from nandrig.host.rig import Rig
 from nandrig.host.store import Campaign, Store
@@ -42,7 +42,7 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
             label = chip_label or f"{info.read_id.hex()}:{info.model}"
             chip_id = store.chip_id(label)
         if chip_id is None:
-            chip_id = store.add_chip(label, info, rig.read_param_page(), rig.scan_bad(), sim)
+            chip_id = store.add_chip(label, info, rig.read_param_page(), sim)
         else:
             row = store.chip(chip_id)
             if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
@@ -65,6 +65,9 @@ def create(store: Store, rig: Rig, chip_id: int, kind: str, params: dict, url: s
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
     steps = plan(kind, params, g)
+    todo = store.unscanned(chip_id, params["blocks"])
+    for run_ in contiguous(todo):  # read the factory marks before anything touches these blocks
+        store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
     return store.create_campaign(chip_id, kind, params, params["blocks"], url, rig.hello_info.identity,
                                  versions(rig), len(steps))
 

@@ -40,7 +40,7 @@ CREATE TABLE chips (
 CREATE TABLE blocks (
     chip_id INTEGER NOT NULL REFERENCES chips(id),
     block INTEGER NOT NULL,
-    factory_bad INTEGER NOT NULL DEFAULT 0,
+    factory_bad INTEGER,                 -- the factory mark; NULL until the block is scanned
     pe INTEGER NOT NULL DEFAULT 0,
     reserved_by INTEGER REFERENCES campaigns(id),
     failed INTEGER NOT NULL DEFAULT 0,
@@ -161,11 +161,9 @@ class Store:
         if not has_meta:
             if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise NandrigError(f"{self.path} is an SQLite file but not a nandrig database")
-            with self.tx():
-                for stmt in SCHEMA.split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # one atomic script; SQLite's own parser splits it (comments may hold semicolons)
+            self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n"
+                                  f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
             return
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         version = int(row[0]) if row else 0
@@ -194,7 +192,7 @@ class Store:
         row = self.db.execute("SELECT id FROM chips WHERE label=?", (label,)).fetchone()
         return row[0] if row else None
 
-    def add_chip(self, label: str, info, param_page: bytes, bad: list[int], sim: tuple[str, int, str] | None) -> int:
+    def add_chip(self, label: str, info, param_page: bytes, sim: tuple[str, int, str] | None) -> int:
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO chips (label, read_id, manufacturer, model, page_bytes, spare_bytes, pages_per_block,"
@@ -202,9 +200,17 @@ class Store:
                 (label, info.read_id.hex(), info.manufacturer, info.model, info.page_bytes, info.spare_bytes,
                  info.pages_per_block, info.blocks, param_page, *(sim or (None, None, None)), time.time()))
             cid = cur.lastrowid
-            db.executemany("INSERT INTO blocks (chip_id, block, factory_bad) VALUES (?,?,?)",
-                           ((cid, b, int(b in set(bad))) for b in range(info.blocks)))
+            db.executemany("INSERT INTO blocks (chip_id, block) VALUES (?,?)", ((cid, b) for b in range(info.blocks)))
         return cid
+
+    def unscanned(self, chip_id: int, blocks: list[int]) -> list[int]:
+        known = dict(self.db.execute("SELECT block, factory_bad IS NOT NULL FROM blocks WHERE chip_id=?", (chip_id,)))
+        return [b for b in blocks if not known.get(b, 1)]
+
+    def record_scan(self, chip_id: int, blocks: list[int], bad: list[int]) -> None:
+        with self.tx() as db:
+            db.executemany("UPDATE blocks SET factory_bad=? WHERE chip_id=? AND block=?",
+                           ((int(b in set(bad)), chip_id, b) for b in blocks))
 
     def chip(self, chip_id: int) -> sqlite3.Row:
         self.db.row_factory = sqlite3.Row
@@ -225,6 +231,8 @@ class Store:
         missing = [b for b in blocks if b not in rows]
         if missing:
             raise NandrigError(f"block {missing[0]} does not exist on this chip (0..{len(rows) - 1})")
+        if any(rows[b][0] is None for b in blocks):
+            raise NandrigError("blocks must be scanned for factory marks before they are reserved")
         bad = [b for b in blocks if rows[b][0]]
         if bad:
             raise NandrigError(f"block {bad[0]} is a factory bad block; choose a range without "

@@ -1,0 +1,281 @@
+"""``nandrig report``: one HTML page with PNG plots for everything a database holds.
+
+Upper/lower page roles follow the common MLC shuffle (lower page of wordline
+k+1 before the upper page of wordline k), which the virtual chip uses; a real
+part with another order needs its own map.
+"""
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from nandrig import __version__  # noqa: E402
+from nandrig.boards.sim.chip import page_map  # noqa: E402
+from nandrig.characterization.fitting import FitResult, fit  # noqa: E402
+from nandrig.characterization.measurements import Measurements  # noqa: E402
+from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
+from nandrig.characterization.tables import CorrTable  # noqa: E402
+from nandrig.errors import NandrigError  # noqa: E402
+from nandrig.host.session import export_rows  # noqa: E402
+from nandrig.host.store import Campaign, Store  # noqa: E402
+
+UBER = 1e-11
+
+
+def _save(fig, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path.name
+
+
+def _upper(pages: np.ndarray, ppb: int) -> np.ndarray:
+    return np.array([page_map(int(p), ppb)[1] for p in pages])
+
+
+class Report:
+    def __init__(self, store: Store, out: Path) -> None:
+        self.store, self.out = store, out
+        self.sections: list[str] = []
+        self.figures = 0
+
+    def fig(self, fig, name: str, caption: str) -> None:
+        self.figures += 1
+        src = _save(fig, self.out / f"{name}.png")
+        self.sections.append(f'<figure><img src="{src}" alt="{html.escape(caption)}">'
+                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+    def h2(self, text: str) -> None:
+        self.sections.append(f"<h2>{html.escape(text)}</h2>")
+
+    def p(self, text: str) -> None:
+        self.sections.append(f"<p>{text}</p>")
+
+    # -- sections --------------------------------------------------------------
+    def model(self, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
+        rows = [r for c in campaigns if c.kind in ("endurance", "retention") for r in export_rows(self.store, c)]
+        rows = [r for r in rows if r["errors"] > 0]
+        if len(rows) < 7 or len({r["pe"] for r in rows}) < 3:
+            self.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")
+            return None
+        data = Measurements(*(np.array([r[k] for r in rows], float) for k in ("pe", "retention_h", "rber", "bits")))
+        try:
+            res = fit(data.pe, data.retention_h, data.rber, data.bits)
+        except NandrigError as e:
+            self.p(f"RBER fit not possible: {html.escape(str(e))}")
+            return None
+        self.h2("RBER model (FLARES eq. 5)")
+        chip = self.store.chip(chip_id)
+        params = None if res.undetermined else res.rber_params(f"chip {chip['label']}")
+        if params is not None:
+            src = plot_rber_vs_pe(params, self.out / f"rber_vs_pe_{chip_id}.png", data,
+                                  title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
+            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model")
+            table = CorrTable.build(UBER, chip["page_bytes"] * 8)
+            src = plot_required_t(params, table, self.out / f"required_t_{chip_id}.png")
+            self._img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
+        rows_html = []
+        for k, v in res.params.items():
+            if v is None:
+                rows_html.append(f"<tr><td>{k}</td><td colspan=3>undetermined: {html.escape(res.undetermined[k])}</td></tr>")
+                continue
+            lo, hi = res.ci95[k]
+            flag = "poorly determined" if k in res.poorly_determined else ""
+            rows_html.append(f"<tr><td>{k}</td><td>{v:.5g}</td><td>[{lo:.4g}, {hi:.4g}]</td><td>{flag}</td></tr>")
+        for name, d in res.derived.items():
+            hi = f"{d['ci95_hi']:.4g}" if d["ci95_hi"] is not None else "inf"
+            rows_html.append(f"<tr><td>{name}</td><td>{d['value']:.5g}</td><td>[{d['ci95_lo']:.4g}, {hi}]</td><td>derived</td></tr>")
+        self.sections.append("<table><tr><th>parameter</th><th>value</th><th>95% CI</th><th></th></tr>"
+                             + "".join(rows_html) + "</table>")
+        self.p(f"{res.n_points} checkpoints; R&sup2; in log space {res.r2_log:.4f}; "
+               f"max |relative error| {res.max_rel_err:.3f}.")
+        return res
+
+    def _img(self, path: Path, caption: str) -> None:
+        self.figures += 1
+        self.sections.append(f'<figure><img src="{Path(path).name}" alt="{html.escape(caption)}">'
+                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+    def page_profile(self, c: Campaign, ppb: int) -> None:
+        rows = self.store.rows(c.id)
+        last = rows[-1][0]
+        sel = [r for r in rows if r[0] == last]
+        pages = np.array([r[8] for r in sel])
+        errs = np.array([r[9] + r[10] for r in sel], float)
+        bits = np.array([r[11] for r in sel], float)
+        idx = np.arange(ppb)
+        rate = np.array([errs[pages == p].sum() / max(bits[pages == p].sum(), 1) for p in idx])
+        up = _upper(idx, ppb)
+        fig, ax = plt.subplots(figsize=(8, 3.8))
+        ax.bar(idx[~up], rate[~up], color="tab:blue", label="lower (LSB) pages")
+        ax.bar(idx[up], rate[up], color="tab:red", label="upper (MSB) pages")
+        ax.set_xlabel("page index in block")
+        ax.set_ylabel("bit error rate (errors / bit)")
+        ax.set_title(f"Errors by page across a block: campaign {c.id}, checkpoint {last}")
+        ax.legend()
+        self.fig(fig, f"pages_{c.id}", f"Per-page error rate at {last} (campaign {c.id}, {c.kind}), averaged over its blocks")
+
+    def latency(self, c: Campaign, ppb: int) -> None:
+        ops = self.store.op_times(c.id)
+        progs = [(b, p, pe, busy) for op, b, p, pe, busy in ops if op == "program"]
+        erases = [(pe, busy) for op, b, p, pe, busy in ops if op == "erase"]
+        if not progs:
+            return
+        fig, ax = plt.subplots(figsize=(8, 4))
+        by_pe = defaultdict(list)
+        for b, p, pe, busy in progs:
+            by_pe[pe].append((p, busy))
+        for pe in sorted(by_pe):
+            pts = np.array(sorted(by_pe[pe]))
+            ax.plot(pts[:, 0], pts[:, 1] / 1000, ".", ms=4, label=f"P/E {pe}")
+        ax.set_xlabel("page index in block")
+        ax.set_ylabel("program time tPROG (µs)")
+        ax.set_title("Program latency by page: fast (lower) and slow (upper) pages")
+        ax.legend(fontsize=8)
+        self.fig(fig, f"latency_{c.id}", "Program busy time per page index at each wear level (campaign %d)" % c.id)
+        lines = []
+        for pe in sorted(by_pe):
+            pts = np.array(by_pe[pe])
+            up = _upper(pts[:, 0], ppb)
+            lsb, msb = pts[~up, 1].mean() / 1000, pts[up, 1].mean() / 1000
+            lines.append(f"<tr><td>{pe}</td><td>{lsb:.0f}</td><td>{msb:.0f}</td><td>{msb / lsb:.2f}</td></tr>")
+        er = defaultdict(list)
+        for pe, busy in erases:
+            er[pe].append(busy)
+        self.sections.append("<table><tr><th>P/E</th><th>lower-page tPROG (µs)</th><th>upper-page tPROG (µs)</th>"
+                             "<th>ratio</th></tr>" + "".join(lines) + "</table>")
+        self.p("Erase time tBERS: " + ", ".join(f"{np.mean(v) / 1e6:.2f} ms at P/E {pe}" for pe, v in sorted(er.items())))
+
+    def read_disturb(self, c: Campaign) -> None:
+        rows = export_rows(self.store, c)
+        reads = np.array([r["reads"] for r in rows], float)
+        rber = np.array([r["rber"] for r in rows])
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(np.maximum(reads, 1), np.maximum(rber, 1e-9), "o-")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("reads of one page since the block's erase")
+        ax.set_ylabel("block raw bit error rate (errors / bit)")
+        ax.set_title(f"Read disturb at {c.params['pe']} P/E (campaign {c.id}; 0 errors drawn at 1e-9)")
+        ax.grid(True, which="both", alpha=0.3)
+        self.fig(fig, f"read_disturb_{c.id}", "Read-disturb curve: RBER of the whole block against reads")
+
+    def program_disturb(self, c: Campaign) -> None:
+        rows = export_rows(self.store, c)
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot([r["reads"] for r in rows], [r["errors"] for r in rows], "o-")
+        ax.set_xlabel(f"extra programs of page {c.params['page']} without erase")
+        ax.set_ylabel(f"bit errors in pages 0-{c.params['page'] - 1} (count)")
+        ax.set_title(f"Program disturb on neighbouring pages (campaign {c.id})")
+        ax.grid(True, alpha=0.3)
+        self.fig(fig, f"program_disturb_{c.id}", "Program disturb: errors in the pages before the re-programmed one")
+
+    def vth(self, c: Campaign, ppb: int) -> None:
+        rows = self.store.rows(c.id)
+        offs = sorted({r[6] for r in rows})
+        curves = {k: np.zeros((len(offs), 2)) for k in ("lower", "upper")}
+        for r in rows:
+            kind = "upper" if page_map(r[8], ppb)[1] else "lower"
+            curves[kind][offs.index(r[6])] += (r[9], r[10])
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        o = np.array(offs, float)
+        mid = (o[1:] + o[:-1]) / 2
+        for ax, (kind, cur) in zip(axes, curves.items()):
+            # cells crossing a reference as it moves: the derivative of the error counts is their density
+            ax.plot(mid, np.abs(np.diff(cur[:, 0])) / np.diff(o), "v-", label="stored 1 read 0 (upper tails)")
+            ax.plot(mid, np.abs(np.diff(cur[:, 1])) / np.diff(o), "^-", label="stored 0 read 1 (lower tails)")
+            ax.set_xlabel("read-reference offset (read-retry steps)")
+            ax.set_ylabel("cells per offset step (count / step)")
+            ax.set_title(f"{kind} pages: Vth density near the references")
+            ax.legend(fontsize=8)
+            ax.grid(True, alpha=0.3)
+        self.fig(fig, f"vth_{c.id}", f"Vth distribution estimate from a read-retry sweep at {c.params['pe']} P/E, "
+                                     f"{c.params['retention_h']:g} h retention (campaign {c.id})")
+        best = {k: offs[int(np.argmin(cur.sum(axis=1)))] for k, cur in curves.items()}
+        self.p("Offset with the fewest errors: " + ", ".join(f"{k} pages {v:+d}" for k, v in best.items()))
+
+
+def write_report(db: str | Path, out: str | Path) -> Path:
+    store = Store(db)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        r = Report(store, out)
+        campaigns = store.campaigns()
+        if not campaigns:
+            raise NandrigError(f"{db} holds no campaigns to report")
+        for chip_id in sorted({c.chip_id for c in campaigns}):
+            chip = store.chip(chip_id)
+            mine = [c for c in campaigns if c.chip_id == chip_id]
+            ppb = chip["pages_per_block"]
+            r.sections.append(f"<h1>Chip {html.escape(chip['label'])}</h1>")
+            r.p(f"{html.escape(chip['manufacturer'])} {html.escape(chip['model'])}, read ID {chip['read_id']}; "
+                f"{chip['page_bytes']}+{chip['spare_bytes']}-byte pages, {ppb} pages per block, "
+                f"{chip['blocks']} blocks (identity from its ONFI parameter page).")
+            r.model(chip_id, mine)
+            for c in mine:
+                if not store.rows(c.id) and not store.op_times(c.id):
+                    continue
+                r.h2(f"Campaign {c.id}: {c.kind}")
+                if c.kind in ("endurance", "retention"):
+                    r.page_profile(c, ppb)
+                elif c.kind == "latency":
+                    r.latency(c, ppb)
+                elif c.kind == "read-disturb":
+                    r.read_disturb(c)
+                elif c.kind == "program-disturb":
+                    r.program_disturb(c)
+                elif c.kind == "vth":
+                    r.vth(c, ppb)
+            r.h2("Campaigns and provenance")
+            rows = []
+            for c in mine:
+                params = {k: v for k, v in c.params.items() if k != "blocks"}
+                blocks = c.params["blocks"]
+                events = store.events(c.id)
+                rows.append(
+                    f"<tr><td>{c.id}</td><td>{c.kind}</td><td>{c.state}</td><td>{blocks[0]}-{blocks[-1]}</td>"
+                    f"<td><code>{html.escape(json.dumps(params))}</code></td>"
+                    f"<td>{html.escape(c.rig_identity)}<br><code>{html.escape(json.dumps(c.versions))}</code></td>"
+                    f"<td>{len(events)} events{_failures(events)}</td></tr>")
+            r.sections.append("<table><tr><th>id</th><th>kind</th><th>state</th><th>blocks</th><th>parameters</th>"
+                              "<th>rig and versions</th><th>log</th></tr>" + "".join(rows) + "</table>")
+        page = out / "index.html"
+        page.write_text(_page(r.sections, str(db)))
+        return page
+    finally:
+        store.close()
+
+
+def _failures(events) -> str:
+    bad = [d for _, k, d in events if k in ("block_failed", "program_fail")]
+    return ("; " + html.escape("; ".join(bad[:5]))) if bad else ""
+
+
+def _page(sections: list[str], db: str) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime())
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>nandrig report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 72em; margin: 2em auto; color: #222; }}
+h1 {{ border-bottom: 2px solid #ccc; }} table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ddd; padding: .3em .6em; text-align: left; vertical-align: top; font-size: 90%; }}
+figure {{ margin: 1em 0; }} figcaption {{ color: #555; font-size: 90%; }} img {{ max-width: 100%; }}
+code {{ font-size: 85%; }}
+</style></head><body>
+<p>nandrig {__version__} report of <code>{html.escape(db)}</code>, {when}.</p>
+{chr(10).join(sections)}
+</body></html>
+"""
+
+
+__all__ = ["write_report"]
