@@ -1,0 +1,171 @@
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from nandrig.host.report import write_report
+from nandrig.host.session import export_rows
+from nandrig.host.store import SCHEMA_VERSION, Store
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "bench.db"
+
+
+def run(run_cli, db, *args, chip="mlc-small", seed="2"):
+    res = run_cli("run", *args, "--rig", "sim", "--db", db, "--chip", chip, "--seed", seed)
+    assert res.code == 0, res.err
+    return res
+
+
+def rows(db, cid):
+    store = Store(db)
+    try:
+        return export_rows(store, store.campaign(cid))
+    finally:
+        store.close()
+
+
+def test_every_kind_runs_and_measures_the_expected_physics(run_cli, db, tmp_path):
+    run(run_cli, db, "endurance", "--blocks", "1-2", "--cycles", "3000", "--step", "1000")
+    run(run_cli, db, "retention", "--blocks", "3-6", "--wear", "2000,10000", "--times", "1d,1mo,1y")
+    run(run_cli, db, "read-disturb", "--blocks", "7-7", "--reads", "8000000", "--points", "4")
+    run(run_cli, db, "program-disturb", "--blocks", "8-8", "--page", "9", "--repeats", "2,20")
+    run(run_cli, db, "latency", "--blocks", "10-10", "--checkpoints", "1,10000")
+    run(run_cli, db, "vth", "--blocks", "11-12", "--pe", "10000", "--retention", "1y", "--offsets=-60:10:10")
+
+    endurance = rows(db, 1)
+    assert [r["pe"] for r in endurance] == [1, 10, 100, 1000, 2000, 3000]
+    retention = rows(db, 2)
+    for pe in (2000, 10000):
+        series = [r["errors"] for r in retention if r["pe"] == pe]
+        assert len(series) == 4 and series[-1] > series[0] and series[-1] == max(series)
+    assert [r["retention_h"] for r in retention if r["pe"] == 10000] == [0, 24, 720, 8760]
+    disturb = rows(db, 3)
+    assert disturb[-1]["reads"] == 8_000_000 and disturb[-1]["errors"] > 5 * max(disturb[0]["errors"], 1)
+    pd = rows(db, 4)
+    assert pd[-1]["errors"] > pd[0]["errors"]
+    store = Store(db)
+    progs = [(p, busy) for op, b, p, pe, busy in store.op_times(5) if op == "program" and pe == 1]
+    assert len(progs) == 32 and max(b for _, b in progs) / min(b for _, b in progs) > 4  # slow and fast pages
+    store.close()
+    vth = rows(db, 6)
+    best = min(vth, key=lambda r: r["errors"])
+    assert best["offset"] < 0  # charge loss moved the states down: lower references read better
+
+    page = write_report(db, tmp_path / "report")
+    text = page.read_text()
+    for name in ("rber_vs_pe_1.png", "required_t_1.png", "pages_1.png", "latency_5.png", "read_disturb_3.png",
+                 "program_disturb_4.png", "vth_6.png"):
+        assert (tmp_path / "report" / name).stat().st_size > 5000 and name in text
+    assert "Campaigns and provenance" in text and "nandrig-virtual" in text
+
+
+def test_export_csv_feeds_fit(run_cli, db, tmp_path):
+    run(run_cli, db, "retention", "--blocks", "1-6", "--wear", "1000,5000,10000", "--times", "1d,1w,1mo,3mo,1y")
+    out = tmp_path / "r.csv"
+    assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--out", out).code == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert {"pe", "retention_h", "rber", "bits"} <= set(header)
+    res = run_cli("fit", "--csv", out, "--json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["n_points"] >= 10
+
+
+def test_blocks_are_reserved_and_bad_blocks_never(run_cli, db):
+    run(run_cli, db, "endurance", "--blocks", "1-3", "--cycles", "10", "--step", "10", seed="3")
+    # a finished campaign frees its blocks
+    run(run_cli, db, "endurance", "--blocks", "2-4", "--cycles", "10", "--step", "10", seed="3")
+    res = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--chip", "mlc-small", "--seed", "3",
+                  "--blocks", "8-10", "--cycles", "10")
+    res.assert_one_line_error("block 9", "factory bad")  # mlc-small seed 3's factory bad block
+    store = Store(db)
+    marks = dict(store.db.execute("SELECT block, factory_bad FROM blocks WHERE factory_bad IS NOT NULL"))
+    pe9 = store.pe_counts(1, [9])[9]
+    store.close()
+    assert marks == {1: 0, 2: 0, 3: 0, 4: 0, 8: 0, 9: 1, 10: 0}  # scanned before reserving, nothing else touched
+    assert pe9 == 0
+
+
+def test_running_campaigns_never_share_blocks(db):
+    from nandrig.host.session import create, open_for_chip
+
+    store = Store(db)
+    rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
+    with rig:
+        create(store, rig, chip_id, "endurance", {"blocks": [1, 2], "seed": 1, "cycles": 5, "checkpoints": [5]}, "sim")
+        with pytest.raises(Exception, match="reserved by campaign 1"):
+            create(store, rig, chip_id, "endurance", {"blocks": [2, 3], "seed": 1, "cycles": 5, "checkpoints": [5]}, "sim")
+    store.close()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["run", "endurance", "--blocks", "5-99"], ["outside"]),
+    (["run", "endurance", "--blocks", "x"], ["--blocks"]),
+    (["run", "endurance", "--blocks", "6-2"], ["after the last"]),
+    (["run", "endurance", "--blocks", "1-2", "--cycles", "0"], ["--cycles"]),
+    (["run", "endurance", "--blocks", "1-2", "--cycles", "100", "--checkpoints", "5,500"], ["checkpoints"]),
+    (["run", "retention", "--blocks", "1-2", "--wear", "1,2,3"], ["3 wear levels need at least 3 blocks"]),
+    (["run", "retention", "--blocks", "1-4", "--times", "1y,1d"], ["increase"]),
+    (["run", "retention", "--blocks", "1-4", "--times", "soon"], ["duration"]),
+    (["run", "vth", "--blocks", "1-2", "--offsets", "a:b"], ["--offsets"]),
+    (["run", "teleport", "--blocks", "1-2"], ["no such command"]),
+])
+def test_bad_campaign_options(run_cli, db, args, words):
+    res = run_cli(*args, "--rig", "sim", "--db", db, "--chip", "mlc-small")
+    res.assert_one_line_error(*words)
+
+
+def test_database_from_a_newer_nandrig_is_refused(run_cli, db, tmp_path):
+    run(run_cli, db, "endurance", "--blocks", "1-1", "--cycles", "10", "--step", "10")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
+    con.commit()
+    con.close()
+    for args in (["ls"], ["resume"], ["export", "--campaign", "1", "--csv"], ["report", "--out", str(tmp_path / "r")]):
+        run_cli(*args, "--db", db).assert_one_line_error("newer nandrig")
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE x (a)")
+    con.close()
+    run_cli("ls", "--db", other).assert_one_line_error("not a nandrig database")
+
+
+def test_resume_and_export_errors(run_cli, db):
+    run(run_cli, db, "endurance", "--blocks", "1-1", "--cycles", "10", "--step", "10")
+    res = run_cli("resume", "--db", db)
+    assert res.code == 0 and "nothing to resume" in res.err
+    run_cli("resume", "--db", db, "--campaign", "1").assert_one_line_error("done")
+    run_cli("export", "--db", db, "--campaign", "7", "--csv").assert_one_line_error("no campaign 7")
+    res = run_cli("ls", "--db", db)
+    assert "endurance" in res.out and "done" in res.out
+
+
+def test_manual_bake_records_what_the_operator_reports(tmp_path, monkeypatch):
+    from nandrig.characterization.arrhenius import acceleration_factor
+    from nandrig.host.session import create, open_for_chip, run as run_campaign
+
+    answers = iter(["120", "0.25"])
+    monkeypatch.setattr("click.prompt", lambda *a, **k: float(next(answers)))
+    store = Store(tmp_path / "m.db")
+    rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
+    with rig:
+        cid = create(store, rig, chip_id, "retention", {"blocks": [1, 2], "seed": 1, "wear": [3000], "times_h": [8760.0],
+                                                        "oven": "manual", "temp_c": 125.0}, "sim")
+        run_campaign(store, rig, cid, progress=False)
+    row = store.db.execute("SELECT retention_h, actual_h, temp_c FROM checkpoints WHERE label='t=8760h'").fetchone()
+    store.close()
+    assert row[1] == 0.25 and row[2] == 120.0
+    assert row[0] == pytest.approx(0.25 * acceleration_factor(120.0))
+
+
+def test_wall_clock_oven_waits_only_what_is_left():
+    from nandrig.host.oven import WallClockOven
+
+    now = [1000.0]
+    slept = []
+    oven = WallClockOven(sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)), clock=lambda: now[0])
+    done = oven.wait({"equiv_h": 1.0, "actual_h": 1.0, "temp_c": 25.0}, {"started": 1000.0 - 1800.0})
+    assert sum(slept) == pytest.approx(1800.0) and done["actual_h"] == 1.0
