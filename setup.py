@@ -32,6 +32,6 @@ DIRS = package_dirs()
 setup(
     package_dir=DIRS,
     packages=packages(DIRS),
-    package_data={"": ["*.json", "*.md", "*.c", "*.h"]},
+    package_data={"": ["*.json", "*.md", "*.c", "*.h", "Makefile"]},
     include_package_data=True,
 )

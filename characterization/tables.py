@@ -183,5 +183,9 @@ def c_header(params: RberParams, table: CorrTable, grid: RetentionGrid, guard: s
         for i in range(0, npe, 8):
             lines.append("        " + ", ".join(cells[i:i + 8]) + ",")
         lines.append("    },")
-    lines += ["};", "", f"#endif /* {guard} */", ""]
+    lines += ["};", ""]
+    from nandrig.characterization.flares_tables import FixedTables, header_extra  # it imports this module
+
+    lines += header_extra(FixedTables.build(params, table, grid))
+    lines += [f"#endif /* {guard} */", ""]
     return "\n".join(lines)

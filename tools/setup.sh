@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# gcc: tests compile the generated C headers and (later) the firmware natively.
-APT_PACKAGES=(gcc python3-venv)
+# gcc: tests compile the generated C headers and the firmware natively;
+# gcc-riscv64-unknown-elf: the firmware for the rig's rv32im soft-core.
+APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf python3-venv)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -1,0 +1,154 @@
+"""FLARES (Indaco et al., TACO 2014): the reference implementation, Alg. 1 (upPage) and Alg. 2.
+
+It decides in the firmware's fixed point (:mod:`.flares_tables`): RBERs are
+Q48 integers, MIX and SAFERANGE are per-mille, times are seconds. The C
+module in ``firmware/flares/`` implements the same arithmetic; tests check
+that both take identical decisions.
+
+Where the paper leaves points open, this implementation decides:
+
+* ``overc`` and ``criticalc`` are per page, kept with ``errc`` and ``failc``:
+  a global counter would let one page's history move another page's t;
+* one BCH codeword per page: 4096 data bytes protected over GF(2^16) (the
+  paper's GF(2^13) cannot hold 32,768 data bits); PAGESIZE_bits = 32,768;
+* the measured estimate ``meas`` is clamped at 0: a negative write-time RBER
+  (the chip retaining better than the model) carries no information;
+* a program encodes the page with ``p_next`` (so ``p_cur = p_next`` after it);
+* "reset the counters" (overcorrection, critical) resets both ``overc`` and
+  ``criticalc``; below their thresholds those zones leave ``p_next`` as it
+  was, so a decision taken earlier waits for the next program instead of
+  being undone; ``errc`` is zeroed at the end of every evaluation that does
+  not stop on a rewrite alarm, and ``p_next`` stays within [t_min, t_max].
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from nandrig.characterization.flares_tables import FixedTables
+from nandrig.errors import NandrigError
+
+ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
+
+
+class Zone(enum.IntEnum):
+    NONE = 0  # no evaluation this operation
+    ALARM = 1  # rewrite alarm: retention beyond max_ret_time(p_cur, pecycles)
+    FAILURE = 2
+    FAST = 3
+    OVERCORRECTION = 4
+    CRITICAL = 5
+    SAFE = 6
+
+
+class Op(enum.IntEnum):
+    READ = 0
+    PROGRAM = 1
+
+
+@dataclass(frozen=True)
+class FlaresConfig:
+    wsize: int = 100
+    mix_pm: int = 500  # MIX in per mille
+    saferange_pm: int = 50
+    maxfail: int = 3
+    maxcritical: int = 5
+    maxover: int = 15
+    req_ret_s: int = 365 * 24 * 3600
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.wsize <= 1024 and 0 <= self.mix_pm <= 1000 and 0 <= self.saferange_pm <= 1000
+                and self.maxfail >= 0 and self.maxcritical >= 0 and self.maxover >= 0 and self.req_ret_s >= 0):
+            raise NandrigError("FLARES constants out of range (wsize 1..1024, MIX and SAFERANGE 0..1000 per mille)")
+
+
+@dataclass
+class Pprof:
+    """A page's profile. p_cur, pecycles and writestamp live in the spare area; the rest in RAM."""
+
+    p_cur: int
+    p_next: int
+    pecycles: int = 0
+    writestamp: int = 0
+    errc: int = 0
+    failc: int = 0
+    overc: int = 0
+    criticalc: int = 0
+    ops: int = 0
+
+
+@dataclass(frozen=True)
+class Decision:
+    zone: Zone
+    p: int = 0  # the t FLARES computed for the projected RBER
+    proj: int = 0  # projected RBER, Q48
+    alarm: bool = False
+    invalidate: bool = False
+
+
+@dataclass
+class Flares:
+    tables: FixedTables
+    config: FlaresConfig = field(default_factory=FlaresConfig)
+
+    def new_page(self, t: int | None = None) -> Pprof:
+        t = self.tables.t_min if t is None else t
+        return Pprof(p_cur=t, p_next=t)
+
+    def up_page(self, pp: Pprof, op: Op, deterr: int, fail: bool, now: int) -> Decision:
+        """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
+        if op == Op.READ:
+            pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
+            pp.failc += 1 if fail else 0
+        else:
+            pp.pecycles += 1
+            pp.writestamp = now
+            pp.p_cur = pp.p_next
+        pp.ops += 1
+        if pp.ops < self.config.wsize:
+            return Decision(Zone.NONE)
+        pp.ops = 0
+        return self.evaluate(pp, now)
+
+    def evaluate(self, pp: Pprof, now: int) -> Decision:
+        """Alg. 2."""
+        ft, cfg = self.tables, self.config
+        ret = max(now - pp.writestamp, 0)
+        limit = ft.max_ret_seconds(pp.p_cur, pp.pecycles)
+        if limit is not None and ret > limit:
+            return Decision(Zone.ALARM, alarm=True)
+        rd_now = ft.rber_rd(pp.pecycles, ret)
+        meas = (pp.errc << 48) // (ft.codeword_bits * cfg.wsize)
+        meas = max(meas - rd_now, 0)
+        model = ft.rber_wr(pp.pecycles)
+        avg = (cfg.mix_pm * meas + (1000 - cfg.mix_pm) * model) // 1000
+        proj = avg + ft.rber_rd(pp.pecycles, cfg.req_ret_s)
+        p = ft.t_for(proj)
+        top = ft.rber_max[pp.p_cur - ft.t_min]
+        invalidate = False
+        if pp.failc > cfg.maxfail:
+            zone = Zone.FAILURE
+            invalidate = True
+            pp.p_next = max(pp.p_cur + 1, p)
+            pp.failc = 0
+        elif p > pp.p_cur:
+            zone = Zone.FAST
+            pp.p_next = p
+        elif p < pp.p_cur:
+            zone = Zone.OVERCORRECTION
+            pp.overc += 1
+            if pp.overc > cfg.maxover:
+                pp.p_next = pp.p_cur - 1
+                pp.overc = pp.criticalc = 0
+        elif proj * 1000 >= top * (1000 - cfg.saferange_pm):
+            zone = Zone.CRITICAL
+            pp.criticalc += 1
+            if pp.criticalc > cfg.maxcritical:
+                pp.p_next = pp.p_cur + 1
+                pp.overc = pp.criticalc = 0
+        else:
+            zone = Zone.SAFE
+            pp.p_next = pp.p_cur
+        pp.p_next = min(max(pp.p_next, ft.t_min), ft.t_max)
+        pp.errc = 0
+        return Decision(zone, p, proj, False, invalidate)

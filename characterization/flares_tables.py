@@ -1,0 +1,130 @@
+"""The FLARES tables in the fixed point the firmware uses, shared by the Python reference and the C header.
+
+RBER values are unsigned Q48 (value / 2**48). The model's two time-dependent
+terms are tabulated so the firmware needs no floating point:
+
+* ``wr[c]``  = RBER_wr(c * pe_step), Q48;
+* ``rd_pe[c]`` = Bo * (c * pe_step)**(n*m), Q48 (the retention term at 1 hour);
+* ``rd_t[k]`` = (s_k / 3600)**m, Q16, on a time grid ``s_k`` in seconds
+  (16 s * 2**(k/4), rounded), so RBER_rd(pe, s) = rd_pe(pe) * rd_t(s) >> 16;
+* P/E and time lookups interpolate linearly between grid points, with
+  integer arithmetic whose every rounding is a floor, identical in C and
+  Python (tests compare them bit for bit).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from nandrig.characterization.rber import RberParams
+from nandrig.characterization.tables import RBER_FRAC_BITS, CorrTable, RetentionGrid, _minutes_fixed, _rber_fixed
+
+Q = 1 << RBER_FRAC_BITS
+T_FRAC_BITS = 16
+T_GRID = 104  # 16 s .. 16 * 2**(103/4) s, about 30 years
+
+
+def time_grid() -> tuple[int, ...]:
+    return tuple(int(round(16 * 2 ** (k / 4))) for k in range(T_GRID))
+
+
+@dataclass(frozen=True)
+class FixedTables:
+    t_min: int
+    t_max: int
+    codeword_bits: int
+    pe_step: int
+    rber_max: tuple[int, ...]  # Q48, index t - t_min
+    mrt_min: tuple[tuple[int, ...], ...]  # minutes [t - t_min][pe column]
+    wr: tuple[int, ...]  # Q48 per pe column
+    rd_pe: tuple[int, ...]  # Q48 per pe column
+    t_grid: tuple[int, ...]  # seconds
+    rd_t: tuple[int, ...]  # Q16
+
+    @classmethod
+    def build(cls, params: RberParams, table: CorrTable, grid: RetentionGrid) -> "FixedTables":
+        step = grid.pe[1] - grid.pe[0]
+        wr = tuple(max(0, _rber_fixed(float(params.rber_wr(pe)))) for pe in grid.pe)
+        rd_pe = tuple(_rber_fixed(params.Bo * pe ** (params.n * params.m)) for pe in grid.pe)
+        tg = time_grid()
+        rd_t = tuple(int(math.floor((s / 3600.0) ** params.m * (1 << T_FRAC_BITS))) for s in tg)
+        return cls(table.t_min, table.t_max, table.k_bits, step, tuple(_rber_fixed(r) for r in table.rber_max),
+                   tuple(tuple(_minutes_fixed(h) for h in row) for row in grid.hours), wr, rd_pe, tg, rd_t)
+
+    # -- lookups, mirrored exactly in firmware/flares/flares.c ---------------------
+    def _col(self, pe: int) -> tuple[int, int]:
+        last = len(self.wr) - 1
+        c = pe // self.pe_step
+        if c >= last:
+            return last, 0
+        return c, pe - c * self.pe_step
+
+    def _interp(self, tab: tuple[int, ...], pe: int) -> int:
+        c, frac = self._col(pe)
+        if frac == 0:
+            return tab[c]
+        return (tab[c] * (self.pe_step - frac) + tab[c + 1] * frac) // self.pe_step
+
+    def rber_wr(self, pe: int) -> int:
+        return self._interp(self.wr, pe)
+
+    def rd_time(self, seconds: int) -> int:
+        g, v = self.t_grid, self.rd_t
+        if seconds <= 0:
+            return 0
+        if seconds < g[0]:
+            return v[0] * seconds // g[0]
+        if seconds >= g[-1]:
+            return v[-1]
+        lo, hi = 0, len(g) - 1  # g[lo] <= seconds < g[hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if g[mid] <= seconds:
+                lo = mid
+            else:
+                hi = mid
+        return v[lo] + (v[hi] - v[lo]) * (seconds - g[lo]) // (g[hi] - g[lo])
+
+    def rber_rd(self, pe: int, seconds: int) -> int:
+        return (self._interp(self.rd_pe, pe) * self.rd_time(seconds)) >> T_FRAC_BITS
+
+    def max_ret_seconds(self, t: int, pe: int) -> int | None:
+        """None: always met. 0: never met (any retention raises the alarm)."""
+        cols = len(self.wr)
+        col = min(-(-pe // self.pe_step), cols - 1)  # the next grid point up: limits fall with wear
+        m = self.mrt_min[t - self.t_min][col]
+        return None if m == 0xFFFFFFFF else m * 60
+
+    def t_for(self, proj: int) -> int:
+        """Smallest t whose range holds proj (t_max when even it does not)."""
+        for i, top in enumerate(self.rber_max):
+            if proj <= top:
+                return self.t_min + i
+        return self.t_max
+
+
+def header_extra(ft: FixedTables) -> list[str]:
+    """Lines the C header adds for FLARES' model evaluation."""
+    lines = [
+        f"#define FLARES_CODEWORD_BITS {ft.codeword_bits}u",
+        f"#define FLARES_T_FRAC_BITS {T_FRAC_BITS}u",
+        f"#define FLARES_T_GRID {len(ft.t_grid)}u",
+        "",
+        "/* RBER_wr(col * FLARES_PE_STEP), Q48 */",
+        "static const uint64_t flares_rber_wr_tab[FLARES_PE_COLS] = {",
+    ]
+    lines += _rows([f"0x{v:012x}ull" for v in ft.wr], 4)
+    lines += ["};", "", "/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term at 1 hour, Q48 */",
+              "static const uint64_t flares_rd_pe[FLARES_PE_COLS] = {"]
+    lines += _rows([f"0x{v:012x}ull" for v in ft.rd_pe], 4)
+    lines += ["};", "", "/* retention time grid, seconds: round(16 * 2^(k/4)) */",
+              "static const uint32_t flares_t_grid[FLARES_T_GRID] = {"]
+    lines += _rows([f"{v}u" for v in ft.t_grid], 8)
+    lines += ["};", "", "/* (t_grid[k] / 3600)^m, Q16 */", "static const uint32_t flares_rd_t[FLARES_T_GRID] = {"]
+    lines += _rows([f"{v}u" for v in ft.rd_t], 8)
+    lines += ["};", ""]
+    return lines
+
+
+def _rows(cells: list[str], per: int) -> list[str]:
+    return ["    " + ", ".join(cells[i:i + per]) + "," for i in range(0, len(cells), per)]

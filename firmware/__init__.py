@@ -1,0 +1,1 @@
+"""C sources for the rig soft-core, with native builds for tests."""

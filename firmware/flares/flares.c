@@ -1,0 +1,154 @@
+/* FLARES decisions in fixed point; see flares.h and nandrig.characterization.flares. */
+#include "flares.h"
+
+#include "flares_tables.h"
+
+#define ERRC_MAX 32767u
+
+static uint64_t interp(const uint64_t *tab, uint32_t pe)
+{
+    uint32_t c = pe / FLARES_PE_STEP;
+    uint32_t frac;
+    if (c >= FLARES_PE_COLS - 1u)
+        return tab[FLARES_PE_COLS - 1u];
+    frac = pe - c * FLARES_PE_STEP;
+    if (frac == 0)
+        return tab[c];
+    return (tab[c] * (FLARES_PE_STEP - frac) + tab[c + 1] * frac) / FLARES_PE_STEP;
+}
+
+uint64_t flares_rber_wr(uint32_t pe)
+{
+    return interp(flares_rber_wr_tab, pe);
+}
+
+static uint64_t rd_time(uint32_t s)
+{
+    uint32_t lo = 0, hi = FLARES_T_GRID - 1u;
+    if (s == 0)
+        return 0;
+    if (s < flares_t_grid[0])
+        return (uint64_t)flares_rd_t[0] * s / flares_t_grid[0];
+    if (s >= flares_t_grid[FLARES_T_GRID - 1u])
+        return flares_rd_t[FLARES_T_GRID - 1u];
+    while (hi - lo > 1u) { /* t_grid[lo] <= s < t_grid[hi] */
+        uint32_t mid = (lo + hi) / 2u;
+        if (flares_t_grid[mid] <= s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return flares_rd_t[lo] + (uint64_t)(flares_rd_t[hi] - flares_rd_t[lo]) * (s - flares_t_grid[lo]) /
+                                 (flares_t_grid[hi] - flares_t_grid[lo]);
+}
+
+uint64_t flares_rber_rd(uint32_t pe, uint32_t seconds)
+{
+    return (interp(flares_rd_pe, pe) * rd_time(seconds)) >> FLARES_T_FRAC_BITS;
+}
+
+uint8_t flares_t_for(uint64_t proj)
+{
+    uint32_t i;
+    for (i = 0; i < FLARES_T_COUNT; i++)
+        if (proj <= flares_corr_rber_max[i])
+            return (uint8_t)(FLARES_T_MIN + i);
+    return FLARES_T_MAX;
+}
+
+void flares_new_page(flares_pprof_t *pp, uint8_t t)
+{
+    flares_pprof_t z = {0};
+    *pp = z;
+    pp->p_cur = pp->p_next = t;
+}
+
+void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t now, flares_decision_t *out)
+{
+    uint32_t ret = now >= pp->writestamp ? now - pp->writestamp : 0;
+    uint32_t col = (pp->pecycles + FLARES_PE_STEP - 1u) / FLARES_PE_STEP; /* next grid point up: the safe side */
+    uint32_t limit_min;
+    uint64_t rd_now, meas, model, avg, proj, top;
+    int32_t next;
+    uint8_t p;
+
+    out->zone = FLARES_ZONE_NONE;
+    out->p = 0;
+    out->proj = 0;
+    out->alarm = 0;
+    out->invalidate = 0;
+    if (col > FLARES_PE_COLS - 1u)
+        col = FLARES_PE_COLS - 1u;
+    limit_min = flares_max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
+    if (limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u) {
+        out->zone = FLARES_ZONE_ALARM;
+        out->alarm = 1;
+        return;
+    }
+    rd_now = flares_rber_rd(pp->pecycles, ret);
+    meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * cfg->wsize);
+    meas = meas > rd_now ? meas - rd_now : 0; /* a negative write-time RBER carries no information */
+    model = flares_rber_wr(pp->pecycles);
+    avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
+    proj = avg + flares_rber_rd(pp->pecycles, cfg->req_ret_s);
+    p = flares_t_for(proj);
+    top = flares_corr_rber_max[pp->p_cur - FLARES_T_MIN];
+    next = pp->p_next; /* overcorrection and critical below their thresholds keep it */
+    if (pp->failc > cfg->maxfail) {
+        out->zone = FLARES_ZONE_FAILURE;
+        out->invalidate = 1;
+        next = p > pp->p_cur + 1 ? p : pp->p_cur + 1;
+        pp->failc = 0;
+    } else if (p > pp->p_cur) {
+        out->zone = FLARES_ZONE_FAST;
+        next = p;
+    } else if (p < pp->p_cur) {
+        out->zone = FLARES_ZONE_OVERCORRECTION;
+        if (++pp->overc > cfg->maxover) {
+            next = pp->p_cur - 1;
+            pp->overc = pp->criticalc = 0;
+        }
+    } else if (proj * 1000u >= top * (1000u - cfg->saferange_pm)) {
+        out->zone = FLARES_ZONE_CRITICAL;
+        if (++pp->criticalc > cfg->maxcritical) {
+            next = pp->p_cur + 1;
+            pp->overc = pp->criticalc = 0;
+        }
+    } else {
+        out->zone = FLARES_ZONE_SAFE;
+        next = pp->p_cur;
+    }
+    if (next < (int32_t)FLARES_T_MIN)
+        next = FLARES_T_MIN;
+    if (next > (int32_t)FLARES_T_MAX)
+        next = FLARES_T_MAX;
+    pp->p_next = (uint8_t)next;
+    pp->errc = 0;
+    out->p = p;
+    out->proj = proj;
+}
+
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t op, uint16_t deterr, uint8_t fail,
+                    uint32_t now, flares_decision_t *out)
+{
+    if (op == FLARES_READ) {
+        uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
+        pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
+        if (fail)
+            pp->failc++;
+    } else {
+        pp->pecycles++;
+        pp->writestamp = now;
+        pp->p_cur = pp->p_next;
+    }
+    if (++pp->ops < cfg->wsize) {
+        out->zone = FLARES_ZONE_NONE;
+        out->p = 0;
+        out->proj = 0;
+        out->alarm = 0;
+        out->invalidate = 0;
+        return;
+    }
+    pp->ops = 0;
+    flares_evaluate(cfg, pp, now, out);
+}

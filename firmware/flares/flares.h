@@ -1,0 +1,73 @@
+/* FLARES: per-page adaptive ECC strength (Indaco et al., TACO 2014), fixed point, no allocation.
+ *
+ * The same decisions as nandrig.characterization.flares (tests compare them).
+ * RBERs are Q48 (value / 2^48), MIX and SAFERANGE per mille, times in seconds.
+ * Tables come from flares_tables.h (`nandrig tables --c-header`).
+ */
+#ifndef NANDRIG_FLARES_H
+#define NANDRIG_FLARES_H
+
+#include <stdint.h>
+
+enum flares_op { FLARES_READ = 0, FLARES_PROGRAM = 1 };
+
+enum flares_zone {
+    FLARES_ZONE_NONE = 0,  /* no evaluation this operation */
+    FLARES_ZONE_ALARM = 1, /* rewrite alarm: retention beyond max_ret_time */
+    FLARES_ZONE_FAILURE = 2,
+    FLARES_ZONE_FAST = 3,
+    FLARES_ZONE_OVERCORRECTION = 4,
+    FLARES_ZONE_CRITICAL = 5,
+    FLARES_ZONE_SAFE = 6,
+};
+
+typedef struct {
+    uint16_t wsize;
+    uint16_t mix_pm;
+    uint16_t saferange_pm;
+    uint8_t maxfail;
+    uint8_t maxcritical;
+    uint8_t maxover;
+    uint32_t req_ret_s;
+} flares_config_t;
+
+/* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);
+ * the rest in RAM. */
+typedef struct {
+    uint8_t p_cur;
+    uint8_t p_next;
+    uint32_t pecycles;
+    uint32_t writestamp;
+    uint16_t errc;
+    uint16_t failc;
+    uint8_t overc;
+    uint8_t criticalc;
+    uint16_t ops;
+} flares_pprof_t;
+
+typedef struct {
+    uint8_t zone;
+    uint8_t p;
+    uint8_t alarm;
+    uint8_t invalidate;
+    uint64_t proj;
+} flares_decision_t;
+
+void flares_new_page(flares_pprof_t *pp, uint8_t t);
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t op, uint16_t deterr, uint8_t fail,
+                    uint32_t now, flares_decision_t *out);
+void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t now, flares_decision_t *out);
+
+/* model lookups (exposed for tests) */
+uint64_t flares_rber_wr(uint32_t pe);
+uint64_t flares_rber_rd(uint32_t pe, uint32_t seconds);
+uint8_t flares_t_for(uint64_t proj);
+
+/* the spare-area record: 7 bytes (p_cur 7 bits, pecycles 17 bits, writestamp 32 bits, big-endian)
+ * and 5 bytes of BCH parity (t = 5 over GF(2^7), lib/bch.c conventions) */
+#define FLARES_PPROF_BYTES 12
+void flares_pprof_pack(const flares_pprof_t *pp, uint8_t out[FLARES_PPROF_BYTES]);
+/* corrected bit count, -1 uncorrectable, -2 erased (all 0xFF: no profile yet) */
+int flares_pprof_unpack(const uint8_t in[FLARES_PPROF_BYTES], flares_pprof_t *pp);
+
+#endif

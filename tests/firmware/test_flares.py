@@ -1,0 +1,174 @@
+"""FLARES twice: the Python reference and the C firmware module must decide identically."""
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import bchlib
+import pytest
+
+from nandrig.characterization import CorrTable, RetentionGrid, load_params
+from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
+from nandrig.characterization.flares_tables import FixedTables
+from nandrig.characterization.rber import RberParams
+from nandrig.characterization.tables import c_header
+from nandrig.firmware import flares as fw
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAM_SETS = {
+    "paper": load_params("flares-taco2014"),
+    # a fit of the virtual mlc-3x chip (the demo's): steeper wear exponent, near-linear write errors
+    "chip-fit": RberParams(A=1.0094, B=1e-10, C=-1.0093992584, Bo=1.2676e-12, m=0.58077, n=2.8039, name="chip-fit"),
+}
+
+
+def tables_for(params):
+    table = CorrTable.build(1e-11, 4096 * 8)
+    grid = RetentionGrid.build(params, table, 10_000, 250)
+    return FixedTables.build(params, table, grid), c_header(params, table, grid)
+
+
+@pytest.fixture(scope="module", params=list(PARAM_SETS))
+def both(request, tmp_path_factory):
+    ft, header = tables_for(PARAM_SETS[request.param])
+    lib = fw.Native(fw.build(header, tmp_path_factory.mktemp("fw")))
+    return ft, lib
+
+
+def test_committed_header_is_current():
+    _, header = tables_for(load_params("flares-taco2014"))
+    assert (ROOT / "firmware/flares/tables/flares_tables.h").read_text() == header
+
+
+def test_lookups_match_bit_for_bit(both):
+    ft, lib = both
+    rng = random.Random(3)
+    for _ in range(20_000):
+        pe, s = rng.randrange(0, 15_000), rng.choice([rng.randrange(0, 100), rng.randrange(0, 2**31)])
+        assert lib.lib.flares_rber_wr(pe) == ft.rber_wr(pe)
+        assert lib.lib.flares_rber_rd(pe, s) == ft.rber_rd(pe, s)
+        proj = rng.randrange(0, 1 << 40)
+        assert lib.lib.flares_t_for(proj) == ft.t_for(proj)
+
+
+def random_sequence(rng: random.Random, length: int):
+    now = rng.randrange(0, 1 << 20)
+    for _ in range(length):
+        now += rng.choice([0, 1, 60, 3600, rng.randrange(0, 40 * 24 * 3600)])
+        op = Op.PROGRAM if rng.random() < 0.2 else Op.READ
+        fail = rng.random() < 0.05
+        deterr = rng.choice([0, 1, 2, rng.randrange(0, 60), rng.randrange(0, 400)])
+        yield op, deterr, fail, now
+
+
+def scenario_sequence(rng: random.Random, length: int):
+    """A page on a chip: wear rises, errors follow the model's RBER, reads and programs interleave."""
+    params = PARAM_SETS["paper"]
+    now, pe, written = 0, rng.randrange(0, 10_000), 0
+    for _ in range(length):
+        now += rng.choice([60, 3600, 86_400, 30 * 86_400])
+        if rng.random() < 0.3:
+            pe += 1
+            written = now
+            yield Op.PROGRAM, 0, False, now
+        else:
+            p = float(params.rber(pe, (now - written) / 3600))
+            errs = sum(rng.random() < p * 32768 / 50 for _ in range(50))  # binomial, cheap
+            yield Op.READ, errs, errs > 60, now
+
+
+@pytest.mark.slow
+def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
+    """50,000 sequences per parameter set, 100,000 in all."""
+    ft, lib = both
+    rng = random.Random(11)
+    sequences = decisions = evaluations = 0
+    zones = set()
+    for k in range(50_000):
+        cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
+                           saferange_pm=rng.choice([50, 0, 200]), maxfail=rng.choice([3, 0, 1]),
+                           maxcritical=rng.choice([5, 0, 2]), maxover=rng.choice([15, 0, 3]),
+                           req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]))
+        ref = Flares(ft, cfg)
+        t0 = rng.randrange(ft.t_min, ft.t_max + 1)
+        py, c, ccfg = ref.new_page(t0), lib.new_page(t0), lib.config(cfg)
+        gen = scenario_sequence if k % 2 else random_sequence
+        for op, deterr, fail, now in gen(rng, rng.randrange(1, 40)):
+            d = ref.up_page(py, op, deterr, fail, now)
+            e = lib.up_page(ccfg, c, int(op), deterr, fail, now)
+            assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate) == (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate))
+            assert (py.p_cur, py.p_next, py.pecycles, py.writestamp, py.errc, py.failc, py.overc, py.criticalc, py.ops) == (
+                c.p_cur, c.p_next, c.pecycles, c.writestamp, c.errc, c.failc, c.overc, c.criticalc, c.ops)
+            decisions += 1
+            evaluations += d.zone != Zone.NONE
+            zones.add(d.zone)
+        sequences += 1
+    assert sequences == 50_000 and evaluations > 100_000
+    assert zones == set(Zone)  # every zone was exercised
+
+
+def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):
+    ft, header = tables_for(load_params("flares-taco2014"))
+    lib = fw.Native(fw.build(header, tmp_path))
+    ref = bchlib.BCH(5, prim_poly=0x83)
+    rng = random.Random(5)
+    for _ in range(300):
+        pp = fw.Pprof(p_cur=rng.randrange(128), pecycles=rng.randrange(1 << 17), writestamp=rng.randrange(1 << 32))
+        rec = lib.pack(pp)
+        assert rec[7:] == bytes(ref.encode(rec[:7]))  # parity byte for byte as lib/bch.c computes it
+        flips = rng.sample(range(91), rng.randrange(0, 6))  # 56 data + 35 parity bits
+        bad = bytearray(rec)
+        for i in flips:
+            bad[i // 8 if i < 56 else 7 + (i - 56) // 8] ^= 0x80 >> ((i if i < 56 else i - 56) % 8)
+        n, got = lib.unpack(bytes(bad))
+        assert n == len(flips)
+        assert (got.p_cur, got.pecycles, got.writestamp) == (pp.p_cur, pp.pecycles, pp.writestamp)
+    assert lib.unpack(b"\xff" * 12)[0] == -2  # an erased spare area: no profile yet
+
+
+def test_pprof_detects_most_uncorrectable_records(tmp_path):
+    ft, header = tables_for(load_params("flares-taco2014"))
+    lib = fw.Native(fw.build(header, tmp_path))
+    rng = random.Random(6)
+    outcomes = {"detected": 0, "miscorrected": 0}
+    for _ in range(500):
+        pp = fw.Pprof(p_cur=rng.randrange(128), pecycles=rng.randrange(1 << 17), writestamp=rng.randrange(1 << 32))
+        bad = bytearray(lib.pack(pp))
+        for i in rng.sample(range(56), 8):
+            bad[i // 8] ^= 0x80 >> (i % 8)
+        n, got = lib.unpack(bytes(bad))
+        outcomes["detected" if n < 0 else "miscorrected"] += 1
+    assert outcomes["detected"] > 400, outcomes
+
+
+def test_reference_zones_behave_as_the_paper_describes():
+    ft, _ = tables_for(load_params("flares-taco2014"))
+    f = Flares(ft, FlaresConfig(wsize=10, mix_pm=500, maxover=2))
+    pp = f.new_page(3)  # t = 3 is what a fresh page needs; t = 1 would raise a rewrite alarm at once
+    f.up_page(pp, Op.PROGRAM, 0, False, 0)
+    zones = [f.up_page(pp, Op.READ, 20, False, 60 * i).zone for i in range(1, 10)]
+    assert zones[-1] == Zone.FAST and pp.p_next > 3  # many errors: t goes up at once
+    high = pp.p_next
+    f.up_page(pp, Op.PROGRAM, 0, False, 700)
+    seen = [f.up_page(pp, Op.READ, 0, False, 700 + i).zone for i in range(1, 40)]
+    # clean reads: t comes down one step after MAXOVER + 1 overcorrection windows, and stays decided
+    assert seen.count(Zone.OVERCORRECTION) >= 3 and pp.p_next == high - 1
+    pp2 = f.new_page(10)
+    for i in range(9):
+        f.up_page(pp2, Op.READ, 0, True, 10 + i)  # decode failures
+    d = f.up_page(pp2, Op.READ, 0, True, 20)
+    assert d.zone == Zone.FAILURE and d.invalidate and pp2.p_next >= 11
+    pp3 = f.new_page(3)
+    assert f.evaluate(pp3, 10 * 365 * 86_400).zone != Zone.ALARM  # eq. 5: no retention loss at 0 P/E
+    pp3.pecycles = 5000
+    d = f.evaluate(pp3, 10 * 365 * 86_400)  # a worn page left ten years without a rewrite
+    assert d.zone == Zone.ALARM and d.alarm
+
+
+def test_firmware_builds_for_the_soft_core():
+    assert shutil.which("riscv64-unknown-elf-gcc"), "tools/setup.sh installs gcc-riscv64-unknown-elf"
+    r = subprocess.run(["make", "-s", "-C", str(ROOT / "firmware/flares"), "rv32", "BUILD=/tmp/nandrig-flares-rv32"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = int(r.stdout.split("\n")[1].split()[0])
+    assert 0 < text < 64 * 1024
