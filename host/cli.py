@@ -236,6 +236,55 @@ def run_vth(url, db, profile, seed, chip_label, blocks, pattern_seed, oven, temp
            {"seed": pattern_seed, "pe": pe, "retention_h": ret, "offsets": offs, "oven": oven, "temp_c": temp_c})
 
 
+@run_grp.command("flares-validate")
+@click.option("--rig", "url", required=True, help="sim, socket://host:port, or a serial port.")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim).")
+@click.option("--params", "params_name", help="RBER model behind FLARES' tables (a name or a `nandrig fit --save` "
+              "file); default: calibrate one on 8 spare blocks for the page kind under test.")
+@click.option("--block", type=click.IntRange(min=0), help="Block to use (default: the first good one).")
+@click.option("--page", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Page under test (2: the upper page of wordline 0, the weaker kind).")
+@click.option("--scale", type=click.FloatRange(0.01, 1.0), default=1.0, show_default=True,
+              help="Fraction of the paper's operation counts (for quick looks).")
+@click.option("--db", type=click.Path(dir_okay=False), help="Also store the run for `nandrig report`.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def run_flares_validate(url, profile, seed, params_name, block, page, scale, db, as_json) -> None:
+    """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
+    from nandrig.characterization.rber import load_params
+    from nandrig.host.flares_validate import dumps, summary, validate
+    from nandrig.host.rig import Rig
+
+    params = load_params(params_name) if params_name else None
+    echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
+    with Rig.open(url, chip=profile, seed=seed) as rig:
+        n = min(64, rig.info().blocks)
+        good = [b for b in range(n) if b not in set(rig.scan_bad(0, n))]
+        if block is None:
+            block = good[0]
+        spare = [b for b in good if b != block][:8]
+        result = validate(rig, params, block, page, scale, echo, spare)
+        label = f"sim:{profile}:{seed}" if url == "sim" else rig.info().model
+    if db:
+        from nandrig.host.store import Store
+
+        store = Store(db)
+        try:
+            store.add_flares_run(label, block, page, result)
+        finally:
+            store.close()
+    if as_json:
+        click.echo(dumps(result))
+        return
+    click.echo(f"{'scenario':<17} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'fails':>6} {'over':>6} "
+               f"{'alarms':>6}  gain video/web/varmail")
+    for r in summary(result)["runs"]:
+        g = r["read_gain_vs_fixed50"]
+        click.echo(f"{r['scenario']:<17} {r['wsize']:>5} {r['mix']:>4} {r['ops']:>6} {r['under_target_ops']:>6} "
+                   f"{r['decode_failures']:>6} {r['mean_overprovision']:>6.1f} {r['rewrite_alarms']:>6}  "
+                   f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
+
+
 @click.command("resume")
 @click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--campaign", "campaign_id", type=int, help="Only this campaign.")

@@ -204,6 +204,44 @@ class Report:
         self.p("Offset with the fewest errors: " + ", ".join(f"{k} pages {v:+d}" for k, v in best.items()))
 
 
+def flares_section(r: Report, runs: list) -> None:
+    for run_id, chip, block, page, res in runs:
+        r.sections.append(f"<h1>FLARES validation {run_id} ({html.escape(chip)}, block {block}, page {page})</h1>")
+        model = res.get("model", {})
+        r.p(f"FLARES' model: {html.escape(model.get('model', ''))}"
+            + (f" (R&sup2; log {model['r2_log']:.4f})" if "r2_log" in model else "")
+            + f"; UBER {res['uber']:g}, {res['codeword_bytes']}-byte codeword. Decode latency: "
+            + html.escape(res["decode_latency_source"]) + ".")
+        for scenario, tr in res["traces"].items():
+            sel = [x for x in res["runs"] if x["scenario"] == scenario and "chosen_t" in x]
+            if not sel:
+                continue
+            fig, axes = plt.subplots(len(sel) // 3, 3, figsize=(13, 3.2 * (len(sel) // 3)), sharex=True, sharey=True,
+                                     squeeze=False)
+            for ax, x in zip(axes.ravel(), sel):
+                ax.plot(x["chosen_t"], lw=0.8, label="t chosen by FLARES")
+                ax.plot(tr["target_t"], ":", color="k", lw=1, label="target t")
+                ax.set_title(f"WSIZE {x['wsize']}, MIX {x['mix']:g}", fontsize=9)
+                ax.set_xlabel("operation")
+                ax.set_ylabel("correction capability t (bits)")
+            axes.ravel()[0].legend(fontsize=7)
+            fig.suptitle(f"{scenario}: t per operation (like the paper's Fig. 5)")
+            r.fig(fig, f"flares_{run_id}_{scenario}", f"FLARES {scenario}: chosen t (solid) and target t (dotted)")
+        rows = "".join(
+            f"<tr><td>{x['scenario']}</td><td>{x['wsize']}</td><td>{x['mix']:g}</td><td>{x['ops']}</td>"
+            f"<td>{x['under_target_ops']}</td><td>{x.get('under_target_ops_after_first_evaluation', '')}</td>"
+            f"<td>{x['decode_failures']}</td><td>{x['mean_overprovision']:.1f}</td><td>{x['rewrite_alarms']}</td>"
+            + "".join(f"<td>{v:+.0%}</td>" for v in x["read_gain_vs_fixed50"].values()) + "</tr>"
+            for x in res["runs"])
+        r.sections.append("<table><tr><th>scenario</th><th>WSIZE</th><th>MIX</th><th>ops</th><th>t below target</th>"
+                          "<th>below target after 1st evaluation</th><th>decode failures</th>"
+                          "<th>mean t − target</th><th>rewrite alarms</th><th>gain videoserver</th>"
+                          "<th>gain webserver</th><th>gain varmail</th></tr>" + rows + "</table>")
+        r.h2("The paper's findings beside ours")
+        r.sections.append("<table><tr><th>topic</th><th>FLARES paper (TACO 2014)</th></tr>" + "".join(
+            f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in res["paper"].items()) + "</table>")
+
+
 def write_report(db: str | Path, out: str | Path) -> Path:
     store = Store(db)
     out = Path(out)
@@ -211,7 +249,8 @@ def write_report(db: str | Path, out: str | Path) -> Path:
     try:
         r = Report(store, out)
         campaigns = store.campaigns()
-        if not campaigns:
+        flares_runs = store.flares_runs()
+        if not campaigns and not flares_runs:
             raise NandrigError(f"{db} holds no campaigns to report")
         for chip_id in sorted({c.chip_id for c in campaigns}):
             chip = store.chip(chip_id)
@@ -249,6 +288,8 @@ def write_report(db: str | Path, out: str | Path) -> Path:
                     f"<td>{len(events)} events{_failures(events)}</td></tr>")
             r.sections.append("<table><tr><th>id</th><th>kind</th><th>state</th><th>blocks</th><th>parameters</th>"
                               "<th>rig and versions</th><th>log</th></tr>" + "".join(rows) + "</table>")
+        if flares_runs:
+            flares_section(r, flares_runs)
         page = out / "index.html"
         page.write_text(_page(r.sections, str(db)))
         return page

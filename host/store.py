@@ -115,6 +115,16 @@ CREATE TABLE events (
 CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
 """
 
+# added within schema 1: created on open when missing
+FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
+    id INTEGER PRIMARY KEY,
+    chip_label TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    result TEXT NOT NULL,                -- JSON: runs, traces, the paper's statements
+    created REAL NOT NULL
+)"""
+
 
 @dataclass(frozen=True)
 class Campaign:
@@ -162,7 +172,7 @@ class Store:
             if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise NandrigError(f"{self.path} is an SQLite file but not a nandrig database")
             # one atomic script; SQLite's own parser splits it (comments may hold semicolons)
-            self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n"
+            self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n{FLARES_TABLE};\n"
                                   f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
             return
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -172,6 +182,7 @@ class Store:
                                f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
         if version < SCHEMA_VERSION:
             raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
+        self.db.execute(FLARES_TABLE)
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -316,6 +327,15 @@ class Store:
             " m.err_1to0, m.err_0to1, m.bits, m.busy_ns FROM checkpoints c JOIN measurements m"
             " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
             (campaign_id,)).fetchall()
+
+    def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
+        with self.tx() as db:
+            return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created) VALUES (?,?,?,?,?)",
+                              (chip_label, block, page, json.dumps(result), time.time())).lastrowid
+
+    def flares_runs(self) -> list[tuple[int, str, int, int, dict]]:
+        return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in
+                self.db.execute("SELECT id, chip_label, block, page, result FROM flares_runs ORDER BY id")]
 
     def op_times(self, campaign_id: int) -> list[tuple]:
         return self.db.execute("SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step",
