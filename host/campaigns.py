@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nandrig.boards.sim.profile import Geometry
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.errors import NandrigError
 from nandrig.host import protocol as P
@@ -31,18 +32,6 @@ from nandrig.host.store import Campaign, Store
 KINDS = ("endurance", "retention", "read-disturb", "program-disturb", "latency", "vth")
 MAX_CYCLE_BLOCKS = 256
 MAX_CYCLES = 1_000_000
-
-
-@dataclass(frozen=True)
-class Geometry:
-    page_bytes: int
-    spare_bytes: int
-    pages_per_block: int
-    blocks: int
-
-    @property
-    def bits(self) -> int:
-        return (self.page_bytes + self.spare_bytes) * 8
 
 
 @dataclass(frozen=True)
@@ -314,7 +303,7 @@ class Runner:
         recs = recs.reshape(len(m["blocks"]), m["n_pages"])
         pes = dict(db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (self.c.chip_id,)).fetchall())
         db.executemany("INSERT INTO measurements VALUES (?,?,?,?,?,?,?,?)", (
-            (cp, b, m["first_page"] + j, pes[b], int(recs[k, j]["e10"]), int(recs[k, j]["e01"]), self.g.bits,
+            (cp, b, m["first_page"] + j, pes[b], int(recs[k, j]["e10"]), int(recs[k, j]["e01"]), self.g.raw_page_bytes * 8,
              int(recs[k, j]["busy"]))
             for k, b in enumerate(m["blocks"]) for j in range(m["n_pages"])))
 
