@@ -1,0 +1,1 @@
+"""Amaranth gateware cores of the rig."""
