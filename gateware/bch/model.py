@@ -46,7 +46,7 @@ def berlekamp_massey(gf: GF, s: list[int], t: int) -> list[int]:
     for r in range(t):
         j = 2 * r + 1
         delta = 0
-        for i in range(min(j, t + 1)):
+        for i in range(min(j, t + 2)):
             if j - i >= 1:
                 delta ^= gf.mul(lam[i], s[j - i])
         new = [gf.mul(gamma, lam[i]) ^ (gf.mul(delta, b[i - 1]) if i else 0) for i in range(t + 2)]
@@ -57,7 +57,7 @@ def berlekamp_massey(gf: GF, s: list[int], t: int) -> list[int]:
             b = [0, 0] + b[:-2]  # x^2 * B
             k += 2
         lam = new
-    return lam[: t + 1]
+    return lam  # t + 2 coefficients: a degree of t + 1 means failure
 
 
 def chien(cfg: BchConfig, t: int, lam: list[int], n_bits: int) -> list[int]:

@@ -5,6 +5,7 @@ from amaranth.sim import Simulator
 
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.bch.decoder import BchDecoder
 from nandrig.gateware.bch.encoder import BchEncoder
 
 
@@ -57,3 +58,74 @@ def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchC
 def simulate_encode(data: bytes, t: int, config: BchConfig = BchConfig()) -> bytes:
     """Parity bytes for ``data`` at correction capability ``t``, computed by the encoder gateware."""
     return simulate_encode_many([(data, t)], config)[0][0]
+
+
+def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig = BchConfig(),
+                         gap: int = 0) -> tuple[list[tuple[bytes, int]], list[int]]:
+    """Decode codewords (data, parity, t) streamed back to back, ``gap`` idle cycles between them.
+
+    Returns (corrected data, corrected count or -1) per codeword and, per codeword,
+    the cycle at which its status came out (cycle 0 = its first byte in).
+    """
+    for d, p, t in jobs:
+        _check(d, t, config)
+        if len(p) != config.ecc_bytes(t):
+            raise NandrigError(f"t = {t} needs {config.ecc_bytes(t)} parity bytes, got {len(p)}")
+    dut = BchDecoder(config)
+    results: list[tuple[bytes, int]] = []
+    done_at: list[int] = []
+    starts: list[int] = []
+    cycle = [0]
+
+    async def feed(ctx):
+        for d, p, t in jobs:
+            raw = d + p
+            i = 0
+            while i < len(raw):
+                ctx.set(dut.t, t)
+                ctx.set(dut.data_in.valid, 1)
+                ctx.set(dut.data_in.payload, {"data": raw[i], "first": i == 0, "last": i == len(raw) - 1})
+                if i == 0:
+                    starts.append(cycle[0])
+                await ctx.tick()
+                if ctx.get(dut.data_in.ready):
+                    i += 1
+            ctx.set(dut.data_in.valid, 0)
+            for _ in range(gap):
+                await ctx.tick()
+
+    async def collect(ctx):
+        ctx.set(dut.errors.ready, 1)
+        ctx.set(dut.status.ready, 1)
+        for d, p, t in jobs:
+            fixes: list[tuple[int, int]] = []
+            while True:
+                await ctx.tick()
+                cycle[0] += 1
+                if ctx.get(dut.errors.valid):
+                    e = ctx.get(dut.errors.payload)
+                    fixes.append((e.byte, e.mask))
+                if ctx.get(dut.status.valid):
+                    st = ctx.get(dut.status.payload)
+                    break
+            out = bytearray(d)
+            if st.erased:
+                out = bytearray(b"\xff" * len(d))
+            else:
+                for byte, mask in fixes:
+                    if byte < len(d):
+                        out[byte] ^= mask
+            results.append((bytes(out), -1 if st.fail else st.corrected))
+            done_at.append(cycle[0])
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(feed)
+    sim.add_testbench(collect)
+    sim.run()
+    return results, [end - start for end, start in zip(done_at, starts)]
+
+
+def simulate_decode(data: bytes, parity: bytes, t: int, config: BchConfig = BchConfig()) -> tuple[bytes, int]:
+    """Corrected data and the number of corrected errors (-1: uncorrectable), from the decoder gateware."""
+    return simulate_decode_many([(data, parity, t)], config)[0][0]

@@ -1,0 +1,213 @@
+"""BCH decoder with run-time t: byte-parallel syndromes, inversion-less Berlekamp-Massey, parallel Chien.
+
+Three stages work on three codewords at once (see model.py for the algorithm):
+
+1. SYN consumes one byte per cycle (data, then parity with its unused low bits
+   masked) and keeps the odd syndromes by byte-wise Horner. It also counts
+   zero bits for erased-page detection.
+2. BM squares its way to the even syndromes and runs t iterations of the
+   simplified inversion-less Berlekamp-Massey on one bank of t_max + 1 GF
+   multipliers, three cycles per iteration (discrepancy; gamma * lambda;
+   delta * x B). A shifting syndrome window keeps every multiplier's
+   operands in fixed registers.
+3. CHIEN evaluates the locator at 8 degrees per cycle, walking from the end
+   of the codeword (degree 0) so it starts from lambda itself; each byte with
+   roots goes out on ``errors`` as (byte index, bit mask, MSB = bit 7), then
+   ``status`` says how many were corrected or that decoding failed
+   (locator degree > t, or roots != degree).
+
+Erased pages: a codeword whose data and parity hold at most t zero bits is
+reported as erased (``erased`` = 1, ``corrected`` = the zero bits) without
+searching, and its consumer rewrites it as all 0xFF. That is what Linux does
+for erased chunks (nand_check_erased_ecc_chunk) instead of an eccmask; an
+all-0xFF page is not a BCH codeword, so without this it would fail to decode.
+"""
+from __future__ import annotations
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from nandrig.gateware.bch import gf as G
+from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.bch.encoder import IN_LAYOUT
+from nandrig.gateware.bch.model import pad_bits
+
+ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
+STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
+
+
+def popcount(v) -> object:
+    return sum((v[i] for i in range(len(v))), Const(0, 4))
+
+
+class BchDecoder(wiring.Component):
+    def __init__(self, config: BchConfig = BchConfig()) -> None:
+        self.config = config
+        super().__init__({
+            "t": In(range(config.t_max + 1)),
+            "data_in": In(stream.Signature(IN_LAYOUT)),
+            "errors": Out(stream.Signature(ERR_LAYOUT)),
+            "status": Out(stream.Signature(STATUS_LAYOUT)),
+        })
+
+    def elaborate(self, platform):
+        cfg, gf = self.config, self.config.gf
+        m, tm = cfg.m, cfg.t_max
+        mod = Module()
+        t_shape = range(tm + 2)
+        pad_rom = Array([Const(0xFF if t == 0 else (0xFF << pad_bits(cfg, t)) & 0xFF, 8) for t in range(tm + 2)])
+        pad_val = Array([Const(0 if t == 0 else pad_bits(cfg, t), 3) for t in range(tm + 2)])
+
+        # ---- stage 1: syndromes --------------------------------------------------------------
+        syn = G.reg_array(tm, m, "syn")  # S_1, S_3, ..., S_(2 t_max - 1)
+        s1_t = Signal(t_shape)
+        s1_bytes = Signal(16)
+        s1_zero = Signal(16)
+        s1_pending = Signal()
+        beat = self.data_in.payload
+        t_now = Mux(beat.first, self.t, s1_t)
+        byte = Signal(8)
+        mod.d.comb += [
+            self.data_in.ready.eq(~s1_pending),
+            byte.eq(Mux(beat.last, beat.data & pad_rom[t_now], beat.data)),
+        ]
+        ones = Signal(8)  # padding bits count as ones for the erased check
+        mod.d.comb += ones.eq(Mux(beat.last, beat.data | ~pad_rom[t_now], beat.data))
+        with mod.If(self.data_in.valid & self.data_in.ready):
+            for idx in range(tm):
+                j = 2 * idx + 1
+                fresh = G.byte_map(gf, byte, j)
+                mod.d.sync += syn[idx].eq(Mux(beat.first, fresh, G.const_mul(gf, syn[idx], gf.pow(8 * j)) ^ fresh))
+            zeros = 8 - popcount(ones)
+            mod.d.sync += [
+                s1_bytes.eq(Mux(beat.first, 1, s1_bytes + 1)),
+                s1_zero.eq(Mux(beat.first, zeros, s1_zero + zeros)),
+            ]
+            with mod.If(beat.first):
+                mod.d.sync += s1_t.eq(self.t)
+            with mod.If(beat.last):
+                mod.d.sync += s1_pending.eq(1)
+
+        # ---- stage 2: Berlekamp-Massey -------------------------------------------------------
+        busy2 = Signal()
+        s2_t = Signal(t_shape)
+        s2_bytes = Signal(16)
+        s2_zero = Signal(16)
+        s2_done = Signal()  # locator ready, waiting for stage 3
+        lam = G.reg_array(tm + 2, m, "lam")
+        bpol = G.reg_array(tm + 2, m, "b")
+        win = G.reg_array(tm + 2, m, "win")  # win[i] = S_(2r+1-i)
+        queue = G.reg_array(2 * tm, m, "q")  # S_(2r+2), S_(2r+3), ...
+        tmp = G.reg_array(tm + 2, m, "tmp")
+        gamma = Signal(m)
+        delta = Signal(m)
+        k = Signal(range(-4 * tm - 2, 4 * tm + 2))
+        r = Signal(t_shape)
+        phase = Signal(2)
+
+        # all 2 t_max syndromes from the odd ones: S_2i = S_i^2
+        full = {}
+        for idx in range(tm):
+            full[2 * idx + 1] = syn[idx]
+        for j in range(2, 2 * tm + 1, 2):
+            sq = Signal(m, name=f"s_even{j}")
+            mod.d.comb += sq.eq(G.square(gf, full[j // 2]))
+            full[j] = sq
+
+        # the shared multiplier bank
+        a_in = [Mux(phase == 2, bpol[i - 1] if i else Const(0, m), lam[i]) for i in range(tm + 2)]  # t_max + 2: keep x^(t+1)
+        b_in = [Mux(phase == 0, win[i], Mux(phase == 1, gamma, delta)) for i in range(tm + 2)]
+        prods = []
+        for i in range(tm + 2):
+            p = Signal(m, name=f"prod{i}")
+            mod.d.comb += p.eq(G.mul(gf, a_in[i], b_in[i]))
+            prods.append(p)
+
+        with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
+            mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
+                           r.eq(0), phase.eq(0), gamma.eq(1), k.eq(0)]
+            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(full[1])]
+            mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
+            mod.d.sync += [queue[i].eq(full[i + 2]) for i in range(2 * tm - 1)] + [queue[-1].eq(0)]
+
+        running = busy2 & ~s2_done & (r < s2_t)
+        with mod.If(running):
+            with mod.Switch(phase):
+                with mod.Case(0):
+                    mod.d.sync += [delta.eq(_xor(prods, m)), phase.eq(1)]
+                with mod.Case(1):
+                    mod.d.sync += [tmp[i].eq(prods[i]) for i in range(tm + 2)] + [phase.eq(2)]
+                with mod.Case(2):
+                    mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in range(tm + 2)]
+                    with mod.If((delta != 0) & (k >= 0)):
+                        mod.d.sync += [bpol[0].eq(0)] + [bpol[i].eq(lam[i - 1]) for i in range(1, tm + 1)]
+                        mod.d.sync += [gamma.eq(delta), k.eq(-k)]
+                    with mod.Else():
+                        mod.d.sync += [bpol[0].eq(0), bpol[1].eq(0)] + [bpol[i].eq(bpol[i - 2]) for i in range(2, tm + 1)]
+                        mod.d.sync += k.eq(k + 2)
+                    mod.d.sync += [win[0].eq(queue[1]), win[1].eq(queue[0])] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
+                    mod.d.sync += [queue[i].eq(queue[i + 2]) for i in range(2 * tm - 2)] + [queue[-2].eq(0), queue[-1].eq(0)]
+                    mod.d.sync += [r.eq(r + 1), phase.eq(0)]
+        with mod.If(busy2 & ~s2_done & (r >= s2_t)):
+            mod.d.sync += s2_done.eq(1)
+
+        # ---- stage 3: Chien search and status ------------------------------------------------
+        busy3 = Signal()
+        loc = G.reg_array(tm + 2, m, "loc")
+        s3_t = Signal(t_shape)
+        s3_bytes = Signal(16)
+        s3_zero = Signal(16)
+        s3_deg = Signal(range(tm + 3))
+        s3_pad = Signal(3)
+        col = Signal(16)  # byte groups searched so far, from the end
+        count = Signal(16)
+        searching = Signal()
+
+        deg = Signal(range(tm + 3))
+        for i in range(tm + 2):
+            with mod.If(lam[i] != 0):
+                mod.d.comb += deg.eq(i)
+        with mod.If(s2_done & ~busy3):
+            mod.d.sync += [busy3.eq(1), busy2.eq(0), s2_done.eq(0), s3_t.eq(s2_t), s3_bytes.eq(s2_bytes),
+                           s3_zero.eq(s2_zero), s3_deg.eq(deg), s3_pad.eq(pad_val[s2_t]), col.eq(0), count.eq(0)]
+            mod.d.sync += [loc[i].eq(lam[i]) for i in range(tm + 2)]
+            # erased pages and clean codewords need no search
+            mod.d.sync += searching.eq((s2_zero > s2_t) & (deg != 0))
+
+        roots = []
+        for p in range(8):
+            terms = [G.const_mul(gf, loc[i], gf.pow(-i * p)) for i in range(tm + 2)]
+            v = Signal(m, name=f"chien{p}")
+            mod.d.comb += v.eq(_xor(terms, m))
+            valid = (col != 0) | (s3_pad <= p)
+            roots.append((v == 0) & valid)
+        mask = Signal(8)
+        mod.d.comb += mask.eq(Cat(*roots))
+        mod.d.comb += [self.errors.payload.byte.eq(s3_bytes - 1 - col), self.errors.payload.mask.eq(mask)]
+        with mod.If(busy3 & searching):
+            mod.d.comb += self.errors.valid.eq(mask != 0)
+            with mod.If((mask == 0) | self.errors.ready):
+                mod.d.sync += [loc[i].eq(G.const_mul(gf, loc[i], gf.pow(-8 * i))) for i in range(tm + 2)]
+                mod.d.sync += [count.eq(count + popcount(mask)), col.eq(col + 1)]
+                with mod.If(col == s3_bytes - 1):
+                    mod.d.sync += searching.eq(0)
+        erased = s3_zero <= s3_t
+        fail = ~erased & ((s3_deg > s3_t) | (count != s3_deg))
+        mod.d.comb += [
+            self.status.payload.erased.eq(erased),
+            self.status.payload.fail.eq(fail),
+            self.status.payload.corrected.eq(Mux(erased, s3_zero, Mux(fail, 0, count))),
+        ]
+        with mod.If(busy3 & ~searching):
+            mod.d.comb += self.status.valid.eq(1)
+            with mod.If(self.status.ready):
+                mod.d.sync += busy3.eq(0)
+        return mod
+
+
+def _xor(values, width: int):
+    out = Const(0, width)
+    for v in values:
+        out = out ^ v
+    return out

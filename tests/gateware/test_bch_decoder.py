@@ -1,0 +1,72 @@
+"""The BCH decoder gateware, in simulation, against bchlib (Linux lib/bch.c)."""
+import random
+
+import bchlib
+import pytest
+
+from nandrig.errors import NandrigError
+from nandrig.gateware.bch import BchConfig, simulate_decode, simulate_decode_many
+
+
+def codeword(rng, cfg, t, k, nerr):
+    data = bytes(rng.randrange(256) for _ in range(k))
+    ecc = bytearray(bchlib.BCH(t, prim_poly=cfg.prim_poly).encode(data))
+    d = bytearray(data)
+    for b in rng.sample(range(k * 8 + cfg.m * t), nerr):  # errors in data and parity alike
+        if b < k * 8:
+            d[b // 8] ^= 0x80 >> (b % 8)
+        else:
+            q = b - k * 8
+            ecc[q // 8] ^= 0x80 >> (q % 8)
+    return data, bytes(d), bytes(ecc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", [13, 14, 16])
+def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m):
+    cfg = BchConfig(m=m, k_bytes=32, t_max=6)
+    rng = random.Random(m)
+    jobs, truth = [], []
+    for t in (1, 2, 3, 6, 4, 6):
+        for nerr in sorted({0, 1, t, rng.randrange(t + 1)}):
+            data, d, e = codeword(rng, cfg, t, 32, nerr)
+            ref_d, ref_e = bytearray(d), bytearray(e)
+            ref = bchlib.BCH(t, prim_poly=cfg.prim_poly)
+            assert ref.decode(ref_d, ref_e) == nerr
+            jobs.append((d, e, t))
+            truth.append((data, nerr))
+    results, _ = simulate_decode_many(jobs, cfg)
+    for (got, n), (data, nerr) in zip(results, truth):
+        assert n == nerr and got == data
+
+
+@pytest.mark.slow
+def test_beyond_t_is_reported_as_failure_or_miscorrected():
+    cfg = BchConfig(k_bytes=32, t_max=6)
+    rng = random.Random(5)
+    jobs, truth = [], []
+    for _ in range(24):
+        t = rng.choice([2, 4, 6])
+        data, d, e = codeword(rng, cfg, t, 32, t + rng.randrange(1, 6))
+        jobs.append((d, e, t))
+        truth.append(data)
+    results, _ = simulate_decode_many(jobs, cfg)
+    failures = sum(n < 0 for _, n in results)
+    assert all(n < 0 or got != data for (got, n), data in zip(results, truth))  # never claims the original back
+    assert failures >= 20, failures
+
+
+def test_erased_codewords_decode_as_clean():
+    cfg = BchConfig(k_bytes=16, t_max=4)
+    ecc = cfg.ecc_bytes(4)
+    assert simulate_decode(b"\xff" * 16, b"\xff" * ecc, 4, cfg) == (b"\xff" * 16, 0)
+    flipped = bytearray(b"\xff" * 16)
+    flipped[3] = 0xF7
+    flipped[9] = 0x7F
+    assert simulate_decode(bytes(flipped), b"\xff" * ecc, 4, cfg) == (b"\xff" * 16, 2)
+
+
+def test_decode_rejects_wrong_parity_length():
+    cfg = BchConfig(k_bytes=16, t_max=4)
+    with pytest.raises(NandrigError, match="parity bytes"):
+        simulate_decode(b"x" * 16, b"y" * 3, 4, cfg)
