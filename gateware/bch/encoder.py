@@ -7,7 +7,9 @@ left-justified (unused low bits of the last byte are zero). The feedback tap
 never moves, and t changes between codewords without a reset.
 
 Streams: ``data_in`` carries bytes MSB first, ``first`` on the first byte
-(when ``t`` is sampled) and ``last`` on the last; ``parity_out`` then carries
+and ``last`` on the last. ``t`` must be stable from one cycle before a
+codeword's first byte to that byte (the taps are loaded while idle, which
+keeps the generator ROM out of the datapath); ``parity_out`` then carries
 ceil(m t / 8) parity bytes, ``last`` on the final one. ``data_in`` is not
 ready while parity streams out.
 """
@@ -24,17 +26,25 @@ OUT_LAYOUT = data.StructLayout({"data": 8, "last": 1})
 
 
 def lfsr_step(m: Module, r, taps, byte, width: int) -> Signal:
-    """One byte through the MSB-aligned LFSR: 8 single-bit steps, unrolled.
+    """One byte through the MSB-aligned LFSR in closed form.
 
-    Each step lands in its own signal: nesting the expressions would reference
-    the previous step twice per level and grow as 2^8.
+    The 8 feedback bits depend only on the top 8 remainder bits, the data
+    byte and the top 7 taps (a small triangle of XORs); the wide update is
+    then rem << 8 XOR the taps shifted by k for each set feedback bit k, a
+    flat network for synthesis and eight integer operations for simulation.
     """
-    for i in range(7, -1, -1):
-        nxt = Signal(width, name=f"lfsr_bit{i}")
-        fb = r[width - 1] ^ byte[i]
-        m.d.comb += nxt.eq(Cat(Const(0, 1), r[: width - 1]) ^ Mux(fb, taps, 0))
-        r = nxt
-    return r
+    f = [Signal(name=f"lfsr_fb{k}") for k in range(8)]  # f[k]: feedback applied with shift k
+    for s_ in range(8):  # step s_ handles data bit 7 - s_, whose feedback is shifted by 7 - s_
+        acc = r[width - 1 - s_] ^ byte[7 - s_]
+        for q in range(s_):
+            acc = acc ^ (f[7 - q] & taps[width - s_ + q])
+        m.d.comb += f[7 - s_].eq(acc)
+    out = Signal(width, name="lfsr_next")
+    update = Cat(Const(0, 8), r[: width - 8])
+    for k in range(8):
+        update = update ^ Mux(f[k], Cat(Const(0, k), taps[: width - k]) if k else taps, 0)
+    m.d.comb += out.eq(update)
+    return out
 
 
 class BchEncoder(wiring.Component):
@@ -59,21 +69,18 @@ class BchEncoder(wiring.Component):
         ecc_bytes = Array([Const(cfg.ecc_bytes(t), left.shape()) for t in range(cfg.t_max + 1)])
 
         beat = self.data_in.payload
+        in_codeword = Signal()
         with m.FSM():
             with m.State("DATA"):
                 m.d.comb += self.data_in.ready.eq(1)
+                with m.If(~in_codeword & ~(self.data_in.valid & beat.first)):
+                    m.d.sync += [taps.eq(taps_rom[self.t - 1]), t_cur.eq(self.t)]  # idle: follow t
                 with m.If(self.data_in.valid):
-                    # the first byte starts from a zero remainder with the taps of the t given with it
-                    tap_now = Signal(w)
-                    base = Signal(w)
-                    with m.If(beat.first):
-                        m.d.comb += [tap_now.eq(taps_rom[self.t - 1]), base.eq(0)]
-                        m.d.sync += [taps.eq(taps_rom[self.t - 1]), t_cur.eq(self.t)]
-                    with m.Else():
-                        m.d.comb += [tap_now.eq(taps), base.eq(rem)]
-                    m.d.sync += rem.eq(lfsr_step(m, base, tap_now, beat.data, w))
+                    # the first byte starts from a zero remainder
+                    m.d.sync += rem.eq(lfsr_step(m, Mux(beat.first, 0, rem), taps, beat.data, w))
+                    m.d.sync += in_codeword.eq(~beat.last)
                     with m.If(beat.last):
-                        m.d.sync += left.eq(ecc_bytes[Mux(beat.first, self.t, t_cur)])
+                        m.d.sync += left.eq(ecc_bytes[t_cur])
                         m.next = "PARITY"
             with m.State("PARITY"):
                 m.d.comb += [

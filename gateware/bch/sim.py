@@ -31,6 +31,8 @@ def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchC
         for d, t in jobs:
             ctx.set(dut.t, t)
             ctx.set(dut.parity_out.ready, 1)
+            await ctx.tick()  # t settles a cycle before the first byte
+            cycles[0] += 1
             for i, byte in enumerate(d):
                 ctx.set(dut.data_in.valid, 1)
                 ctx.set(dut.data_in.payload, {"data": byte, "first": i == 0, "last": i == len(d) - 1})
