@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import reduce
 from operator import xor
 
-from amaranth import Const, Signal
+from amaranth import Const, Mux, Signal
 from amaranth.hdl import Value
 
 from nandrig.gateware.bch.config import GF
@@ -14,23 +14,21 @@ def _xor_all(terms: list[Value], width: int = 1) -> Value:
     return reduce(xor, terms) if terms else Const(0, width)
 
 
+# Word-level forms: a few wide conditional XORs instead of thousands of single-bit terms. Synthesis
+# flattens them to the same functions; the simulator and the Verilog stay small.
+
 def const_mul(gf: GF, x: Value, c: int) -> Value:
-    """x * c for a constant c: out bit k is the XOR of the x bits i whose a^i * c has bit k set."""
-    cols = [gf.mul(1 << i, c) if c else 0 for i in range(gf.m)]
-    bits = [_xor_all([x[i] for i in range(gf.m) if cols[i] >> k & 1]) for k in range(gf.m)]
-    return Value.cast(bits[0]) if gf.m == 1 else _cat(bits)
+    """x * c for a constant c: XOR of the columns a^i * c selected by the bits of x."""
+    if not c:
+        return Const(0, gf.m)
+    return _xor_all([Mux(x[i], gf.mul(1 << i, c), 0) for i in range(gf.m)], gf.m)
 
 
 def mul(gf: GF, a: Value, b: Value) -> Value:
-    """a * b: XOR over the a_i & b_j whose a^(i+j) has bit k set."""
-    terms: list[list[Value]] = [[] for _ in range(gf.m)]
-    for i in range(gf.m):
-        for j in range(gf.m):
-            p = gf.exp[i + j]
-            for k in range(gf.m):
-                if p >> k & 1:
-                    terms[k].append(a[i] & b[j])
-    return _cat([_xor_all(t) for t in terms])
+    """a * b: the carry-less product of a and b, reduced with the constants a^k for k >= m."""
+    m = gf.m
+    prod = _xor_all([Mux(b[j], a << j, 0) for j in range(m)], 2 * m - 1)
+    return prod[:m] ^ _xor_all([Mux(prod[k], gf.exp[k], 0) for k in range(m, 2 * m - 1)], m)
 
 
 def square(gf: GF, x: Value) -> Value:
