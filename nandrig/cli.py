@@ -35,6 +35,9 @@ def _register() -> None:
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)
     bench.add_command(host.bench_link_cmd)
+    from nandrig.gateware.bch import cli as bch
+
+    bench.add_command(bch.bench_bch_cmd)
 
 
 _register()

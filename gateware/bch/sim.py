@@ -67,7 +67,7 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
     """Decode codewords (data, parity, t) streamed back to back, ``gap`` idle cycles between them.
 
     Returns (corrected data, corrected count or -1) per codeword and, per codeword,
-    the cycle at which its status came out (cycle 0 = its first byte in).
+    the cycle at which its status came out, counted from the first codeword's first byte.
     """
     for d, p, t in jobs:
         _check(d, t, config)
@@ -125,7 +125,7 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
     sim.add_testbench(feed)
     sim.add_testbench(collect)
     sim.run()
-    return results, [end - start for end, start in zip(done_at, starts)]
+    return results, [end - starts[0] for end in done_at]
 
 
 def simulate_decode(data: bytes, parity: bytes, t: int, config: BchConfig = BchConfig()) -> tuple[bytes, int]:

@@ -70,3 +70,18 @@ def test_decode_rejects_wrong_parity_length():
     cfg = BchConfig(k_bytes=16, t_max=4)
     with pytest.raises(NandrigError, match="parity bytes"):
         simulate_decode(b"x" * 16, b"y" * 3, 4, cfg)
+
+
+@pytest.mark.slow
+def test_bench_bch_reports_latency_against_the_input_bound(run_cli):
+    import json
+
+    res = run_cli("bench", "bch", "--t", "4", "--no-synth")
+    assert res.code == 0, res.err
+    row = json.loads(res.out)["per_t"][0]
+    assert row["t"] == 4 and row["decode_cycles"] > row["input_bound"]  # it cannot beat the input
+    assert row["ratio_to_input_bound"] <= 1.3 and row["ratio_to_paper"] < 1
+
+
+def test_bench_bch_bad_t(run_cli):
+    run_cli("bench", "bch", "--t", "0,41", "--no-synth").assert_one_line_error("--t")
