@@ -171,7 +171,7 @@ def c_header(params: RberParams, table: CorrTable, grid: RetentionGrid, guard: s
         "#define FLARES_MRT_NEVER 0u",
         "#define FLARES_MRT_ALWAYS 0xFFFFFFFFu",
         "",
-        f"static const uint64_t flares_corr_rber_max[FLARES_T_COUNT] = {{",
+        "static const uint64_t flares_corr_rber_max[FLARES_T_COUNT] = {",
     ]
     vals = [f"0x{_rber_fixed(r):012x}ull" for r in table.rber_max]
     for i in range(0, nt, 4):

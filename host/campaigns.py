@@ -188,7 +188,7 @@ def _groups(blocks: list[int], n: int) -> list[list[int]]:
 
 # -- execution ----------------------------------------------------------------------
 class Runner:
-    def __init__(self, store: Store, rig: Rig, campaign_id: int, oven: Oven,
+    def __init__(self, store: Store, rig: Rig, campaign_id: int, oven: Oven | None,
                  progress: Callable[[int, int], None] | None = None) -> None:
         self.store, self.rig, self.oven, self.progress = store, rig, oven, progress
         self.c = store.campaign(campaign_id)

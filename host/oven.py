@@ -52,12 +52,6 @@ class ManualOven:
         return {"equiv_h": hours * acceleration_factor(temp), "actual_h": hours, "temp_c": temp}
 
 
-class VirtualOven:
-    """Never called: virtual waits are ADVANCE requests in the plan."""
-
-    def wait(self, meta: dict, state: dict) -> dict:  # pragma: no cover - plan never asks
-        raise NandrigError("a virtual oven waits through the rig")
-
-
-def make_oven(kind: str) -> Oven:
-    return {"virtual": VirtualOven, "wall": WallClockOven, "manual": ManualOven}[kind]()
+def make_oven(kind: str) -> Oven | None:
+    """None for the virtual oven: its waits are journaled ADVANCE requests, not oven steps."""
+    return {"virtual": None, "wall": WallClockOven(), "manual": ManualOven()}[kind]

@@ -132,7 +132,7 @@ class Report:
             return
         fig, ax = plt.subplots(figsize=(8, 4))
         by_pe = defaultdict(list)
-        for b, p, pe, busy in progs:
+        for _block, p, pe, busy in progs:
             by_pe[pe].append((p, busy))
         for pe in sorted(by_pe):
             pts = np.array(sorted(by_pe[pe]))

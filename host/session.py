@@ -124,7 +124,7 @@ def export_rows(store: Store, c: Campaign) -> list[dict]:
     """One row per checkpoint and P/E level: what ``nandrig fit`` reads."""
     rows = store.rows(c.id)
     out: dict[tuple, dict] = {}
-    for label, pe, ret, actual, temp, reads, offset, block, page, e10, e01, bits, busy in rows:
+    for label, pe, ret, actual, temp, reads, offset, block, _page, e10, e01, bits, _busy in rows:
         key = (label, pe)
         r = out.setdefault(key, {"campaign": c.id, "kind": c.kind, "checkpoint": len(out), "label": label, "pe": pe,
                                  "retention_h": ret, "actual_h": actual, "temp_c": temp, "reads": reads,

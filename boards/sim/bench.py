@@ -4,10 +4,8 @@ from __future__ import annotations
 import statistics
 import time
 
-import numpy as np
-
 from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.pattern import page_seed
 from nandrig.characterization.rber import load_params
 
 GRID_PE = (1000, 2000, 5000, 10000)

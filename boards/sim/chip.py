@@ -36,7 +36,7 @@ import numpy as np
 
 from nandrig.boards.sim import rng
 from nandrig.boards.sim.onfi_identity import PARAM_PAGE_COPIES
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
     page_error_probs,
@@ -263,11 +263,11 @@ class VirtualChip:
         self._check_page(block, page)
         blk = self.blocks.setdefault(block, Block())
         wl_idx, upper = page_map(page, self.geometry.pages_per_block)
-        busy = self._jitter(self.profile.timing.t_r_us * 1_000, block, page, blk.pe, 1_000_000 + blk.reads)
-        bits = self._read_bits(block, blk, wl_idx, upper, page)
+        busy = self._t_r(block, page, blk)
+        cells = self._read_bits(block, blk, wl_idx, upper, page)
         blk.reads += 1
         self._done(0, busy)
-        return ReadResult(np.packbits(bits).tobytes(), busy)
+        return ReadResult(np.packbits(cells).tobytes(), busy)
 
     def measure(self, block: int, pages: list[int] | range | None = None) -> PageCounts:
         """Statistical path: bit errors per page against what was programmed, each page read once.
@@ -289,14 +289,11 @@ class VirtualChip:
         for i, p in enumerate(int(x) for x in pages):
             wl_idx, upper = page_map(p, g.pages_per_block)
             wl = blk.wls.get(wl_idx)
-            busy[i] = self._jitter(self.profile.timing.t_r_us * 1_000, block, p, blk.pe, 1_000_000 + blk.reads)
+            busy[i] = self._t_r(block, p, blk)
             if wl is not None and any(c is not None and c.raw is not None for c in (wl.lsb, wl.msb)):
                 content = wl.msb if upper else wl.lsb
-                want = (np.unpackbits(np.frombuffer(content.bytes(g.raw_page_bytes), np.uint8))
-                        if content else np.ones(self.cells, np.uint8))
-                got = self._read_bits(block, blk, wl_idx, upper, p)
-                e10[i] = int(np.sum((want == 1) & (got == 0)))
-                e01[i] = int(np.sum((want == 0) & (got == 1)))
+                want = bits(content.bytes(g.raw_page_bytes)) if content else np.ones(self.cells, np.uint8)
+                e10[i], e01[i] = flips(want, self._read_bits(block, blk, wl_idx, upper, p))
             elif not (upper and (wl is None or wl.msb is None)):  # an unprogrammed upper page reads all ones
                 full = wl is not None and wl.msb is not None
                 groups[("msb" if upper else "lsb") if full else "lsb_only"].append((i, blk.reads, wl))
@@ -306,7 +303,6 @@ class VirtualChip:
         for kind, members in groups.items():
             if not members:
                 continue
-            idx = np.array([m[0] for m in members])
             wls = [m[2] for m in members]
             cond = PageCondition(
                 n=np.array([wl.n if wl else blk.pe for wl in wls], float),
@@ -467,6 +463,10 @@ class VirtualChip:
         t = self.profile.timing
         life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 2.0)
         return t.t_bers_us * 1_000 * self._time_scale * (1.0 + t.t_bers_growth * life)
+
+    def _t_r(self, block: int, page: int, blk: Block) -> int:
+        """This read's busy time: keyed by the block's read count, so both APIs agree."""
+        return self._jitter(self.profile.timing.t_r_us * 1_000, block, page, blk.pe, 1_000_000 + blk.reads)
 
     def _jitter(self, ns: float, block: int, page: int, pe: int, serial: int) -> int:
         z = rng.uniform(rng.TIMING, self.seed, block, page, pe, serial) * 2.0 - 1.0

@@ -21,6 +21,21 @@ def page_seed(campaign_seed: int, block: int, page: int) -> int:
     return s or _SEED_MASK
 
 
+def bits(data: bytes) -> np.ndarray:
+    """Bits of ``data``, MSB first."""
+    return np.unpackbits(np.frombuffer(data, np.uint8))
+
+
+def page_bits(campaign_seed: int, block: int, page: int, nbytes: int) -> np.ndarray:
+    """The bits a page programmed with the campaign's pattern should read back."""
+    return bits(prbs31_bytes(page_seed(campaign_seed, block, page), nbytes))
+
+
+def flips(want: np.ndarray, got: np.ndarray) -> tuple[int, int]:
+    """Bit errors as the rig counts them: (stored 1 read 0, stored 0 read 1)."""
+    return int(np.sum((want == 1) & (got == 0))), int(np.sum((want == 0) & (got == 1)))
+
+
 @lru_cache(maxsize=256)
 def prbs31_bytes(seed: int, nbytes: int) -> bytes:
     seed &= _SEED_MASK

@@ -28,7 +28,7 @@ import numpy as np
 
 from nandrig import __version__
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.boards.sim.pattern import bits, flips, page_bits, page_seed
 from nandrig.errors import NandrigError
 from nandrig.host import protocol as P
 from nandrig.host.protocol import Err, Flag, Frame, Op
@@ -196,15 +196,10 @@ class VirtualRig:
             m = chip.measure(block, pages)
             return m.err_1to0, m.err_0to1, m.busy_ns
         n = chip.geometry.raw_page_bytes
-        e10, e01, busy = [], [], []
-        for p in pages:
-            r = chip.read(block, p)
-            got = np.unpackbits(np.frombuffer(r.data, np.uint8))
-            want = np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(seed, block, p), n), np.uint8))
-            e10.append(int(np.sum((want == 1) & (got == 0))))
-            e01.append(int(np.sum((want == 0) & (got == 1))))
-            busy.append(r.busy_ns)
-        return np.array(e10), np.array(e01), np.array(busy)
+        reads = [chip.read(block, p) for p in pages]
+        counts = [flips(page_bits(seed, block, p, n), bits(r.data)) for p, r in zip(pages, reads)]
+        return (np.array([c[0] for c in counts]), np.array([c[1] for c in counts]),
+                np.array([r.busy_ns for r in reads]))
 
     # -- commands ---------------------------------------------------------------
     def _op_hello(self, req: Frame, io: RigIO) -> bytes:
@@ -307,16 +302,12 @@ class VirtualRig:
             raise Reject(Err.BAD_PARAMETER)
         g = self.chip.geometry
         r = self.chip.read(block, page)
-        got = np.unpackbits(np.frombuffer(r.data, np.uint8))
-        want = (np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes), np.uint8))
-                if flags & Flag.COMPARE else got)
-        bounds = list(range(0, g.page_bytes, self.codeword_bytes)) + [g.page_bytes, g.raw_page_bytes]
-        bounds = sorted(set(bounds))
+        got = bits(r.data)
+        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & Flag.COMPARE else got
+        bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
         out = bytearray(P.STATUS_BUSY.pack(self.chip.status, r.busy_ns) + bytes([len(bounds) - 1]))
         for lo, hi in zip(bounds, bounds[1:]):
-            w, gb = want[lo * 8:hi * 8], got[lo * 8:hi * 8]
-            e10 = int(np.sum((w == 1) & (gb == 0)))
-            e01 = int(np.sum((w == 0) & (gb == 1)))
+            e10, e01 = flips(want[lo * 8:hi * 8], got[lo * 8:hi * 8])
             errors = e10 + e01
             corrected = 0 if t == 0 else (errors if errors <= t else -1)  # BCH model until the core is in the loop
             out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)

@@ -135,7 +135,7 @@ class BchDecoder(wiring.Component):
         with mod.If(running):
             with mod.Switch(phase):
                 with mod.Case(0):
-                    mod.d.sync += [delta.eq(_xor(prods, m)), phase.eq(1)]
+                    mod.d.sync += [delta.eq(G.xor_all(prods, m)), phase.eq(1)]
                 with mod.Case(1):
                     mod.d.sync += [tmp[i].eq(prods[i]) for i in range(tm + 2)] + [phase.eq(2)]
                 with mod.Case(2):
@@ -179,7 +179,7 @@ class BchDecoder(wiring.Component):
         for p in range(8):
             terms = [G.const_mul(gf, loc[i], gf.pow(-i * p)) for i in range(tm + 2)]
             v = Signal(m, name=f"chien{p}")
-            mod.d.comb += v.eq(_xor(terms, m))
+            mod.d.comb += v.eq(G.xor_all(terms, m))
             valid = (col != 0) | (s3_pad <= p)
             roots.append((v == 0) & valid)
         mask = Signal(8)
@@ -205,9 +205,3 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += busy3.eq(0)
         return mod
 
-
-def _xor(values, width: int):
-    out = Const(0, width)
-    for v in values:
-        out = out ^ v
-    return out

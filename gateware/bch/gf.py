@@ -4,13 +4,13 @@ from __future__ import annotations
 from functools import reduce
 from operator import xor
 
-from amaranth import Const, Mux, Signal
+from amaranth import Cat, Const, Mux, Signal
 from amaranth.hdl import Value
 
 from nandrig.gateware.bch.config import GF
 
 
-def _xor_all(terms: list[Value], width: int = 1) -> Value:
+def xor_all(terms: list[Value], width: int = 1) -> Value:
     return reduce(xor, terms) if terms else Const(0, width)
 
 
@@ -21,31 +21,25 @@ def const_mul(gf: GF, x: Value, c: int) -> Value:
     """x * c for a constant c: XOR of the columns a^i * c selected by the bits of x."""
     if not c:
         return Const(0, gf.m)
-    return _xor_all([Mux(x[i], gf.mul(1 << i, c), 0) for i in range(gf.m)], gf.m)
+    return xor_all([Mux(x[i], gf.mul(1 << i, c), 0) for i in range(gf.m)], gf.m)
 
 
 def mul(gf: GF, a: Value, b: Value) -> Value:
     """a * b: the carry-less product of a and b, reduced with the constants a^k for k >= m."""
     m = gf.m
-    prod = _xor_all([Mux(b[j], a << j, 0) for j in range(m)], 2 * m - 1)
-    return prod[:m] ^ _xor_all([Mux(prod[k], gf.exp[k], 0) for k in range(m, 2 * m - 1)], m)
+    prod = xor_all([Mux(b[j], a << j, 0) for j in range(m)], 2 * m - 1)
+    return prod[:m] ^ xor_all([Mux(prod[k], gf.exp[k], 0) for k in range(m, 2 * m - 1)], m)
 
 
 def square(gf: GF, x: Value) -> Value:
     """x^2 is linear over GF(2): bit i of x moves to a^(2i)."""
-    bits = [_xor_all([x[i] for i in range(gf.m) if gf.exp[2 * i] >> k & 1]) for k in range(gf.m)]
-    return _cat(bits)
+    bits = [xor_all([x[i] for i in range(gf.m) if gf.exp[2 * i] >> k & 1]) for k in range(gf.m)]
+    return Cat(*bits)
 
 
 def byte_map(gf: GF, byte: Value, j: int) -> Value:
     """sum of byte bit i * a^(j i): a byte's contribution to the syndrome S_j."""
-    bits = [_xor_all([byte[i] for i in range(8) if gf.pow(j * i) >> k & 1]) for k in range(gf.m)]
-    return _cat(bits)
-
-
-def _cat(bits: list[Value]) -> Value:
-    from amaranth import Cat
-
+    bits = [xor_all([byte[i] for i in range(8) if gf.pow(j * i) >> k & 1]) for k in range(gf.m)]
     return Cat(*bits)
 
 

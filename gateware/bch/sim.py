@@ -99,7 +99,7 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
     async def collect(ctx):
         ctx.set(dut.errors.ready, 1)
         ctx.set(dut.status.ready, 1)
-        for d, p, t in jobs:
+        for d, _parity, _t in jobs:
             fixes: list[tuple[int, int]] = []
             while True:
                 await ctx.tick()

@@ -1,7 +1,6 @@
 import json
 import sqlite3
 
-import numpy as np
 import pytest
 
 from nandrig.host.report import write_report

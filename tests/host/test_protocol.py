@@ -2,7 +2,6 @@ import random
 import struct
 import zlib
 
-import pytest
 from cobs import cobs
 
 from nandrig.host import protocol as P

@@ -1,6 +1,4 @@
 """Crash exactly between the rig's reply and the host's commit: the resume must take the cached reply."""
-import pytest
-
 from nandrig.host.campaigns import Runner
 from nandrig.host.session import create, export_csv, open_for_campaign, open_for_chip, run
 from nandrig.host.store import Store
