@@ -1,0 +1,300 @@
+"""Pin-level bus-functional model: the virtual chip (nandrig.boards.sim.chip) behind an ONFI async SDR bus.
+
+It runs as an Amaranth testbench beside the controller, one step per system
+clock, so pin edges land on clock edges and their times are exact multiples
+of the period. Every edge is checked against the ONFI timing of the mode the
+chip is in (timing-mode feature 01h: mode 0 after power-up and RESET); a
+violation is recorded, never silently tolerated. The chip model does the
+storage and physics; this wrapper adds only what the bus needs: the page
+register, address decoding, R/B# and the data-valid window of each read byte
+(DQ carries the inverse of the byte outside it, so a mistimed capture shows up
+as errors).
+
+Busy times are the chip's own, multiplied by ``busy_scale`` so simulations
+stay short; the controller's busy measurement is checked against the scaled
+value.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, STATUS_FAIL, STATUS_NOT_PROTECTED, VirtualChip
+from nandrig.gateware.onfi.timing import MODES
+
+NEVER = -math.inf
+PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)
+FEATURES_BUSY_NS = 1_000  # tFEAT
+
+
+@dataclass
+class Busy:
+    start: float = NEVER
+    end: float = NEVER
+
+    def low(self, t: float) -> bool:
+        return self.start <= t < self.end
+
+
+@dataclass
+class BusLog:
+    violations: list[str] = field(default_factory=list)
+    ops: list[tuple] = field(default_factory=list)  # (name, args, busy_ns as the bus saw it)
+    violation_count: int = 0
+
+    def violate(self, t: float, what: str) -> None:
+        self.violation_count += 1
+        if len(self.violations) < 50:
+            self.violations.append(f"{t:.0f} ns: {what}")
+
+
+class NandBusModel:
+    def __init__(self, chip: VirtualChip, clk_hz: float, busy_scale: float = 1e-3, io_delay_ns: float = 0.0,
+                 inject: dict[tuple[int, int], list[int]] | None = None, stuck_dq: tuple[int, int] | None = None) -> None:
+        """``inject``: (block, page) -> bit positions flipped in what reads of that page return (MSB-first
+        bit numbering); ``stuck_dq``: (line, level) holds one DQ line at a level, as a broken adapter would."""
+        self.chip = chip
+        self.inject = inject or {}
+        self.stuck_dq = stuck_dq
+        self.period = 1e9 / clk_hz
+        self.busy_scale = busy_scale
+        self.io_delay = io_delay_ns
+        self.log = BusLog()
+        g = chip.geometry
+        self.page_bits = (g.pages_per_block - 1).bit_length()
+        self.raw = g.raw_page_bytes
+        self.register = bytearray(b"\xff" * self.raw)
+        self.busy = Busy()
+        # protocol state
+        self.cmd: int | None = None
+        self.addr: list[int] = []
+        self.ptr = 0  # page-register pointer for data in/out
+        self.out: bytes | None = None  # what RE# cycles read: register, ID, parameter page, features, status
+        self.out_status = False
+        self.pending = None  # operation to start at the confirming command's WE# rise
+        # pin history (ns)
+        self.prev: dict[str, int] = {}
+        self.t_change: dict[str, float] = {}
+        self.we_fall = self.we_rise = self.re_fall = self.re_rise = NEVER
+        self.ce_fall = self.addr_rise = self.rb_rise = NEVER
+        self.cur_byte = 0xFF
+        self.valid_from = math.inf
+        self.feat = bytearray()
+        self.last_read = b""
+        self.transfers: list[float] = []  # times of data-phase WE# rises and RE# falls of the current burst
+
+    @property
+    def timing(self):
+        return MODES[self.chip.features[FEATURE_TIMING_MODE][0] & 0x0F]
+
+    # -- the testbench ------------------------------------------------------------
+    async def run(self, ctx, pins) -> None:
+        names = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
+        sigs = [getattr(pins, n) for n in names]
+        n = 0
+        while True:
+            await ctx.tick()
+            n += 1
+            now = n * self.period
+            cur = dict(zip(names, (ctx.get(s) for s in sigs)))
+            if cur != self.prev:
+                self._edges(now, cur)
+                self.prev = cur
+            nxt = now + self.period  # the controller samples what we drive now at the next edge
+            ctx.set(pins.rb_n, 0 if self.busy.low(nxt) else 1)
+            dq = self._dq_at(nxt)
+            if self.stuck_dq is not None:
+                line, level = self.stuck_dq
+                dq = dq | 1 << line if level else dq & ~(1 << line)
+            ctx.set(pins.dq_i, dq)
+
+    def _dq_at(self, t: float) -> int:
+        if self.prev.get("re_n", 1) == 1 and self.re_rise + self.timing.tRHOH + self.io_delay < t:
+            return (~self.cur_byte) & 0xFF  # chip no longer holding the byte
+        if t < self.valid_from:
+            return (~self.cur_byte) & 0xFF
+        return self.cur_byte
+
+    # -- checks ---------------------------------------------------------------------
+    def _since(self, now: float, then: float, need: float, what: str) -> None:
+        if now - then < need - 1e-6:
+            self.log.violate(now, f"{what}: {now - then:.1f} ns < {need} ns")
+
+    def _edges(self, now: float, cur: dict[str, int]) -> None:
+        t, p = self.timing, self.prev
+        changed = {k for k in cur if cur[k] != p.get(k)}
+        # holds after the last WE# rise
+        if p.get("we_n") == 1:  # holds after the last WE# rise, up to and including the next WE# fall
+            for sig, hold, name in (("cle", t.tCLH, "tCLH"), ("ale", t.tALH, "tALH"), ("dq_o", t.tDH, "tDH"),
+                                    ("dq_oe", t.tDH, "tDH"), ("ce_n", t.tCH, "tCH")):
+                if sig in changed:
+                    self._since(now, self.we_rise, hold, name)
+        for k in changed:
+            self.t_change[k] = now
+        if cur["we_n"] == 0 and cur["re_n"] == 0:
+            self.log.violate(now, "WE# and RE# low together")
+        if cur["dq_oe"] and (cur["re_n"] == 0 or now - self.re_rise < t.tRHZ):
+            self.log.violate(now, "DQ contention: the controller drives while the chip may")
+        if "ce_n" in changed and cur["ce_n"] == 0:
+            self.ce_fall = now
+        if cur["ce_n"]:
+            return  # deselected: the chip ignores the bus
+        if "we_n" in changed:
+            if cur["we_n"] == 0:
+                self._since(now, self.we_rise, t.tWH, "tWH")
+                self._since(now, self.we_fall, t.tWC, "tWC")
+                self._since(now, self.re_rise, t.tRHW, "tRHW")
+                self.we_fall = now
+            else:
+                self._latch(now, cur)
+                self.we_rise = now
+        if "re_n" in changed:
+            if cur["re_n"] == 0:
+                self._since(now, self.re_rise, t.tREH, "tREH")
+                self._since(now, self.re_fall, t.tRC, "tRC")
+                self._since(now, self.we_rise, t.tWHR, "tWHR")
+                self._since(now, self.rb_rise, t.tRR, "tRR")
+                if cur["cle"] or cur["ale"]:
+                    self.log.violate(now, "RE# low with CLE or ALE high")
+                self._since(now, self.t_change.get("cle", NEVER) if not cur["cle"] else now, t.tCLR, "tCLR")
+                self._since(now, self.t_change.get("ale", NEVER) if not cur["ale"] else now, t.tAR, "tAR")
+                self.re_fall = now
+                self._next_out(now)
+            else:
+                self._since(now, self.re_fall, t.tRP, "tRP")
+                self.re_rise = now
+
+    def _latch(self, now: float, cur: dict[str, int]) -> None:
+        t = self.timing
+        self._since(now, self.we_fall, t.tWP, "tWP")
+        self._since(now, self.ce_fall, t.tCS, "tCS")
+        self._since(now, self.t_change.get("cle", NEVER), t.tCLS, "tCLS")
+        self._since(now, self.t_change.get("ale", NEVER), t.tALS, "tALS")
+        self._since(now, max(self.t_change.get("dq_o", NEVER), self.t_change.get("dq_oe", NEVER)), t.tDS, "tDS")
+        if not cur["dq_oe"]:
+            self.log.violate(now, "WE# latch with DQ not driven")
+        if cur["cle"] and cur["ale"]:
+            self.log.violate(now, "CLE and ALE high together")
+        byte = cur["dq_o"]
+        if self.busy.low(now) and not (cur["cle"] and byte in (0x70, 0xFF)):
+            self.log.violate(now, f"bus cycle while busy ({'command %02Xh' % byte if cur['cle'] else 'address/data'})")
+            return
+        if cur["cle"]:
+            self._command(now, byte, cur)
+        elif cur["ale"]:
+            self._address(now, byte)
+        else:
+            self._since(now, self.addr_rise, t.tADL, "tADL")
+            self._data_in(now, byte)
+
+    # -- chip behaviour -----------------------------------------------------------------
+    def _row(self) -> tuple[int, int]:
+        a = self.addr
+        row = a[-3] | a[-2] << 8 | a[-1] << 16
+        return row >> self.page_bits, row & ((1 << self.page_bits) - 1)
+
+    def _col(self) -> int:
+        return self.addr[0] | self.addr[1] << 8
+
+    def _go_busy(self, now: float, busy_ns: float, name: str, args: tuple) -> None:
+        t = self.timing
+        scaled = max(busy_ns * self.busy_scale, t.tWB + self.period)
+        self.busy = Busy(now + t.tWB, now + scaled)
+        self.rb_rise = now + scaled
+        self.log.ops.append((name, args, scaled))
+
+    def _status(self, now: float) -> int:
+        return self.chip.status & ~0x60 if self.busy.low(now) else self.chip.status
+
+    def _command(self, now: float, c: int, cur: dict[str, int]) -> None:
+        chip = self.chip
+        protected = cur["wp_n"] == 0
+        self.out_status = c == 0x70
+        if c == 0x70:
+            return
+        if c == 0xFF:
+            self._go_busy(now, chip.reset().busy_ns, "reset", ())
+            self.register[:] = b"\xff" * self.raw
+            self.cmd, self.out = None, None
+        elif c in (0x90, 0xEC, 0xEF, 0xEE, 0x60, 0x80, 0x00, 0x05):
+            self.cmd, self.addr, self.out, self.feat = c, [], None, bytearray()
+            if c == 0x80:
+                self.register[:] = b"\xff" * self.raw
+                self.ptr = -1
+        elif c == 0xD0 and self.cmd == 0x60:
+            block, _ = self._row()
+            if protected:
+                chip.status = STATUS_FAIL | 0x60
+                self._go_busy(now, 0, "erase-protected", (block,))
+            else:
+                self._go_busy(now, chip.erase(block).busy_ns, "erase", (block,))
+            self.cmd = None
+        elif c == 0x10 and self.cmd == 0x80:
+            block, page = self._row()
+            if protected:
+                chip.status = STATUS_FAIL | 0x60
+                self._go_busy(now, 0, "program-protected", (block, page))
+            else:
+                self._go_busy(now, chip.program(block, page, bytes(self.register)).busy_ns, "program", (block, page))
+            self.cmd = None
+        elif c == 0x30 and self.cmd == 0x00:
+            block, page = self._row()
+            r = chip.read(block, page)
+            self.register[:] = r.data
+            for bit in self.inject.get((block, page), ()):
+                self.register[bit // 8] ^= 0x80 >> (bit % 8)
+            self.last_read = bytes(self.register)
+            self.ptr, self.out = self._col(), self.register
+            self._go_busy(now, r.busy_ns, "read", (block, page))
+        elif c == 0xE0 and self.cmd in (0x05, 0x00, 0x80):
+            self.ptr, self.out = self._col(), self.register
+            self.log.ops.append(("change-read-column", (self.ptr,), 0))
+        else:
+            self.log.violate(now, f"unexpected command {c:02X}h")
+
+    def _address(self, now: float, byte: int) -> None:
+        self.addr.append(byte)
+        self.addr_rise = now
+        if self.cmd == 0x90:
+            self.out, self.ptr = self.chip.read_id(byte) + bytes(4), 0
+        elif self.cmd == 0xEC:
+            self.out, self.ptr = self.chip.read_parameter_page(), 0
+            self._go_busy(now, PARAM_PAGE_BUSY_NS, "read-parameter-page", ())
+        elif self.cmd == 0xEE:
+            self.out, self.ptr = self.chip.get_features(byte), 0
+            self._go_busy(now, FEATURES_BUSY_NS, "get-features", (byte,))
+
+    def _data_in(self, now: float, byte: int) -> None:
+        if self.cmd == 0x80:
+            if self.ptr < 0:
+                self.ptr = self._col()
+            if self.stuck_dq is not None:  # the broken line corrupts both directions
+                line, level = self.stuck_dq
+                byte = byte | 1 << line if level else byte & ~(1 << line)
+            if self.ptr < self.raw:
+                self.register[self.ptr] = byte
+            self.ptr += 1
+        elif self.cmd == 0xEF:
+            self.feat.append(byte)
+            if len(self.feat) == 4:
+                res = self.chip.set_features(self.addr[0], bytes(self.feat))
+                self._go_busy(now, max(res.busy_ns, FEATURES_BUSY_NS), "set-features", (self.addr[0],))
+                self.cmd = None
+        else:
+            self.log.violate(now, "data input outside PROGRAM / SET FEATURES")
+
+    def _next_out(self, now: float) -> None:
+        """RE# fell: the chip puts the next byte on DQ, valid tREA later."""
+        t = self.timing
+        self.valid_from = now + t.tREA + self.io_delay
+        if self.out_status:
+            self.cur_byte = self._status(now)
+            return
+        if self.busy.low(now):
+            self.log.violate(now, "data read while busy")
+        if self.out is None:
+            self.log.violate(now, "RE# with nothing to read")
+            self.cur_byte = 0xFF
+            return
+        self.cur_byte = self.out[self.ptr] if self.ptr < len(self.out) else 0x00
+        self.ptr += 1

@@ -1,0 +1,231 @@
+"""ONFI controller: microcoded sequencer over the PHY, page buffer, PRBS generator and error counter.
+
+Each operation is a short program of bus steps (:data:`PROGRAMS`): a beat
+kind, where its byte comes from and how often it repeats. The sequencer
+walks the ROM; the PHY holds each beat until its timings allow it. Reads
+store into the page buffer and, with a pattern source, count errors against
+the regenerated pattern as the bytes arrive.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from amaranth import Array, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from nandrig.gateware.onfi.buffer import PageBuffer
+from nandrig.gateware.onfi.counter import ErrorCounter
+from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
+from nandrig.gateware.onfi.phy import Kind, OnfiPhy, PinSignature
+from nandrig.gateware.onfi.registers import CONTROL_LAYOUT, STATUS_LAYOUT, Op, Source
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
+
+
+class Byte(enum.IntEnum):
+    """Where a beat's byte comes from."""
+
+    IMM = 0
+    COL0 = 1
+    COL1 = 2
+    ROW0 = 3
+    ROW1 = 4
+    ROW2 = 5
+    FADDR = 6
+    PARAM = 7  # SET FEATURES parameter, repeat index selects P1..P4
+    DATA = 8  # the data source (buffer, PRBS, walk)
+
+
+class Count(enum.IntEnum):
+    ONE = 0
+    FOUR = 1
+    LENGTH = 2
+
+
+class Dest(enum.IntEnum):
+    DATA = 0  # page buffer (and the error counter with a pattern source)
+    STATUS = 1
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: Kind | None  # None ends the program
+    byte: Byte = Byte.IMM
+    imm: int = 0
+    count: Count = Count.ONE
+    dest: Dest = Dest.DATA
+
+
+STEP_LAYOUT = data.StructLayout({"end": 1, "kind": 3, "byte": 4, "imm": 8, "count": 2, "dest": 1})
+
+
+def cmd(c: int) -> Step:
+    return Step(Kind.CMD, Byte.IMM, c)
+
+
+def addr(b: Byte) -> Step:
+    return Step(Kind.ADDR, b)
+
+
+SEL, DESEL, WAIT, END = Step(Kind.SELECT), Step(Kind.DESELECT), Step(Kind.WAIT_RB), Step(None)
+COL = [addr(Byte.COL0), addr(Byte.COL1)]
+ROW = [addr(Byte.ROW0), addr(Byte.ROW1), addr(Byte.ROW2)]
+DATA_IN = Step(Kind.DIN, Byte.DATA, count=Count.LENGTH)
+DATA_OUT = Step(Kind.DOUT, count=Count.LENGTH)
+STATUS_READ = [cmd(0x70), Step(Kind.DOUT, dest=Dest.STATUS)]
+
+PROGRAMS: dict[Op, list[Step]] = {
+    Op.RESET: [SEL, cmd(0xFF), WAIT, DESEL, END],
+    Op.READ_ID: [SEL, cmd(0x90), addr(Byte.FADDR), DATA_OUT, DESEL, END],
+    Op.READ_PARAM: [SEL, cmd(0xEC), addr(Byte.IMM), WAIT, DATA_OUT, DESEL, END],
+    Op.READ_STATUS: [SEL, *STATUS_READ, DESEL, END],
+    Op.SET_FEATURES: [SEL, cmd(0xEF), addr(Byte.FADDR), Step(Kind.DIN, Byte.PARAM, count=Count.FOUR), WAIT, DESEL, END],
+    Op.GET_FEATURES: [SEL, cmd(0xEE), addr(Byte.FADDR), WAIT, Step(Kind.DOUT, count=Count.FOUR), DESEL, END],
+    Op.ERASE: [SEL, cmd(0x60), *ROW, cmd(0xD0), WAIT, *STATUS_READ, DESEL, END],
+    Op.PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), WAIT, *STATUS_READ, DESEL, END],
+    Op.READ: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DATA_OUT, DESEL, END],
+    Op.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
+    # load the page register without confirming and read it back; the next 80h or 00h-30h overwrites it
+    # (not RESET, which would also drop the chip to timing mode 0)
+    Op.SELFTEST: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
+}
+
+
+def assemble() -> tuple[list[int], dict[Op, int]]:
+    """The microcode ROM and each operation's entry point."""
+    rom, entry = [], {}
+    for op, steps in PROGRAMS.items():
+        entry[op] = len(rom)
+        for s in steps:
+            rom.append(STEP_LAYOUT.const({"end": s.kind is None, "kind": 0 if s.kind is None else s.kind,
+                                          "byte": s.byte, "imm": s.imm, "count": s.count, "dest": s.dest}).as_value().value)
+    return rom, entry
+
+
+class OnfiController(wiring.Component):
+    """PHY + sequencer + page buffer + PRBS + error counter; ``ctrl``/``stat`` are the register file."""
+
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = 8192, max_codewords: int = 32) -> None:
+        self.clk_hz = clk_hz
+        self.buffer_bytes = buffer_bytes
+        self.max_codewords = max_codewords
+        counter = ErrorCounter(max_codewords)
+        super().__init__({
+            "pins": Out(PinSignature()),
+            "ctrl": In(CONTROL_LAYOUT),
+            "start": In(1),
+            "stat": Out(STATUS_LAYOUT),
+            "lane_1to0": Out(counter.lane_1to0.shape()), "lane_0to1": Out(counter.lane_0to1.shape()),
+            "cw_index": In(range(max_codewords)), "cw_counts": Out(counter.cw_counts.shape()),
+            "cpu_addr": In((buffer_bytes - 1).bit_length() - 2), "cpu_we": In(1), "cpu_sel": In(4),
+            "cpu_wdata": In(32), "cpu_rdata": Out(32),
+        })
+        self._counter = counter
+
+    def elaborate(self, platform):
+        mod = Module()
+        mod.submodules.phy = phy = OnfiPhy(self.clk_hz)
+        mod.submodules.buf = buf = PageBuffer(self.buffer_bytes)
+        mod.submodules.counter = cnt = self._counter
+        mod.submodules.prbs = prbs = Prbs31()
+        wiring.connect(mod, wiring.flipped(self.pins), phy.pins)
+        mod.d.comb += [
+            buf.cpu_addr.eq(self.cpu_addr), buf.cpu_we.eq(self.cpu_we), buf.cpu_sel.eq(self.cpu_sel),
+            buf.cpu_wdata.eq(self.cpu_wdata), self.cpu_rdata.eq(buf.cpu_rdata),
+            cnt.cw_index.eq(self.cw_index), self.cw_counts.eq(cnt.cw_counts),
+            self.lane_1to0.eq(cnt.lane_1to0), self.lane_0to1.eq(cnt.lane_0to1),
+        ]
+
+        rom_words, entry = assemble()
+        rom = Array(Const(w, STEP_LAYOUT.size) for w in rom_words)
+        end_of = {op: entry[op] + len(PROGRAMS[op]) - 1 for op in entry}
+        entries = Array(Const(entry.get(op, end_of[Op.RESET]), 8) for op in range(16))  # unknown ops do nothing
+        exits = Array(Const(end_of.get(op, end_of[Op.RESET]) - 1, 8) for op in range(16))  # each program's DESEL
+
+        c = Signal(CONTROL_LAYOUT)  # operands latched at start
+        pc = Signal(range(len(rom_words)))
+        rep = Signal(16)
+        running = Signal()
+        step = Signal(STEP_LAYOUT)
+        mod.d.comb += step.eq(rom[pc])
+        mod.d.comb += [phy.mode.eq(c.mode), phy.rd_trim.eq(c.rd_trim.as_signed()), phy.timeout.eq(c.timeout),
+                       phy.wp_n.eq(self.ctrl.wp_n)]
+        n = Signal(16)
+        with mod.Switch(step.count):
+            with mod.Case(Count.ONE):
+                mod.d.comb += n.eq(1)
+            with mod.Case(Count.FOUR):
+                mod.d.comb += n.eq(4)
+            with mod.Default():
+                mod.d.comb += n.eq(c.length)
+
+        # data source for DIN beats
+        pattern = Signal(8)
+        with mod.Switch(c.src):
+            with mod.Case(Source.PRBS):
+                mod.d.comb += pattern.eq(prbs.byte)
+            with mod.Case(Source.WALK):
+                mod.d.comb += pattern.eq(walk_logic(rep))
+            with mod.Default():
+                mod.d.comb += pattern.eq(buf.eng_rdata)
+        byte = Signal(8)
+        sources = {Byte.IMM: step.imm, Byte.COL0: c.col[:8], Byte.COL1: c.col[8:], Byte.ROW0: c.row[:8],
+                   Byte.ROW1: c.row[8:16], Byte.ROW2: c.row[16:], Byte.FADDR: c.faddr,
+                   Byte.PARAM: c.params.word_select(rep[:2], 8), Byte.DATA: pattern}
+        with mod.Switch(step.byte):
+            for k, v in sources.items():
+                with mod.Case(k):
+                    mod.d.comb += byte.eq(v)
+
+        fire = phy.beats.valid & phy.beats.ready
+        advance = fire & (rep + 1 >= n)
+        mod.d.comb += [phy.beats.valid.eq(running & ~step.end), phy.beats.payload.kind.eq(step.kind),
+                       phy.beats.payload.data.eq(byte)]
+        is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
+        # the buffer answers a cycle late: address the byte the next beat will want
+        mod.d.comb += buf.eng_raddr.eq(c.buf_addr + Mux(fire & ~advance, rep + 1, Mux(advance, 0, rep)))
+        with mod.If(fire):
+            mod.d.sync += rep.eq(Mux(advance, 0, rep + 1))
+            with mod.If(advance):
+                mod.d.sync += pc.eq(pc + 1)
+        mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == Source.PRBS))
+
+        # read data: DOUT beats remember their destination; bytes arrive sample cycles later
+        rdest = Signal(1)
+        ridx = Signal(16)
+        with mod.If(fire & (step.kind == Kind.DOUT)):
+            mod.d.sync += rdest.eq(step.dest)
+        arrive = phy.rdata.valid
+        to_data = arrive & (rdest == Dest.DATA)
+        compare = c.src != Source.BUFFER
+        expected = Mux(c.src == Source.PRBS, prbs.byte, walk_logic(ridx))
+        mod.d.comb += [
+            buf.eng_waddr.eq(c.buf_addr + ridx), buf.eng_wdata.eq(phy.rdata.payload), buf.eng_we.eq(to_data),
+            cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(phy.rdata.payload),
+            cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
+        ]
+        with mod.If(to_data):
+            mod.d.sync += ridx.eq(ridx + 1)
+            with mod.If(c.src == Source.PRBS):
+                mod.d.comb += prbs.advance.eq(1)
+        with mod.If(arrive & (rdest == Dest.STATUS)):
+            mod.d.sync += self.stat.chip_status.eq(phy.rdata.payload)
+
+        # start / done
+        with mod.If(running):
+            mod.d.sync += self.stat.op_cycles.eq(self.stat.op_cycles + 1)
+            with mod.If(step.end):
+                mod.d.sync += running.eq(0)
+            with mod.If(phy.timeout_hit):  # R/B# never came back: release the chip and stop
+                mod.d.sync += [self.stat.timed_out.eq(1), pc.eq(exits[c.op]), rep.eq(0)]
+        mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(self.start & ~running), cnt.clear.eq(self.start & ~running)]
+        with mod.If(self.start & ~running):
+            mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), running.eq(1), ridx.eq(0),
+                           self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
+        mod.d.comb += [
+            self.stat.busy.eq(running), self.stat.busy_cycles.eq(phy.busy_cycles),
+            self.stat.err_1to0.eq(cnt.err_1to0), self.stat.err_0to1.eq(cnt.err_0to1), self.stat.max_cw.eq(cnt.max_cw),
+            self.stat.codewords.eq(cnt.codewords),
+        ]
+        return mod

@@ -1,0 +1,64 @@
+"""Error counter: read data against the regenerated pattern, per codeword, per direction, per DQ line."""
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+CW_LAYOUT = data.StructLayout({"err_1to0": 16, "err_0to1": 16})
+
+
+def popcount(v) -> object:
+    return sum((v[i] for i in range(len(v))), Const(0, 4))
+
+
+class ErrorCounter(wiring.Component):
+    """Counts 1->0 (stored 1 read 0) and 0->1 flips; codewords are ``cw_bytes`` long (the last may be short).
+
+    Per-codeword counts go to a small memory the CPU reads by index; totals,
+    the worst codeword and per-DQ-line counts are registers. A bad DQ line
+    shows as one lane carrying the errors, cell wear as all eight alike.
+    """
+
+    def __init__(self, max_codewords: int = 32) -> None:
+        self.max_codewords = max_codewords
+        super().__init__({
+            "clear": In(1), "valid": In(1), "last": In(1), "expected": In(8), "got": In(8), "cw_bytes": In(16),
+            "err_1to0": Out(32), "err_0to1": Out(32), "max_cw": Out(16), "codewords": Out(16),
+            "lane_1to0": Out(data.ArrayLayout(32, 8)), "lane_0to1": Out(data.ArrayLayout(32, 8)),
+            "cw_index": In(range(max_codewords)), "cw_counts": Out(CW_LAYOUT),
+        })
+
+    def elaborate(self, platform):
+        mod = Module()
+        mod.submodules.mem = mem = memory.Memory(shape=CW_LAYOUT, depth=self.max_codewords, init=[])
+        wr, rd = mem.write_port(), mem.read_port()
+        mod.d.comb += [rd.addr.eq(self.cw_index), self.cw_counts.eq(rd.data)]
+
+        d10 = self.expected & ~self.got
+        d01 = ~self.expected & self.got
+        c10, c01 = Signal(16), Signal(16)
+        nbyte = Signal(16)
+        n10, n01 = c10 + popcount(d10), c01 + popcount(d01)
+        total = Signal(16)
+        mod.d.comb += total.eq(n10 + n01)
+        cw_end = self.last | (nbyte + 1 == self.cw_bytes)
+        mod.d.comb += [wr.addr.eq(self.codewords), wr.data.err_1to0.eq(n10), wr.data.err_0to1.eq(n01)]
+
+        with mod.If(self.clear):
+            mod.d.sync += [c10.eq(0), c01.eq(0), nbyte.eq(0), self.err_1to0.eq(0), self.err_0to1.eq(0),
+                           self.max_cw.eq(0), self.codewords.eq(0)]
+            mod.d.sync += [x.eq(0) for x in list(self.lane_1to0) + list(self.lane_0to1)]
+        with mod.Elif(self.valid):
+            mod.d.sync += [self.err_1to0.eq(self.err_1to0 + popcount(d10)), self.err_0to1.eq(self.err_0to1 + popcount(d01))]
+            for k in range(8):
+                mod.d.sync += [self.lane_1to0[k].eq(self.lane_1to0[k] + d10[k]),
+                               self.lane_0to1[k].eq(self.lane_0to1[k] + d01[k])]
+            with mod.If(cw_end):
+                mod.d.comb += wr.en.eq(self.codewords < self.max_codewords)
+                mod.d.sync += [c10.eq(0), c01.eq(0), nbyte.eq(0), self.codewords.eq(self.codewords + 1)]
+                with mod.If(total > self.max_cw):
+                    mod.d.sync += self.max_cw.eq(total)
+            with mod.Else():
+                mod.d.sync += [c10.eq(n10), c01.eq(n01), nbyte.eq(nbyte + 1)]
+        return mod

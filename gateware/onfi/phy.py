@@ -1,0 +1,189 @@
+"""ONFI asynchronous SDR PHY: one bus cycle per beat, every timing counted in system-clock cycles.
+
+The core sends beats (``CMD``, ``ADDR``, ``DIN``, ``DOUT``, ``WAIT_RB``,
+``SELECT``, ``DESELECT``); the PHY starts a beat only when the timings
+between beats are met (tWHR, tRHW, tADL, tWB, tRR, tCS), so the sequencer
+above it cannot violate them. Per-mode cycle counts are a ROM built from
+:mod:`timing` at the build's clock, indexed by the run-time ``mode``; a chip
+starts in mode 0 and the firmware switches after SET FEATURES.
+
+Reads capture DQ ``sample`` cycles after RE# falls (tREA, trimmed at run time
+by ``rd_trim`` for board delays); in the fast modes that is after RE# rises,
+as EDO timing allows. R/B# passes a two-flop synchronizer; busy times are
+measured from the confirming WE# rise to R/B# rising, synchronizer latency
+removed.
+"""
+from __future__ import annotations
+
+import enum
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, ModeCycles, mode_cycles
+
+SYNC_STAGES = 2
+
+
+class Kind(enum.IntEnum):
+    CMD = 0
+    ADDR = 1
+    DIN = 2
+    DOUT = 3
+    WAIT_RB = 4
+    SELECT = 5
+    DESELECT = 6
+
+
+BEAT_LAYOUT = data.StructLayout({"kind": 3, "data": 8})
+
+
+class PinSignature(wiring.Signature):
+    """The NAND bus as seen from the FPGA (active-low names end in _n); DQ as o/oe/i for a tristate buffer."""
+
+    def __init__(self):
+        super().__init__({
+            "ce_n": Out(1, init=1), "cle": Out(1), "ale": Out(1), "we_n": Out(1, init=1), "re_n": Out(1, init=1),
+            "wp_n": Out(1, init=1), "rb_n": In(1, init=1), "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
+        })
+
+
+class TimingRom:
+    """Per-mode cycle counts, one Array per field, indexed by the run-time mode."""
+
+    FIELDS = ("wp", "wh", "rp", "reh", "sample", "cs", "whr", "rhw", "adl", "wb", "rr")
+
+    def __init__(self, clk_hz: float):
+        self.modes = [mode_cycles(m, clk_hz) for m in range(6)]
+        self.width = max(getattr(c, f) for c in self.modes for f in self.FIELDS).bit_length() + 1
+
+    def select(self, mod: Module, mode) -> dict[str, Signal]:
+        out = {}
+        for f in self.FIELDS:
+            s = Signal(self.width, name=f"t_{f}")
+            # registered: the mode changes only between operations
+            mod.d.sync += s.eq(Array(Const(getattr(c, f), self.width) for c in self.modes)[mode])
+            out[f] = s
+        return out
+
+
+class OnfiPhy(wiring.Component):
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ) -> None:
+        self.clk_hz = clk_hz
+        self.rom = TimingRom(clk_hz)
+        super().__init__({
+            "pins": Out(PinSignature()),
+            "mode": In(range(6)),
+            "rd_trim": In(signed(4)),
+            "timeout": In(32),  # WAIT_RB gives up after this many cycles
+            "beats": In(stream.Signature(BEAT_LAYOUT)),
+            "rdata": Out(stream.Signature(8, always_ready=True)),
+            "idle": Out(1),  # no beat in flight and no capture pending
+            "busy_cycles": Out(32),  # the last WAIT_RB's busy time
+            "timeout_hit": Out(1),  # one cycle: a WAIT_RB gave up
+            "wp_n": In(1, init=1),
+        })
+
+    def elaborate(self, platform):
+        mod = Module()
+        p = self.pins
+        mod.d.comb += p.wp_n.eq(self.wp_n)
+        t = self.rom.select(mod, self.mode)
+        w = self.rom.width
+
+        def since(name: str) -> Signal:  # cycles elapsed at the next edge since an event, saturating
+            s = Signal(w, name=f"since_{name}", init=(1 << w) - 1)
+            with mod.If(s != (1 << w) - 1):
+                mod.d.sync += s.eq(s + 1)
+            return s
+
+        since_we, since_addr, since_re, since_rb, since_ce = (since(n) for n in ("we", "addr", "re", "rb", "ce"))
+
+        rb = Signal(SYNC_STAGES, init=(1 << SYNC_STAGES) - 1)
+        mod.d.sync += rb.eq(Cat(p.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
+        rb_now = rb[-1]
+        with mod.If(~rb_now):  # tRR counts from R/B# rising, never from before the busy period
+            mod.d.sync += since_rb.eq(0)
+
+        kind = Signal(3)
+        active = Signal()
+        cnt = Signal(w + 1)
+        waiting = Signal()  # WAIT_RB in progress
+        busy = Signal(32)
+        with mod.If(busy != 0xFFFFFFFF):
+            mod.d.sync += busy.eq(busy + 1)
+
+        # a beat ends in the cycle its last timing count completes
+        is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
+        last = Signal()
+        with mod.Switch(kind):
+            with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
+                mod.d.comb += last.eq(cnt >= t["wp"] + t["wh"])
+            with mod.Case(Kind.DOUT):
+                mod.d.comb += last.eq(cnt >= t["rp"] + t["reh"])
+            with mod.Case(Kind.WAIT_RB):
+                mod.d.comb += last.eq(rb_now | (busy >= self.timeout))
+            with mod.Default():
+                mod.d.comb += last.eq(1)
+        free = ~active | last
+
+        scnt = Signal(w + 1)  # read capture countdown
+        with mod.If(scnt != 0):
+            mod.d.sync += scnt.eq(scnt - 1)
+        with mod.If(scnt == 1):
+            mod.d.sync += [self.rdata.payload.eq(p.dq_i), self.rdata.valid.eq(1)]
+        with mod.Else():
+            mod.d.sync += self.rdata.valid.eq(0)
+        mod.d.comb += self.idle.eq(~active & (scnt == 0))
+
+        b = self.beats.payload
+        gate = Signal()
+        with mod.Switch(b.kind):
+            with mod.Case(Kind.CMD, Kind.ADDR):
+                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]))
+            with mod.Case(Kind.DIN):
+                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr + t["wp"] >= t["adl"]))
+            with mod.Case(Kind.DOUT):
+                mod.d.comb += gate.eq((since_we >= t["whr"]) & (since_rb >= t["rr"]))
+            with mod.Case(Kind.WAIT_RB):
+                # the chip pulls R/B# low within tWB; the synchronizer shows it SYNC_STAGES cycles later
+                mod.d.comb += gate.eq(since_we >= t["wb"] + SYNC_STAGES)
+            with mod.Case(Kind.DESELECT):
+                mod.d.comb += gate.eq(scnt == 0)
+            with mod.Default():
+                mod.d.comb += gate.eq(1)
+        mod.d.comb += self.beats.ready.eq(free & gate)
+
+        sample = Signal(signed(w + 2))
+        mod.d.comb += sample.eq(t["sample"] + self.rd_trim)
+        sample_eff = Mux(sample < 1, 1, Mux(sample > t["rp"] + t["reh"], t["rp"] + t["reh"], sample))
+
+        with mod.If(active):
+            mod.d.sync += cnt.eq(cnt + 1)
+            with mod.If(is_write & (cnt == t["wp"])):
+                mod.d.sync += [p.we_n.eq(1), since_we.eq(1), busy.eq(1)]
+                with mod.If(kind == Kind.ADDR):
+                    mod.d.sync += since_addr.eq(1)
+            with mod.If((kind == Kind.DOUT) & (cnt == t["rp"])):
+                mod.d.sync += [p.re_n.eq(1), since_re.eq(1)]
+            with mod.If((kind == Kind.WAIT_RB) & last):
+                mod.d.sync += self.busy_cycles.eq(busy - SYNC_STAGES)
+                mod.d.comb += self.timeout_hit.eq(~rb_now)
+            with mod.If(last):
+                mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
+
+        with mod.If(self.beats.valid & self.beats.ready):
+            mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1)]
+            with mod.Switch(b.kind):
+                with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
+                    mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
+                                   p.dq_o.eq(b.data), p.dq_oe.eq(1)]
+                with mod.Case(Kind.DOUT):
+                    mod.d.sync += [p.re_n.eq(0), scnt.eq(sample_eff)]
+                with mod.Case(Kind.SELECT):
+                    mod.d.sync += [p.ce_n.eq(0), since_ce.eq(1)]
+                with mod.Case(Kind.DESELECT):
+                    mod.d.sync += p.ce_n.eq(1)
+        return mod
+

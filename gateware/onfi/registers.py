@@ -1,0 +1,60 @@
+"""The controller's registers as data: name, width, description. The LiteX wrapper maps them to CSRs."""
+from __future__ import annotations
+
+import enum
+
+from amaranth.lib import data
+
+
+class Op(enum.IntEnum):
+    RESET = 0
+    READ_ID = 1
+    READ_PARAM = 2
+    READ_STATUS = 3
+    SET_FEATURES = 4
+    GET_FEATURES = 5
+    ERASE = 6
+    PROGRAM = 7
+    READ = 8
+    CHANGE_READ_COLUMN = 9
+    SELFTEST = 10
+
+
+class Source(enum.IntEnum):
+    BUFFER = 0  # program from the page buffer; reads only store
+    PRBS = 1  # program the seeded PRBS; reads store and count errors against it
+    WALK = 2  # walking ones then zeros (interface self-test)
+
+
+CONTROL = [
+    ("op", 4, "Operation to run on `start` (Op: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
+              "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST)"),
+    ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
+    ("row", 24, "Row address: page | block << page bits"),
+    ("col", 16, "Column address (byte within the page)"),
+    ("length", 16, "Data bytes to transfer"),
+    ("buf_addr", 16, "Page-buffer byte address the transfer starts at"),
+    ("src", 2, "Data source / expected pattern (Source: BUFFER, PRBS, WALK)"),
+    ("seed", 31, "PRBS-31 seed of the page (nandrig.boards.sim.pattern.page_seed of campaign, block, page)"),
+    ("faddr", 8, "Feature address (SET/GET FEATURES) or READ ID address"),
+    ("params", 32, "SET FEATURES P1..P4, P1 in the low byte"),
+    ("cw_bytes", 16, "Codeword length for per-codeword error counts (bytes)"),
+    ("timeout", 32, "R/B# wait limit in cycles"),
+    ("rd_trim", 4, "Signed trim of the read capture point in cycles (board delays)"),
+    ("wp_n", 1, "WP# pin (0 protects the chip)"),
+]
+
+STATUS = [
+    ("busy", 1, "An operation is running"),
+    ("timed_out", 1, "The last operation gave up waiting for R/B#"),
+    ("chip_status", 8, "Status byte read after ERASE/PROGRAM, or by READ_STATUS"),
+    ("busy_cycles", 32, "Chip busy time of the last R/B# wait (cycles, WE# high of the confirm to R/B# high)"),
+    ("op_cycles", 32, "Cycles from `start` to done of the last operation"),
+    ("err_1to0", 32, "Bits stored 1 read 0 in the last compared read"),
+    ("err_0to1", 32, "Bits stored 0 read 1 in the last compared read"),
+    ("max_cw", 16, "Most errors in one codeword of the last compared read"),
+    ("codewords", 16, "Codewords counted in the last compared read"),
+]
+
+CONTROL_LAYOUT = data.StructLayout({name: width for name, width, _ in CONTROL})
+STATUS_LAYOUT = data.StructLayout({name: width for name, width, _ in STATUS})

@@ -1,0 +1,100 @@
+"""Run the ONFI controller against the pin-level chip model in Amaranth's simulator."""
+from __future__ import annotations
+
+from amaranth.sim import Simulator
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.gateware.onfi.bfm import NandBusModel
+from nandrig.gateware.onfi.core import OnfiController
+from nandrig.gateware.onfi.registers import CONTROL, STATUS, Op, Source
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
+
+DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": Source.BUFFER}
+
+
+class Driver:
+    """What firmware does through the registers, as testbench calls."""
+
+    def __init__(self, ctx, dut: OnfiController) -> None:
+        self.ctx, self.dut = ctx, dut
+        self.ctrl = {name: 0 for name, _, _ in CONTROL} | DEFAULTS
+
+    async def op(self, op: Op, **fields) -> dict:
+        ctx, dut = self.ctx, self.dut
+        unknown = set(fields) - set(self.ctrl)
+        if unknown:
+            raise ValueError(f"unknown control fields {sorted(unknown)}")
+        self.ctrl.update(fields, op=int(op))
+        ctx.set(dut.ctrl, self.ctrl)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        while ctx.get(dut.stat.busy):
+            await ctx.tick()
+        return self.status()
+
+    def status(self) -> dict:
+        v = self.ctx.get(self.dut.stat)
+        return {name: int(getattr(v, name)) for name, _, _ in STATUS}
+
+    async def write_buffer(self, data: bytes, addr: int = 0) -> None:
+        ctx, dut = self.ctx, self.dut
+        assert addr % 4 == 0
+        data = data + bytes(-len(data) % 4)
+        ctx.set(dut.cpu_we, 1)
+        ctx.set(dut.cpu_sel, 0xF)
+        for i in range(0, len(data), 4):
+            ctx.set(dut.cpu_addr, (addr + i) // 4)
+            ctx.set(dut.cpu_wdata, int.from_bytes(data[i:i + 4], "little"))
+            await ctx.tick()
+        ctx.set(dut.cpu_we, 0)
+
+    async def read_buffer(self, n: int, addr: int = 0) -> bytes:
+        ctx, dut = self.ctx, self.dut
+        out = bytearray()
+        for i in range(addr // 4, (addr + n + 3) // 4):
+            ctx.set(dut.cpu_addr, i)
+            await ctx.tick()
+            out += ctx.get(dut.cpu_rdata).to_bytes(4, "little")
+        return bytes(out[addr % 4: addr % 4 + n])
+
+    async def codeword_counts(self, n: int) -> list[tuple[int, int]]:
+        out = []
+        for i in range(n):
+            self.ctx.set(self.dut.cw_index, i)
+            await self.ctx.tick()
+            v = self.ctx.get(self.dut.cw_counts)
+            out.append((int(v.err_1to0), int(v.err_0to1)))
+        return out
+
+    def lanes(self) -> tuple[list[int], list[int]]:
+        a, b = self.ctx.get(self.dut.lane_1to0), self.ctx.get(self.dut.lane_0to1)
+        return [int(a[k]) for k in range(8)], [int(b[k]) for k in range(8)]
+
+
+def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
+        **model) -> tuple[object, NandBusModel]:
+    """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``).
+
+    Returns (what the script returned, the bus model with its log).
+    """
+    dut = OnfiController(clk_hz)
+    bfm = NandBusModel(chip, clk_hz, **model)
+    sim = Simulator(dut)
+    sim.add_clock(1 / clk_hz)
+    result = []
+
+    async def bus(ctx):
+        await bfm.run(ctx, dut.pins)
+
+    async def main(ctx):
+        result.append(await script(Driver(ctx, dut)))
+
+    sim.add_testbench(bus, background=True)
+    sim.add_testbench(main)
+    if vcd:
+        with sim.write_vcd(vcd):
+            sim.run()
+    else:
+        sim.run()
+    return result[0], bfm
