@@ -77,11 +77,13 @@ class NandBusModel:
         self.t_change: dict[str, float] = {}
         self.we_fall = self.we_rise = self.re_fall = self.re_rise = NEVER
         self.ce_fall = self.addr_rise = self.rb_rise = NEVER
-        self.cur_byte = 0xFF
-        self.valid_from = math.inf
+        self.cur_byte = self.old_byte = 0xFF
+        self.valid_from = self.old_from = math.inf
+        self.old_hold = NEVER
         self.feat = bytearray()
         self.last_read = b""
-        self.transfers: list[float] = []  # times of data-phase WE# rises and RE# falls of the current burst
+        self.din_times: list[float] = []  # WE# rises of the last page-data burst (bandwidth)
+        self.dout_times: list[float] = []  # RE# falls of the last page-register read burst
 
     @property
     def timing(self):
@@ -109,11 +111,14 @@ class NandBusModel:
             ctx.set(pins.dq_i, dq)
 
     def _dq_at(self, t: float) -> int:
-        if self.prev.get("re_n", 1) == 1 and self.re_rise + self.timing.tRHOH + self.io_delay < t:
-            return (~self.cur_byte) & 0xFF  # chip no longer holding the byte
-        if t < self.valid_from:
-            return (~self.cur_byte) & 0xFF
-        return self.cur_byte
+        """The byte on DQ at time t, or its inverse outside every data-valid window."""
+        tm = self.timing
+        held = self.prev.get("re_n", 1) == 0 or t <= self.re_rise + tm.tRHOH + self.io_delay
+        if t >= self.valid_from and held:
+            return self.cur_byte
+        if self.old_from <= t <= self.old_hold:  # the previous byte outlives the next RE# fall by tRLOH (and tRHOH)
+            return self.old_byte
+        return (~self.cur_byte) & 0xFF
 
     # -- checks ---------------------------------------------------------------------
     def _since(self, now: float, then: float, need: float, what: str) -> None:
@@ -220,7 +225,7 @@ class NandBusModel:
             self.cmd, self.addr, self.out, self.feat = c, [], None, bytearray()
             if c == 0x80:
                 self.register[:] = b"\xff" * self.raw
-                self.ptr = -1
+                self.ptr, self.din_times = -1, []
         elif c == 0xD0 and self.cmd == 0x60:
             block, _ = self._row()
             if protected:
@@ -244,10 +249,10 @@ class NandBusModel:
             for bit in self.inject.get((block, page), ()):
                 self.register[bit // 8] ^= 0x80 >> (bit % 8)
             self.last_read = bytes(self.register)
-            self.ptr, self.out = self._col(), self.register
+            self.ptr, self.out, self.dout_times = self._col(), self.register, []
             self._go_busy(now, r.busy_ns, "read", (block, page))
         elif c == 0xE0 and self.cmd in (0x05, 0x00, 0x80):
-            self.ptr, self.out = self._col(), self.register
+            self.ptr, self.out, self.dout_times = self._col(), self.register, []
             self.log.ops.append(("change-read-column", (self.ptr,), 0))
         else:
             self.log.violate(now, f"unexpected command {c:02X}h")
@@ -274,6 +279,7 @@ class NandBusModel:
             if self.ptr < self.raw:
                 self.register[self.ptr] = byte
             self.ptr += 1
+            self.din_times.append(now)
         elif self.cmd == 0xEF:
             self.feat.append(byte)
             if len(self.feat) == 4:
@@ -286,6 +292,8 @@ class NandBusModel:
     def _next_out(self, now: float) -> None:
         """RE# fell: the chip puts the next byte on DQ, valid tREA later."""
         t = self.timing
+        self.old_byte, self.old_from = self.cur_byte, self.valid_from
+        self.old_hold = max(self.re_rise + t.tRHOH, now + t.tRLOH) + self.io_delay
         self.valid_from = now + t.tREA + self.io_delay
         if self.out_status:
             self.cur_byte = self._status(now)
@@ -298,3 +306,10 @@ class NandBusModel:
             return
         self.cur_byte = self.out[self.ptr] if self.ptr < len(self.out) else 0x00
         self.ptr += 1
+        if self.out is self.register:
+            self.dout_times.append(now)
+
+
+def ns_per_byte(times: list[float]) -> float:
+    """Mean spacing of a burst's bus cycles."""
+    return (times[-1] - times[0]) / (len(times) - 1)

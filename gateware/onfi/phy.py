@@ -9,7 +9,7 @@ starts in mode 0 and the firmware switches after SET FEATURES.
 
 Reads capture DQ ``sample`` cycles after RE# falls (tREA, trimmed at run time
 by ``rd_trim`` for board delays); in the fast modes that is after RE# rises,
-as EDO timing allows. R/B# passes a two-flop synchronizer; busy times are
+as EDO timing allows, and with a trim it may follow the next RE# fall. R/B# passes a two-flop synchronizer; busy times are
 measured from the confirming WE# rise to R/B# rising, synchronizer latency
 removed.
 """
@@ -128,14 +128,18 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += last.eq(1)
         free = ~active | last
 
-        scnt = Signal(w + 1)  # read capture countdown
-        with mod.If(scnt != 0):
-            mod.d.sync += scnt.eq(scnt - 1)
-        with mod.If(scnt == 1):
+        # read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the
+        # next RE# fall (board delays), so more than one capture can be pending
+        depth = max(c.sample for c in self.rom.modes) + 8
+        pipe = Signal(depth)
+        pipe_next = Signal(depth)
+        mod.d.comb += pipe_next.eq(pipe >> 1)
+        mod.d.sync += pipe.eq(pipe_next)
+        with mod.If(pipe[0]):
             mod.d.sync += [self.rdata.payload.eq(p.dq_i), self.rdata.valid.eq(1)]
         with mod.Else():
             mod.d.sync += self.rdata.valid.eq(0)
-        mod.d.comb += self.idle.eq(~active & (scnt == 0))
+        mod.d.comb += self.idle.eq(~active & (pipe == 0))
 
         b = self.beats.payload
         gate = Signal()
@@ -150,14 +154,15 @@ class OnfiPhy(wiring.Component):
                 # the chip pulls R/B# low within tWB; the synchronizer shows it SYNC_STAGES cycles later
                 mod.d.comb += gate.eq(since_we >= t["wb"] + SYNC_STAGES)
             with mod.Case(Kind.DESELECT):
-                mod.d.comb += gate.eq(scnt == 0)
+                mod.d.comb += gate.eq(pipe == 0)
             with mod.Default():
                 mod.d.comb += gate.eq(1)
         mod.d.comb += self.beats.ready.eq(free & gate)
 
         sample = Signal(signed(w + 2))
         mod.d.comb += sample.eq(t["sample"] + self.rd_trim)
-        sample_eff = Mux(sample < 1, 1, Mux(sample > t["rp"] + t["reh"], t["rp"] + t["reh"], sample))
+        sample_eff = Signal(range(depth + 1))
+        mod.d.comb += sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample)))
 
         with mod.If(active):
             mod.d.sync += cnt.eq(cnt + 1)
@@ -180,7 +185,7 @@ class OnfiPhy(wiring.Component):
                     mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
                                    p.dq_o.eq(b.data), p.dq_oe.eq(1)]
                 with mod.Case(Kind.DOUT):
-                    mod.d.sync += [p.re_n.eq(0), scnt.eq(sample_eff)]
+                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | (Const(1, depth + 1) << sample_eff)[1:])]
                 with mod.Case(Kind.SELECT):
                     mod.d.sync += [p.ce_n.eq(0), since_ce.eq(1)]
                 with mod.Case(Kind.DESELECT):

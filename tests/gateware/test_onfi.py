@@ -1,0 +1,301 @@
+"""ONFI controller against the pin-level model of the virtual chip: timing, data, counters, busy, self-test."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from nandrig.boards.sim.chip import STATUS_FAIL, VirtualChip
+from nandrig.boards.sim.onfi_identity import decode_first_valid
+from nandrig.boards.sim.pattern import bits, flips, page_seed, prbs31_bytes
+from nandrig.gateware.onfi import Op, Source
+from nandrig.gateware.onfi.bfm import ns_per_byte
+from nandrig.gateware.onfi.pattern import Prbs31, walk_byte
+from nandrig.gateware.onfi.sim import run
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, MODES, limit_ns, mode_cycles
+
+PERIOD = 1e9 / DEFAULT_CLK_HZ
+CW = 512
+CAMPAIGN = 11
+
+
+def good_block(chip: VirtualChip, start: int = 1) -> int:
+    return next(b for b in range(start, chip.geometry.blocks) if chip.read(b, 0).data[chip.geometry.page_bytes] == 0xFF)
+
+
+def row(chip: VirtualChip, block: int, page: int) -> int:
+    return block << (chip.geometry.pages_per_block - 1).bit_length() | page
+
+
+def expected_counts(want: bytes, got: bytes, cw: int) -> list[tuple[int, int]]:
+    return [flips(bits(want[i:i + cw]), bits(got[i:i + cw])) for i in range(0, len(want), cw)]
+
+
+async def to_mode(d, mode: int) -> None:
+    st = await d.op(Op.SET_FEATURES, faddr=0x01, params=mode)
+    assert not st["chip_status"] & STATUS_FAIL
+    d.ctrl["mode"] = mode
+
+
+@pytest.mark.parametrize("mode", range(6))
+def test_timing_mode_cycles_cover_the_table(mode):
+    c, t = mode_cycles(mode), MODES[mode]
+    assert c.wp * PERIOD >= max(t.tWP, t.tDS, t.tCLS, t.tALS)
+    assert c.wh * PERIOD >= max(t.tWH, t.tCLH, t.tALH, t.tDH, t.tCH)
+    assert c.write_cycle * PERIOD >= t.tWC and c.read_cycle * PERIOD >= t.tRC
+    assert c.rp * PERIOD >= t.tRP and c.reh * PERIOD >= t.tREH
+    assert t.tREA <= c.sample * PERIOD <= max(c.rp * PERIOD + t.tRHOH, c.read_cycle * PERIOD + t.tRLOH)
+    assert c.capture_ok
+    # the default clock keeps every mode within 0.8 of its bus-cycle limit
+    twc, trc = limit_ns(mode)
+    assert twc / (c.write_cycle * PERIOD) >= 0.8 and trc / (c.read_cycle * PERIOD) >= 0.8
+
+
+def test_a_slow_clock_stretches_fast_modes():
+    # at 40 MHz (25 ns) mode 5 still works, RE# and WE# stretched, but runs at 0.4 of its 20 ns cycle
+    c = mode_cycles(5, 40e6)
+    assert c.capture_ok and c.write_cycle == 2 and limit_ns(5)[0] / (c.write_cycle * 25.0) == pytest.approx(0.4)
+
+
+def test_prbs_matches_the_python_pattern_bit_for_bit():
+    dut = Prbs31()
+    seeds = [1, 0, 0x7FFFFFFF, page_seed(CAMPAIGN, 5, 17), 0x12345678]
+    got = {}
+
+    async def bench(ctx):
+        for seed in seeds:
+            ctx.set(dut.seed, seed & 0x7FFFFFFF)
+            ctx.set(dut.load, 1)
+            await ctx.tick()
+            ctx.set(dut.load, 0)
+            ctx.set(dut.advance, 1)
+            out = bytearray()
+            for _ in range(700):
+                out.append(ctx.get(dut.byte))
+                await ctx.tick()
+            ctx.set(dut.advance, 0)
+            got[seed] = bytes(out)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    for seed in seeds:
+        assert got[seed] == prbs31_bytes(seed, 700), seed
+
+
+@pytest.mark.parametrize("mode", range(6))
+def test_program_read_round_trip_at_every_mode(mode):
+    chip = VirtualChip("mlc-small", seed=3)
+    g = chip.geometry
+    blk = good_block(chip)
+    seed = page_seed(CAMPAIGN, blk, 0)
+    n = g.raw_page_bytes
+
+    async def script(d):
+        await d.op(Op.RESET)
+        await to_mode(d, mode)
+        e = await d.op(Op.ERASE, row=row(chip, blk, 0))
+        p = await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed)
+        r = await d.op(Op.READ, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed, cw_bytes=CW)
+        return e, p, r, await d.read_buffer(n), await d.codeword_counts(-(-n // CW))
+
+    (e, p, r, buf, cws), bfm = run(chip, script)
+    assert bfm.log.violation_count == 0, bfm.log.violations
+    assert chip.read(blk, 0).data != b"\xff" * n  # it was really programmed
+    assert buf == bfm.last_read
+    want = prbs31_bytes(seed, n)
+    assert cws == expected_counts(want, buf, CW)
+    assert (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(buf))
+    assert r["codewords"] == -(-n // CW)
+    # busy times: measured from the confirming WE# rise to R/B# high, within one clock of the model's
+    busy = {name: ns for name, _, ns in bfm.log.ops}
+    for st, name in ((e, "erase"), (p, "program"), (r, "read")):
+        assert abs(st["busy_cycles"] * PERIOD - busy[name]) <= PERIOD, name
+        assert st["chip_status"] & 0x40 or name == "read"
+    c = mode_cycles(mode)
+    assert ns_per_byte(bfm.din_times) == pytest.approx(c.write_cycle * PERIOD)
+    assert ns_per_byte(bfm.dout_times) == pytest.approx(c.read_cycle * PERIOD)
+
+
+def test_injected_errors_are_counted_exactly():
+    chip = VirtualChip("mlc-small", seed=4)
+    blk = good_block(chip)
+    n = chip.geometry.raw_page_bytes
+    rng = random.Random(5)
+    flipped = rng.sample(range(n * 8), 300) + list(range(8 * 600, 8 * 600 + 8))  # and one whole byte
+    seed = page_seed(CAMPAIGN, blk, 0)
+
+    async def script(d):
+        await to_mode(d, 5)
+        await d.op(Op.ERASE, row=row(chip, blk, 0))
+        await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed)
+        r = await d.op(Op.READ, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed, cw_bytes=CW)
+        return r, await d.codeword_counts(-(-n // CW)), d.lanes()
+
+    (r, cws, (l10, l01)), bfm = run(chip, script, inject={(blk, 0): flipped})
+    assert bfm.log.violation_count == 0
+    want, got = prbs31_bytes(seed, n), bfm.last_read
+    assert cws == expected_counts(want, got, CW)
+    assert r["err_1to0"] + r["err_0to1"] >= 300  # injected flips on top of whatever the cells did
+    wb, gb = bits(want).reshape(-1, 8), bits(got).reshape(-1, 8)
+    for lane in range(8):  # lane k is DQ[k], bit 7 - k of the MSB-first byte
+        col = 7 - lane
+        assert l10[lane] == int(np.sum((wb[:, col] == 1) & (gb[:, col] == 0)))
+        assert l01[lane] == int(np.sum((wb[:, col] == 0) & (gb[:, col] == 1)))
+    assert r["max_cw"] == max(a + b for a, b in cws)
+
+
+def test_worn_and_aged_page_counts_match_the_chip():
+    chip = VirtualChip("mlc-small", seed=6)
+    blk = good_block(chip)
+    chip.cycle(blk, 8000, seed=1, program=False)
+    n = chip.geometry.raw_page_bytes
+    seeds = {pg: page_seed(CAMPAIGN, blk, pg) for pg in range(4)}
+
+    async def program(d):
+        await to_mode(d, 4)
+        for pg in range(4):
+            await d.op(Op.PROGRAM, row=row(chip, blk, pg), length=n, src=Source.PRBS, seed=seeds[pg])
+
+    async def read(d):
+        await to_mode(d, 4)
+        out = []
+        for pg in range(4):
+            r = await d.op(Op.READ, row=row(chip, blk, pg), length=n, src=Source.PRBS, seed=seeds[pg], cw_bytes=CW)
+            out.append((r, await d.read_buffer(n)))
+        return out
+
+    _, bfm = run(chip, program)
+    assert bfm.log.violation_count == 0
+    chip.wait(hours=24 * 365)
+    out, bfm = run(chip, read)
+    assert bfm.log.violation_count == 0
+    total = 0
+    for pg, (r, data) in enumerate(out):
+        want = prbs31_bytes(seeds[pg], n)
+        assert (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(data))
+        total += r["err_1to0"] + r["err_0to1"]
+    assert total > 20  # a year after 8000 cycles: real errors, counted next to the chip
+
+
+@pytest.mark.parametrize("stuck", [None, (3, 0), (6, 1)])
+def test_interface_self_test_finds_a_bad_dq_line(stuck):
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_block(chip)
+
+    async def script(d):
+        await to_mode(d, 5)
+        st = await d.op(Op.SELFTEST, row=row(chip, blk, 3), col=0, length=64, src=Source.WALK)
+        return st, d.lanes(), await d.read_buffer(64)
+
+    (st, (l10, l01), back), bfm = run(chip, script, stuck_dq=stuck)
+    assert [name for name, _, _ in bfm.log.ops] == ["set-features", "change-read-column"]  # nothing programmed
+    assert chip.blocks.get(blk) is None or chip.blocks[blk].last_page < 3
+    if stuck is None:
+        assert st["err_1to0"] == st["err_0to1"] == 0
+        assert back == bytes(walk_byte(i) for i in range(64))
+    else:
+        line, level = stuck
+        bad = l01 if level else l10
+        assert bad[line] == 32 and sum(bad) == 32  # that lane and no other
+        assert sum(l10 if level else l01) == 0
+
+
+def test_identity_parameter_page_and_features():
+    chip = VirtualChip("mlc-small", seed=3)
+
+    async def script(d):
+        await d.op(Op.RESET)
+        await d.op(Op.READ_ID, faddr=0x00, length=5)
+        jedec = await d.read_buffer(5)
+        await d.op(Op.READ_ID, faddr=0x20, length=4)
+        onfi = await d.read_buffer(4)
+        await d.op(Op.READ_PARAM, length=768)
+        param = await d.read_buffer(768)
+        await to_mode(d, 3)
+        await d.op(Op.GET_FEATURES, faddr=0x01, length=4)
+        return jedec, onfi, param, await d.read_buffer(4)
+
+    (jedec, onfi, param, feat), bfm = run(chip, script)
+    assert bfm.log.violation_count == 0
+    assert jedec == chip.read_id(0x00) and onfi == b"ONFI"
+    assert decode_first_valid(param) == chip.profile.parameter_page()
+    assert feat == bytes([3, 0, 0, 0])
+
+
+def test_busy_timeout_releases_the_chip():
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_block(chip)
+
+    async def script(d):
+        st = await d.op(Op.ERASE, row=row(chip, blk, 0), timeout=60)
+        ce_after = d.ctx.get(d.dut.pins.ce_n)
+        for _ in range(2000):
+            await d.ctx.tick()
+        return st, ce_after, await d.op(Op.READ_STATUS, timeout=1 << 30)
+
+    (st, ce_after, later), bfm = run(chip, script)
+    assert st["timed_out"] == 1 and ce_after == 1
+    assert later["timed_out"] == 0 and later["chip_status"] & 0x40
+    assert bfm.log.violation_count == 0
+
+
+def test_write_protect_blocks_program():
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_block(chip)
+
+    async def script(d):
+        await d.op(Op.ERASE, row=row(chip, blk, 0))
+        return await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=64, src=Source.PRBS, seed=5, wp_n=0)
+
+    st, bfm = run(chip, script)
+    assert st["chip_status"] & STATUS_FAIL
+    assert chip.read(blk, 0).data == b"\xff" * chip.geometry.raw_page_bytes
+
+
+def test_the_model_catches_a_controller_faster_than_the_chip():
+    chip = VirtualChip("mlc-small", seed=3)
+
+    async def script(d):
+        return await d.op(Op.READ_ID, faddr=0x20, length=4, mode=5)  # the chip is still in mode 0
+
+    _, bfm = run(chip, script)
+    assert bfm.log.violation_count > 0
+    assert any("tWP" in v for v in bfm.log.violations) and any("tRC" in v or "tRP" in v for v in bfm.log.violations)
+
+
+@pytest.mark.parametrize("trim,clean", [(0, False), (1, True)])
+def test_capture_trim_absorbs_board_delay(trim, clean):
+    chip = VirtualChip("mlc-small", seed=3)
+
+    async def script(d):
+        await to_mode(d, 5)
+        return await d.op(Op.SELFTEST, row=row(chip, 1, 0), length=32, src=Source.WALK, rd_trim=trim)
+
+    st, bfm = run(chip, script, io_delay_ns=8.0)
+    assert bfm.log.violation_count == 0
+    assert (st["err_1to0"] + st["err_0to1"] == 0) == clean
+
+
+def test_buffer_source_and_change_read_column():
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_block(chip)
+    data = bytes(random.Random(2).randrange(256) for _ in range(1000))
+
+    async def script(d):
+        await to_mode(d, 5)
+        await d.write_buffer(data)
+        await d.op(Op.ERASE, row=row(chip, blk, 0))
+        await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=len(data), src=Source.BUFFER)
+        await d.op(Op.READ, row=row(chip, blk, 0), length=16, src=Source.BUFFER, buf_addr=4096)
+        await d.op(Op.CHANGE_READ_COLUMN, col=900, length=100, buf_addr=2048)
+        return await d.read_buffer(16, 4096), await d.read_buffer(100, 2048)
+
+    (head, tail), bfm = run(chip, script)
+    assert bfm.log.violation_count == 0
+    page = bfm.last_read
+    assert head == page[:16] and tail == page[900:1000]
+    assert sum(bin(a ^ b).count("1") for a, b in zip(page[:1000], data)) < 20  # a fresh page reads back nearly clean
