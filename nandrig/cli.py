@@ -36,8 +36,10 @@ def _register() -> None:
     bench.add_command(sim.bench_chip_cmd)
     bench.add_command(host.bench_link_cmd)
     from nandrig.gateware.bch import cli as bch
+    from nandrig.gateware.onfi import cli as onfi
 
     bench.add_command(bch.bench_bch_cmd)
+    bench.add_command(onfi.bench_onfi_cmd)
 
 
 _register()

@@ -63,7 +63,7 @@ def bench_bch(t_values=T_VALUES, synth: bool = True, echo=lambda s: None) -> dic
     if synth:
         from nandrig.gateware.bch.decoder import BchDecoder
         from nandrig.gateware.bch.encoder import BchEncoder
-        from nandrig.gateware.bch.synth import synthesize
+        from nandrig.gateware.synth import synthesize
 
         out["ecp5"] = {"device": "LFE5U-85F CABGA381", "encoder": synthesize(BchEncoder(cfg), "bch_encoder"),
                        "decoder": synthesize(BchDecoder(cfg), "bch_decoder")}

@@ -184,7 +184,7 @@ class OnfiController(wiring.Component):
                        phy.beats.payload.data.eq(byte)]
         is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
         # the buffer answers a cycle late: address the byte the next beat will want
-        mod.d.comb += buf.eng_raddr.eq(c.buf_addr + Mux(fire & ~advance, rep + 1, Mux(advance, 0, rep)))
+        raddr = c.buf_addr + Mux(fire & ~advance, rep + 1, Mux(advance, 0, rep))
         with mod.If(fire):
             mod.d.sync += rep.eq(Mux(advance, 0, rep + 1))
             with mod.If(advance):
@@ -201,7 +201,9 @@ class OnfiController(wiring.Component):
         compare = c.src != Source.BUFFER
         expected = Mux(c.src == Source.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
-            buf.eng_waddr.eq(c.buf_addr + ridx), buf.eng_wdata.eq(phy.rdata.payload), buf.eng_we.eq(to_data),
+            # one engine address (block RAM ports): no operation reads and writes the buffer at once
+            buf.eng_addr.eq(Mux(to_data, c.buf_addr + ridx, raddr)),
+            buf.eng_wdata.eq(phy.rdata.payload), buf.eng_we.eq(to_data),
             cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(phy.rdata.payload),
             cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
         ]

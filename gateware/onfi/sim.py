@@ -88,7 +88,9 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
         await bfm.run(ctx, dut.pins)
 
     async def main(ctx):
-        result.append(await script(Driver(ctx, dut)))
+        driver = Driver(ctx, dut)
+        driver.model = bfm
+        result.append(await script(driver))
 
     sim.add_testbench(bus, background=True)
     sim.add_testbench(main)

@@ -10,7 +10,7 @@ from amaranth.back import verilog
 
 from nandrig.errors import NandrigError
 
-BUILD = Path(__file__).resolve().parents[2] / "build" / "synth"  # yowasp tools see only the repository
+BUILD = Path(__file__).resolve().parents[1] / "build" / "synth"  # yowasp tools see only the repository
 
 
 def _tool(name: str) -> str:

@@ -1,0 +1,71 @@
+"""``nandrig bench onfi``: per timing mode at the default clock, bandwidth, overhead and timing checks; ECP5 area."""
+from __future__ import annotations
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.pattern import page_seed
+from nandrig.gateware.onfi.bfm import ns_per_byte
+from nandrig.gateware.onfi.registers import Op, Source
+from nandrig.gateware.onfi.sim import run
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, limit_ns, mode_cycles
+
+PROFILE = "mlc-small"
+
+
+def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
+    """Program and read one full page per mode on the virtual chip through the pin-level model."""
+    chip = VirtualChip(PROFILE, seed=seed)
+    g = chip.geometry
+    n = g.raw_page_bytes
+    page_bits = (g.pages_per_block - 1).bit_length()
+    block = next(b for b in range(1, g.blocks) if chip.read(b, 0).data[g.page_bytes] == 0xFF)
+    period = 1e9 / clk_hz
+
+    async def script(d):
+        rows = []
+        await d.op(Op.RESET)
+        await d.op(Op.ERASE, row=block << page_bits)
+        for mode in range(6):
+            st = await d.op(Op.SET_FEATURES, faddr=0x01, params=mode)
+            d.ctrl["mode"] = mode
+            before = d.model.log.violation_count
+            s = page_seed(seed, block, mode)
+            p = await d.op(Op.PROGRAM, row=block << page_bits | mode, length=n, src=Source.PRBS, seed=s)
+            w_ns = ns_per_byte(d.model.din_times)
+            r = await d.op(Op.READ, row=block << page_bits | mode, length=n, src=Source.PRBS, seed=s)
+            r_ns = ns_per_byte(d.model.dout_times)
+            c = mode_cycles(mode, clk_hz)
+            twc, trc = limit_ns(mode)
+            prog_ns = (p["op_cycles"] - p["busy_cycles"]) * period
+            read_ns = (r["op_cycles"] - r["busy_cycles"]) * period
+            rows.append({
+                "mode": mode, "set_features_ok": not st["chip_status"] & 1,
+                "meets": c.capture_ok, "write_cycle_ns": w_ns, "read_cycle_ns": r_ns,
+                "write_bytes_per_s": round(1e9 / w_ns), "read_bytes_per_s": round(1e9 / r_ns),
+                "write_fraction_of_limit": round(twc / w_ns, 3), "read_fraction_of_limit": round(trc / r_ns, 3),
+                "page_bytes": n,
+                "program_ns_excluding_busy": round(prog_ns), "read_ns_excluding_busy": round(read_ns),
+                "program_overhead_ns": round(prog_ns - n * twc), "read_overhead_ns": round(read_ns - n * trc),
+                "bit_errors_read": r["err_1to0"] + r["err_0to1"],
+                "timing_violations": d.model.log.violation_count - before,
+            })
+        return rows
+
+    rows, _ = run(chip, script, clk_hz)
+    return rows
+
+
+def bench_onfi(synth: bool = True, echo=lambda s: None) -> dict:
+    out = {"clock_mhz": DEFAULT_CLK_HZ / 1e6, "chip": PROFILE,
+           "overhead": "time of the operation minus chip busy minus page bytes at the mode's tWC/tRC limit",
+           "modes": measure_modes()}
+    out["min_fraction_of_limit"] = min(min(r["write_fraction_of_limit"], r["read_fraction_of_limit"]) for r in out["modes"])
+    out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])
+    echo("simulated all modes")
+    if synth:
+        from nandrig.gateware.onfi.core import OnfiController
+        from nandrig.gateware.synth import synthesize
+
+        res = synthesize(OnfiController(), "onfi_controller", freq_mhz=DEFAULT_CLK_HZ / 1e6)
+        out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res,
+                       "meets_default_clock": res["fmax_mhz"] >= DEFAULT_CLK_HZ / 1e6}
+    return out
