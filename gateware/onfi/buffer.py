@@ -1,7 +1,7 @@
 """Page buffer: block RAM with a 32-bit CPU port and a byte-wide engine port (NAND side or BCH streams)."""
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import Array, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -22,17 +22,27 @@ class PageBuffer(wiring.Component):
 
     def elaborate(self, platform):
         mod = Module()
-        mod.submodules.mem = mem = memory.Memory(shape=32, depth=self.size // 4, init=[])
-        cpu_w, cpu_r = mem.write_port(granularity=8), mem.read_port()
-        eng_w, eng_r = mem.write_port(granularity=8), mem.read_port()
         lane = Signal(2)
         mod.d.sync += lane.eq(self.eng_addr[:2])
-        mod.d.comb += [
-            cpu_w.addr.eq(self.cpu_addr), cpu_w.data.eq(self.cpu_wdata),
-            cpu_w.en.eq(self.cpu_sel & self.cpu_we.replicate(4)),
-            cpu_r.addr.eq(self.cpu_addr), self.cpu_rdata.eq(cpu_r.data),
-            eng_r.addr.eq(self.eng_addr[2:]), self.eng_rdata.eq(eng_r.data.word_select(lane, 8)),
-            eng_w.addr.eq(self.eng_addr[2:]), eng_w.data.eq(self.eng_wdata.replicate(4)),
-            eng_w.en.eq(self.eng_we.replicate(4) & (1 << self.eng_addr[:2])),
-        ]
+        eng_rdata = []
+        # one 8-bit memory per byte lane: each maps onto a true dual-port DP16KD (2048 x 8), which a
+        # 32-bit memory with byte enables on both ports does not
+        for k in range(4):
+            mem = memory.Memory(shape=8, depth=self.size // 4, init=[])
+            mod.submodules[f"lane{k}"] = mem
+            cpu_w, eng_w = mem.write_port(), mem.write_port()
+            # transparent reads: the block RAM cannot promise old data when the other port writes the same
+            # address, and synthesis can emulate transparency but not that
+            cpu_r = mem.read_port(transparent_for=(cpu_w, eng_w))
+            eng_r = mem.read_port(transparent_for=(cpu_w, eng_w))
+            mod.d.comb += [
+                cpu_w.addr.eq(self.cpu_addr), cpu_w.data.eq(self.cpu_wdata[8 * k: 8 * k + 8]),
+                cpu_w.en.eq(self.cpu_we & self.cpu_sel[k]),
+                cpu_r.addr.eq(self.cpu_addr), self.cpu_rdata[8 * k: 8 * k + 8].eq(cpu_r.data),
+                eng_w.addr.eq(self.eng_addr[2:]), eng_w.data.eq(self.eng_wdata),
+                eng_w.en.eq(self.eng_we & (self.eng_addr[:2] == k)),
+                eng_r.addr.eq(self.eng_addr[2:]),
+            ]
+            eng_rdata.append(eng_r.data)
+        mod.d.comb += self.eng_rdata.eq(Array(eng_rdata)[lane])
         return mod

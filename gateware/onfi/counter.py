@@ -32,7 +32,8 @@ class ErrorCounter(wiring.Component):
     def elaborate(self, platform):
         mod = Module()
         mod.submodules.mem = mem = memory.Memory(shape=CW_LAYOUT, depth=self.max_codewords, init=[])
-        wr, rd = mem.write_port(), mem.read_port()
+        wr = mem.write_port()
+        rd = mem.read_port(transparent_for=(wr,))  # synthesizable as RAM (see buffer.py)
         mod.d.comb += [rd.addr.eq(self.cw_index), self.cw_counts.eq(rd.data)]
 
         d10 = self.expected & ~self.got
