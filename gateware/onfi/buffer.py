@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 class PageBuffer(wiring.Component):
     """``size`` bytes. Two ports, each one address for read and write, so it maps onto true dual-port
-    block RAM (DP16KD); reads answer one cycle after the address."""
+    block RAM (DP16KD); CPU reads answer one cycle after the address, engine reads two."""
 
     def __init__(self, size: int = 8192) -> None:
         if size % 4 or size & (size - 1):
@@ -44,5 +44,6 @@ class PageBuffer(wiring.Component):
                 eng_r.addr.eq(self.eng_addr[2:]),
             ]
             eng_rdata.append(eng_r.data)
-        mod.d.comb += self.eng_rdata.eq(Array(eng_rdata)[lane])
+        # registered after the lane select: block RAM clock-to-out is most of a 10 ns cycle
+        mod.d.sync += self.eng_rdata.eq(Array(eng_rdata)[lane])
         return mod

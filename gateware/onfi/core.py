@@ -12,13 +12,13 @@ import enum
 from dataclasses import dataclass
 
 from amaranth import Array, Const, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.onfi.buffer import PageBuffer
 from nandrig.gateware.onfi.counter import ErrorCounter
 from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
-from nandrig.gateware.onfi.phy import Kind, OnfiPhy, PinSignature
+from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
 from nandrig.gateware.onfi.registers import CONTROL_LAYOUT, STATUS_LAYOUT, Op, Source
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
@@ -96,6 +96,7 @@ def assemble() -> tuple[list[int], dict[Op, int]]:
     """The microcode ROM and each operation's entry point."""
     rom, entry = [], {}
     for op, steps in PROGRAMS.items():
+        assert steps[0] == SEL and steps[-2:] == [DESEL, END], op  # the sequencer's start and abort rely on it
         entry[op] = len(rom)
         for s in steps:
             rom.append(STEP_LAYOUT.const({"end": s.kind is None, "kind": 0 if s.kind is None else s.kind,
@@ -151,14 +152,12 @@ class OnfiController(wiring.Component):
         mod.d.comb += step.eq(rom[pc])
         mod.d.comb += [phy.mode.eq(c.mode), phy.rd_trim.eq(c.rd_trim.as_signed()), phy.timeout.eq(c.timeout),
                        phy.wp_n.eq(self.ctrl.wp_n)]
-        n = Signal(16)
-        with mod.Switch(step.count):
-            with mod.Case(Count.ONE):
-                mod.d.comb += n.eq(1)
-            with mod.Case(Count.FOUR):
-                mod.d.comb += n.eq(4)
-            with mod.Default():
-                mod.d.comb += n.eq(c.length)
+        def count_of(st) -> object:
+            return Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
+
+        step_nx = Signal(STEP_LAYOUT)  # the step after this one, looked up in parallel
+        mod.d.comb += step_nx.eq(rom[pc + 1])
+        rep_last = Signal(init=1)  # registered "this repetition ends the step": keeps the ROM off the fire path
 
         # data source for DIN beats
         pattern = Signal(8)
@@ -178,22 +177,33 @@ class OnfiController(wiring.Component):
                 with mod.Case(k):
                     mod.d.comb += byte.eq(v)
 
-        fire = phy.beats.valid & phy.beats.ready
-        advance = fire & (rep + 1 >= n)
-        mod.d.comb += [phy.beats.valid.eq(running & ~step.end), phy.beats.payload.kind.eq(step.kind),
-                       phy.beats.payload.data.eq(byte)]
+        # a two-beat FIFO between sequencer and PHY keeps the PHY's ready off the sequencer's paths
+        mod.submodules.queue = queue = fifo.SyncFIFOBuffered(width=BEAT_LAYOUT.size, depth=2)
+        beat = Signal(BEAT_LAYOUT)
+        hold = Signal()  # buffer bytes take two cycles to read: at most one DIN beat every other cycle
+        mod.d.comb += [beat.kind.eq(step.kind), beat.data.eq(byte), queue.w_data.eq(beat),
+                       queue.w_en.eq(running & ~step.end & ~hold),
+                       phy.beats.payload.eq(queue.r_data), phy.beats.valid.eq(queue.r_rdy),
+                       queue.r_en.eq(phy.beats.ready)]
+        fire = queue.w_en & queue.w_rdy
+        advance = fire & rep_last
         is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
-        # the buffer answers a cycle late: address the byte the next beat will want
-        raddr = c.buf_addr + Mux(fire & ~advance, rep + 1, Mux(advance, 0, rep))
+        # the buffer answers two cycles late: address the byte the next beat will want (ra = buf_addr + rep)
+        ra, ra1 = Signal(16), Signal(16)
+        raddr = Mux(fire, Mux(advance, c.buf_addr, ra1), ra)
         with mod.If(fire):
-            mod.d.sync += rep.eq(Mux(advance, 0, rep + 1))
+            mod.d.sync += [rep.eq(Mux(advance, 0, rep + 1)), ra.eq(raddr), ra1.eq(raddr + 1)]
             with mod.If(advance):
-                mod.d.sync += pc.eq(pc + 1)
+                mod.d.sync += [pc.eq(pc + 1), rep_last.eq(count_of(step_nx) <= 1)]
+            with mod.Else():
+                mod.d.sync += rep_last.eq(rep + 2 >= count_of(step))
         mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == Source.PRBS))
+        mod.d.sync += hold.eq(fire & is_din & (c.src == Source.BUFFER))  # the PHY needs >= 2 cycles a byte anyway
 
         # read data: DOUT beats remember their destination; bytes arrive sample cycles later
         rdest = Signal(1)
         ridx = Signal(16)
+        wa = Signal(16)  # buf_addr + ridx
         with mod.If(fire & (step.kind == Kind.DOUT)):
             mod.d.sync += rdest.eq(step.dest)
         arrive = phy.rdata.valid
@@ -202,13 +212,13 @@ class OnfiController(wiring.Component):
         expected = Mux(c.src == Source.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
             # one engine address (block RAM ports): no operation reads and writes the buffer at once
-            buf.eng_addr.eq(Mux(to_data, c.buf_addr + ridx, raddr)),
+            buf.eng_addr.eq(Mux(to_data, wa, raddr)),
             buf.eng_wdata.eq(phy.rdata.payload), buf.eng_we.eq(to_data),
             cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(phy.rdata.payload),
             cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
         ]
         with mod.If(to_data):
-            mod.d.sync += ridx.eq(ridx + 1)
+            mod.d.sync += [ridx.eq(ridx + 1), wa.eq(wa + 1)]
             with mod.If(c.src == Source.PRBS):
                 mod.d.comb += prbs.advance.eq(1)
         with mod.If(arrive & (rdest == Dest.STATUS)):
@@ -217,16 +227,19 @@ class OnfiController(wiring.Component):
         # start / done
         with mod.If(running):
             mod.d.sync += self.stat.op_cycles.eq(self.stat.op_cycles + 1)
-            with mod.If(step.end):
+            with mod.If(step.end & ~queue.r_rdy & phy.idle):
                 mod.d.sync += running.eq(0)
             with mod.If(phy.timeout_hit):  # R/B# never came back: release the chip and stop
-                mod.d.sync += [self.stat.timed_out.eq(1), pc.eq(exits[c.op]), rep.eq(0)]
-        mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(self.start & ~running), cnt.clear.eq(self.start & ~running)]
-        with mod.If(self.start & ~running):
-            mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), running.eq(1), ridx.eq(0),
+                mod.d.sync += [self.stat.timed_out.eq(1), pc.eq(exits[c.op]), rep.eq(0), rep_last.eq(1)]
+        go = self.start & ~running & ~cnt.pending  # a start while busy is ignored
+        mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(go), cnt.clear.eq(go)]
+        with mod.If(go):
+            # every program starts with SELECT (one beat), so rep_last starts true
+            mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), rep_last.eq(1), running.eq(1),
+                           ridx.eq(0), wa.eq(self.ctrl.buf_addr), ra.eq(self.ctrl.buf_addr), ra1.eq(self.ctrl.buf_addr + 1),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [
-            self.stat.busy.eq(running), self.stat.busy_cycles.eq(phy.busy_cycles),
+            self.stat.busy.eq(running | cnt.pending), self.stat.busy_cycles.eq(phy.busy_cycles),
             self.stat.err_1to0.eq(cnt.err_1to0), self.stat.err_0to1.eq(cnt.err_0to1), self.stat.max_cw.eq(cnt.max_cw),
             self.stat.codewords.eq(cnt.codewords),
         ]

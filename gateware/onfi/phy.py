@@ -52,19 +52,26 @@ class PinSignature(wiring.Signature):
 class TimingRom:
     """Per-mode cycle counts, one Array per field, indexed by the run-time mode."""
 
-    FIELDS = ("wp", "wh", "rp", "reh", "sample", "cs", "whr", "rhw", "adl", "wb", "rr")
+    # sums and differences the PHY compares against are precomputed here, off the logic paths
+    FIELDS = {
+        "wp": lambda c: c.wp, "rp": lambda c: c.rp, "cs": lambda c: c.cs, "whr": lambda c: c.whr,
+        "rhw": lambda c: c.rhw, "rr": lambda c: c.rr, "sample": lambda c: c.sample,
+        "wc": lambda c: c.write_cycle, "rc": lambda c: c.read_cycle,
+        "adl_wp": lambda c: max(c.adl - c.wp, 0),  # tADL counts to the data cycle's WE# rise, wp after it starts
+        "wb_sync": lambda c: c.wb + SYNC_STAGES,  # R/B# low within tWB, seen SYNC_STAGES cycles later
+    }
 
     def __init__(self, clk_hz: float):
         self.modes = [mode_cycles(m, clk_hz) for m in range(6)]
-        self.width = max(getattr(c, f) for c in self.modes for f in self.FIELDS).bit_length() + 1
+        self.width = max(f(c) for c in self.modes for f in self.FIELDS.values()).bit_length() + 1
 
     def select(self, mod: Module, mode) -> dict[str, Signal]:
         out = {}
-        for f in self.FIELDS:
-            s = Signal(self.width, name=f"t_{f}")
+        for name, f in self.FIELDS.items():
+            s = Signal(self.width, name=f"t_{name}")
             # registered: the mode changes only between operations
-            mod.d.sync += s.eq(Array(Const(getattr(c, f), self.width) for c in self.modes)[mode])
-            out[f] = s
+            mod.d.sync += s.eq(Array(Const(f(c), self.width) for c in self.modes)[mode])
+            out[name] = s
         return out
 
 
@@ -109,21 +116,22 @@ class OnfiPhy(wiring.Component):
         kind = Signal(3)
         active = Signal()
         cnt = Signal(w + 1)
-        waiting = Signal()  # WAIT_RB in progress
         busy = Signal(32)
         with mod.If(busy != 0xFFFFFFFF):
             mod.d.sync += busy.eq(busy + 1)
+        over = Signal()  # busy reached the timeout (a cycle late, off the critical path)
+        mod.d.sync += over.eq(busy >= self.timeout)
 
         # a beat ends in the cycle its last timing count completes
         is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
         last = Signal()
         with mod.Switch(kind):
             with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
-                mod.d.comb += last.eq(cnt >= t["wp"] + t["wh"])
+                mod.d.comb += last.eq(cnt == t["wc"])
             with mod.Case(Kind.DOUT):
-                mod.d.comb += last.eq(cnt >= t["rp"] + t["reh"])
+                mod.d.comb += last.eq(cnt == t["rc"])
             with mod.Case(Kind.WAIT_RB):
-                mod.d.comb += last.eq(rb_now | (busy >= self.timeout))
+                mod.d.comb += last.eq(rb_now | over)
             with mod.Default():
                 mod.d.comb += last.eq(1)
         free = ~active | last
@@ -147,12 +155,11 @@ class OnfiPhy(wiring.Component):
             with mod.Case(Kind.CMD, Kind.ADDR):
                 mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]))
             with mod.Case(Kind.DIN):
-                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr + t["wp"] >= t["adl"]))
+                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr >= t["adl_wp"]))
             with mod.Case(Kind.DOUT):
                 mod.d.comb += gate.eq((since_we >= t["whr"]) & (since_rb >= t["rr"]))
             with mod.Case(Kind.WAIT_RB):
-                # the chip pulls R/B# low within tWB; the synchronizer shows it SYNC_STAGES cycles later
-                mod.d.comb += gate.eq(since_we >= t["wb"] + SYNC_STAGES)
+                mod.d.comb += gate.eq(since_we >= t["wb_sync"])
             with mod.Case(Kind.DESELECT):
                 mod.d.comb += gate.eq(pipe == 0)
             with mod.Default():
@@ -161,8 +168,8 @@ class OnfiPhy(wiring.Component):
 
         sample = Signal(signed(w + 2))
         mod.d.comb += sample.eq(t["sample"] + self.rd_trim)
-        sample_eff = Signal(range(depth + 1))
-        mod.d.comb += sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample)))
+        sample_eff = Signal(range(depth + 1))  # registered: mode and trim change only between operations
+        mod.d.sync += sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample)))
 
         with mod.If(active):
             mod.d.sync += cnt.eq(cnt + 1)
