@@ -44,7 +44,10 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
                 "write_fraction_of_limit": round(twc / w_ns, 3), "read_fraction_of_limit": round(trc / r_ns, 3),
                 "page_bytes": n,
                 "program_ns_excluding_busy": round(prog_ns), "read_ns_excluding_busy": round(read_ns),
-                "program_overhead_ns": round(prog_ns - n * twc), "read_overhead_ns": round(read_ns - n * trc),
+                # fixed cost: commands, addresses, tADL/tWB/tRR/tWHR waits, status read, sequencer
+                "program_overhead_ns": round(prog_ns - n * w_ns), "read_overhead_ns": round(read_ns - n * r_ns),
+                # that plus the cycle rounding, against the mode's ideal
+                "program_ns_beyond_mode_limit": round(prog_ns - n * twc), "read_ns_beyond_mode_limit": round(read_ns - n * trc),
                 "bit_errors_read": r["err_1to0"] + r["err_0to1"],
                 "timing_violations": d.model.log.violation_count - before,
             })
@@ -56,7 +59,8 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
 
 def bench_onfi(synth: bool = True, echo=lambda s: None) -> dict:
     out = {"clock_mhz": DEFAULT_CLK_HZ / 1e6, "chip": PROFILE,
-           "overhead": "time of the operation minus chip busy minus page bytes at the mode's tWC/tRC limit",
+           "overhead": "operation time minus chip busy minus the page's bytes at the achieved bus cycle "
+                       "(beyond_mode_limit: minus the bytes at the mode's tWC/tRC instead)",
            "modes": measure_modes()}
     out["min_fraction_of_limit"] = min(min(r["write_fraction_of_limit"], r["read_fraction_of_limit"]) for r in out["modes"])
     out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])

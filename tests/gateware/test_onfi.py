@@ -299,3 +299,18 @@ def test_buffer_source_and_change_read_column():
     page = bfm.last_read
     assert head == page[:16] and tail == page[900:1000]
     assert sum(bin(a ^ b).count("1") for a, b in zip(page[:1000], data)) < 20  # a fresh page reads back nearly clean
+
+
+@pytest.mark.slow
+def test_bench_onfi_reports_every_mode(run_cli):
+    import json
+
+    res = run_cli("bench", "onfi", "--no-synth")
+    assert res.code == 0, res.err
+    out = json.loads(res.out)
+    assert [r["mode"] for r in out["modes"]] == list(range(6))
+    assert out["timing_violations"] == 0 and out["min_fraction_of_limit"] >= 0.8
+    for r in out["modes"]:
+        assert r["meets"] and r["set_features_ok"] and r["bit_errors_read"] == 0
+        assert 0 < r["program_overhead_ns"] < 2000 and 0 < r["read_overhead_ns"] < 2000
+        assert r["write_cycle_ns"] == mode_cycles(r["mode"]).write_cycle * PERIOD
