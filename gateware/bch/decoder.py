@@ -32,13 +32,10 @@ from nandrig.gateware.bch import gf as G
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.bch.encoder import IN_LAYOUT
 from nandrig.gateware.bch.model import pad_bits
+from nandrig.gateware.logic import popcount
 
 ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
 STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
-
-
-def popcount(v) -> object:
-    return sum((v[i] for i in range(len(v))), Const(0, 4))
 
 
 class BchDecoder(wiring.Component):

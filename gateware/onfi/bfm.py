@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, STATUS_FAIL, STATUS_NOT_PROTECTED, VirtualChip
+from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, STATUS_FAIL, VirtualChip
 from nandrig.gateware.onfi.timing import MODES
 
 NEVER = -math.inf

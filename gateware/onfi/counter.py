@@ -1,15 +1,13 @@
 """Error counter: read data against the regenerated pattern, per codeword, per direction, per DQ line."""
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Module, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from nandrig.gateware.logic import popcount
+
 CW_LAYOUT = data.StructLayout({"err_1to0": 16, "err_0to1": 16})
-
-
-def popcount(v) -> object:
-    return sum((v[i] for i in range(len(v))), Const(0, 4))
 
 
 class ErrorCounter(wiring.Component):

@@ -21,7 +21,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, ModeCycles, mode_cycles
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, mode_cycles
 
 SYNC_STAGES = 2
 
