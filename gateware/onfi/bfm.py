@@ -161,8 +161,9 @@ class NandBusModel:
                 self._since(now, self.rb_rise, t.tRR, "tRR")
                 if cur["cle"] or cur["ale"]:
                     self.log.violate(now, "RE# low with CLE or ALE high")
-                self._since(now, self.t_change.get("cle", NEVER) if not cur["cle"] else now, t.tCLR, "tCLR")
-                self._since(now, self.t_change.get("ale", NEVER) if not cur["ale"] else now, t.tAR, "tAR")
+                else:  # both low: time since they fell
+                    self._since(now, self.t_change.get("cle", NEVER), t.tCLR, "tCLR")
+                    self._since(now, self.t_change.get("ale", NEVER), t.tAR, "tAR")
                 self.re_fall = now
                 self._next_out(now)
             else:

@@ -152,6 +152,7 @@ class OnfiController(wiring.Component):
         mod.d.comb += step.eq(rom[pc])
         mod.d.comb += [phy.mode.eq(c.mode), phy.rd_trim.eq(c.rd_trim.as_signed()), phy.timeout.eq(c.timeout),
                        phy.wp_n.eq(self.ctrl.wp_n)]
+
         def count_of(st) -> object:
             return Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
 

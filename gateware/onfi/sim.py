@@ -15,8 +15,8 @@ DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": Source.BUFFE
 class Driver:
     """What firmware does through the registers, as testbench calls."""
 
-    def __init__(self, ctx, dut: OnfiController) -> None:
-        self.ctx, self.dut = ctx, dut
+    def __init__(self, ctx, dut: OnfiController, model: NandBusModel) -> None:
+        self.ctx, self.dut, self.model = ctx, dut, model
         self.ctrl = {name: 0 for name, _, _ in CONTROL} | DEFAULTS
 
     async def op(self, op: Op, **fields) -> dict:
@@ -88,9 +88,7 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
         await bfm.run(ctx, dut.pins)
 
     async def main(ctx):
-        driver = Driver(ctx, dut)
-        driver.model = bfm
-        result.append(await script(driver))
+        result.append(await script(Driver(ctx, dut, bfm)))
 
     sim.add_testbench(bus, background=True)
     sim.add_testbench(main)
