@@ -66,6 +66,6 @@ def bench_bch(t_values=T_VALUES, synth: bool = True, echo=lambda s: None) -> dic
         from nandrig.gateware.synth import synthesize
 
         out["ecp5"] = {"device": "LFE5U-85F CABGA381", "encoder": synthesize(BchEncoder(cfg), "bch_encoder"),
-                       "decoder": synthesize(BchDecoder(cfg), "bch_decoder")}
+                       "decoder": synthesize(BchDecoder(cfg), "bch_decoder", hierarchical=True)}
         echo("synthesized")
     return out

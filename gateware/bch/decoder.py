@@ -95,7 +95,7 @@ class BchDecoder(wiring.Component):
         lam = G.reg_array(tm + 2, m, "lam")
         bpol = G.reg_array(tm + 2, m, "b")
         win = G.reg_array(tm + 2, m, "win")  # win[i] = S_(2r+1-i)
-        queue = G.reg_array(2 * tm, m, "q")  # S_(2r+2), S_(2r+3), ...
+        queue = G.reg_array(tm, m, "q")  # S_(2r+3), S_(2r+5), ...: even syndromes are squared on the fly
         tmp = G.reg_array(tm + 2, m, "tmp")
         gamma = Signal(m)
         delta = Signal(m)
@@ -103,30 +103,25 @@ class BchDecoder(wiring.Component):
         r = Signal(t_shape)
         phase = Signal(2)
 
-        # all 2 t_max syndromes from the odd ones: S_2i = S_i^2
-        full = {}
-        for idx in range(tm):
-            full[2 * idx + 1] = syn[idx]
-        for j in range(2, 2 * tm + 1, 2):
-            sq = Signal(m, name=f"s_even{j}")
-            mod.d.comb += sq.eq(G.square(gf, full[j // 2]))
-            full[j] = sq
+        # S_(2r+2) = S_(r+1)^2, and S_(r+1) is in the window at win[r]
+        s_even = Signal(m)
+        mod.d.comb += s_even.eq(G.square(gf, Array(win)[r]))
 
         # the shared multiplier bank
         a_in = [Mux(phase == 2, bpol[i - 1] if i else Const(0, m), lam[i]) for i in range(tm + 2)]  # t_max + 2: keep x^(t+1)
         b_in = [Mux(phase == 0, win[i], Mux(phase == 1, gamma, delta)) for i in range(tm + 2)]
         prods = []
         for i in range(tm + 2):
-            p = Signal(m, name=f"prod{i}")
-            mod.d.comb += p.eq(G.mul(gf, a_in[i], b_in[i]))
-            prods.append(p)
+            mul = mod.submodules[f"mul{i}"] = G.Multiplier(gf)
+            mod.d.comb += [mul.a.eq(a_in[i]), mul.b.eq(b_in[i])]
+            prods.append(mul.p)
 
         with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
             mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
                            r.eq(0), phase.eq(0), gamma.eq(1), k.eq(0)]
-            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(full[1])]
+            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(syn[0])]
             mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
-            mod.d.sync += [queue[i].eq(full[i + 2]) for i in range(2 * tm - 1)] + [queue[-1].eq(0)]
+            mod.d.sync += [queue[i].eq(syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
 
         running = busy2 & ~s2_done & (r < s2_t)
         with mod.If(running):
@@ -143,15 +138,15 @@ class BchDecoder(wiring.Component):
                     with mod.Else():
                         mod.d.sync += [bpol[0].eq(0), bpol[1].eq(0)] + [bpol[i].eq(bpol[i - 2]) for i in range(2, tm + 1)]
                         mod.d.sync += k.eq(k + 2)
-                    mod.d.sync += [win[0].eq(queue[1]), win[1].eq(queue[0])] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
-                    mod.d.sync += [queue[i].eq(queue[i + 2]) for i in range(2 * tm - 2)] + [queue[-2].eq(0), queue[-1].eq(0)]
+                    mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
+                    mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
                     mod.d.sync += [r.eq(r + 1), phase.eq(0)]
         with mod.If(busy2 & ~s2_done & (r >= s2_t)):
             mod.d.sync += s2_done.eq(1)
 
         # ---- stage 3: Chien search and status ------------------------------------------------
         busy3 = Signal()
-        loc = G.reg_array(tm + 2, m, "loc")
+        loc = G.reg_array(tm + 1, m, "loc")  # a searched locator has degree <= t <= t_max
         s3_t = Signal(t_shape)
         s3_bytes = Signal(16)
         s3_zero = Signal(16)
@@ -168,24 +163,25 @@ class BchDecoder(wiring.Component):
         with mod.If(s2_done & ~busy3):
             mod.d.sync += [busy3.eq(1), busy2.eq(0), s2_done.eq(0), s3_t.eq(s2_t), s3_bytes.eq(s2_bytes),
                            s3_zero.eq(s2_zero), s3_deg.eq(deg), s3_pad.eq(pad_val[s2_t]), col.eq(0), count.eq(0)]
-            mod.d.sync += [loc[i].eq(lam[i]) for i in range(tm + 2)]
-            # erased pages and clean codewords need no search
-            mod.d.sync += searching.eq((s2_zero > s2_t) & (deg != 0))
+            mod.d.sync += [loc[i].eq(lam[i]) for i in range(tm + 1)]
+            # erased pages, clean codewords and locators of degree > t (a certain failure) need no search
+            mod.d.sync += searching.eq((s2_zero > s2_t) & (deg != 0) & (deg <= s2_t))
 
         roots = []
         for p in range(8):
-            terms = [G.const_mul(gf, loc[i], gf.pow(-i * p)) for i in range(tm + 2)]
-            v = Signal(m, name=f"chien{p}")
-            mod.d.comb += v.eq(G.xor_all(terms, m))
+            lane = mod.submodules[f"chien{p}"] = G.PolyEval(gf, tm + 1, -p)
+            mod.d.comb += lane.c.eq(Cat(*loc))
             valid = (col != 0) | (s3_pad <= p)
-            roots.append((v == 0) & valid)
+            roots.append((lane.v == 0) & valid)
+        step = mod.submodules.chien_step = G.Scale(gf, tm + 1, -8)
+        mod.d.comb += step.c.eq(Cat(*loc))
         mask = Signal(8)
         mod.d.comb += mask.eq(Cat(*roots))
         mod.d.comb += [self.errors.payload.byte.eq(s3_bytes - 1 - col), self.errors.payload.mask.eq(mask)]
         with mod.If(busy3 & searching):
             mod.d.comb += self.errors.valid.eq(mask != 0)
             with mod.If((mask == 0) | self.errors.ready):
-                mod.d.sync += [loc[i].eq(G.const_mul(gf, loc[i], gf.pow(-8 * i))) for i in range(tm + 2)]
+                mod.d.sync += [loc[i].eq(step.out[i]) for i in range(tm + 1)]
                 mod.d.sync += [count.eq(count + popcount(mask)), col.eq(col + 1)]
                 with mod.If(col == s3_bytes - 1):
                     mod.d.sync += searching.eq(0)

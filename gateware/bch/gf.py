@@ -4,8 +4,10 @@ from __future__ import annotations
 from functools import reduce
 from operator import xor
 
-from amaranth import Cat, Const, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.hdl import Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.bch.config import GF
 
@@ -45,3 +47,46 @@ def byte_map(gf: GF, byte: Value, j: int) -> Value:
 
 def reg_array(n: int, width: int, name: str) -> list[Signal]:
     return [Signal(width, name=f"{name}{i}") for i in range(n)]
+
+
+# Units kept as their own modules: synthesis maps each alone (-noflatten), which keeps the LUT mapper's
+# problems small; flattened, the decoder is one 160 k-gate XOR network that ABC does not finish.
+
+class Multiplier(wiring.Component):
+    """p = a * b in GF(2^m)."""
+
+    def __init__(self, gf: GF) -> None:
+        self.gf = gf
+        super().__init__({"a": In(gf.m), "b": In(gf.m), "p": Out(gf.m)})
+
+    def elaborate(self, platform):
+        mod = Module()
+        mod.d.comb += self.p.eq(mul(self.gf, self.a, self.b))
+        return mod
+
+
+class PolyEval(wiring.Component):
+    """v = sum_i c_i x^i at the constant x = a^e, for n coefficients c_i."""
+
+    def __init__(self, gf: GF, n: int, e: int) -> None:
+        self.gf, self.e = gf, e
+        super().__init__({"c": In(data.ArrayLayout(gf.m, n)), "v": Out(gf.m)})
+
+    def elaborate(self, platform):
+        mod = Module()
+        gf = self.gf
+        mod.d.comb += self.v.eq(xor_all([const_mul(gf, self.c[i], gf.pow(self.e * i)) for i in range(len(self.c))], gf.m))
+        return mod
+
+
+class Scale(wiring.Component):
+    """out_i = c_i * a^(e i): one step of a polynomial's argument from x to x a^e."""
+
+    def __init__(self, gf: GF, n: int, e: int) -> None:
+        self.gf, self.e = gf, e
+        super().__init__({"c": In(data.ArrayLayout(gf.m, n)), "out": Out(data.ArrayLayout(gf.m, n))})
+
+    def elaborate(self, platform):
+        mod = Module()
+        mod.d.comb += [self.out[i].eq(const_mul(self.gf, self.c[i], self.gf.pow(self.e * i))) for i in range(len(self.c))]
+        return mod
