@@ -48,3 +48,31 @@ def serve_cmd(port, profile, seed, state, exact) -> None:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {e.strerror}") from None
     except KeyboardInterrupt:
         pass
+
+
+@sim_grp.command("rtl")
+@click.option("--port", type=click.IntRange(0, 65535), default=4701, show_default=True, help="TCP port of the rig's UART (0: any free one).")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
+@click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
+def rtl_cmd(port, profile, seed, rebuild) -> None:
+    """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""
+    import signal
+    import time
+
+    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.boards.sim.rtl.build import build
+    from nandrig.boards.sim.rtl.run import RtlRig
+
+    chip = VirtualChip(profile, seed)
+    if rebuild:
+        build(force=True, echo=lambda s: click.echo(s, err=True))
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True)) as rig:
+            click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
+            while rig.proc.poll() is None:
+                time.sleep(0.5)
+            raise click.ClickException(f"the simulator stopped (exit {rig.proc.returncode}); log in {rig.run_dir}")
+    except KeyboardInterrupt:
+        pass

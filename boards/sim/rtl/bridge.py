@@ -1,0 +1,90 @@
+"""The chip server behind the RTL rig's NAND pins: the virtual chip's bus model, driven by bus cycles.
+
+The Verilator module ``nandbridge`` turns pin activity into bus cycles and
+sends them here; they go to the same :class:`NandBusModel` that checks the
+controller at pin level in Amaranth's simulator (its command layer, not a
+second chip model), with busy times unscaled. Each message carries the
+simulated time: the chip's clock is moved up to it before the cycle is
+applied, so its clock follows simulated time, plus whatever ADVANCE added.
+"""
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.gateware.onfi.bfm import NandBusModel
+
+HEADER = struct.Struct("<BBQI")
+REPLY = struct.Struct("<IBBI")
+CMD, ADDR, DIN, ADVANCE = 1, 2, 3, 4
+NS_PER_HOUR = 3.6e12
+
+
+class ChipBridge:
+    def __init__(self, chip: VirtualChip, clk_hz: float = 100e6) -> None:
+        self.chip = chip
+        self.model = NandBusModel(chip, clk_hz, busy_scale=1.0)
+        self.ahead_ns = 0  # ADVANCE steps: the chip's clock runs this far ahead of simulated time
+        self.base_ns = chip.clock_ns  # the chip's clock when the simulation started (a resumed chip keeps its age)
+
+    def _sync(self, now_ns: int) -> None:
+        target = self.base_ns + self.ahead_ns + now_ns
+        if target > self.chip.clock_ns:
+            self.chip.advance_ns(target - self.chip.clock_ns)
+
+    def handle(self, kind: int, wp_n: int, now_ns: int, payload: bytes) -> bytes:
+        m = self.model
+        self._sync(now_ns)
+        before_busy = m.busy.end
+        if kind == CMD:
+            m._command(now_ns, payload[0], {"wp_n": wp_n})
+        elif kind == ADDR:
+            m._address(now_ns, payload[0])
+        elif kind == DIN:
+            for b in payload:
+                m._data_in(now_ns, b)
+        elif kind == ADVANCE:
+            ns, temp = struct.unpack("<Qh", payload)
+            start = self.chip.clock_ns
+            self.chip.wait(ns / NS_PER_HOUR, temp_c=temp / 100.0)
+            self.ahead_ns += self.chip.clock_ns - start
+        busy = int(m.busy.end - now_ns) if m.busy.end != before_busy and m.busy.end > now_ns else 0
+        # after a command or address the output (if any) starts afresh: send it; 70h reads status, not output
+        fresh = kind in (CMD, ADDR) and m.out is not None and not m.out_status
+        out = bytes(m.out[m.ptr:]) if fresh else b""
+        return REPLY.pack(busy, self.chip.status, int(fresh), len(out)) + out
+
+
+def _recv(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise ConnectionError
+        buf += part
+    return bytes(buf)
+
+
+def serve(bridge: ChipBridge, lsock: socket.socket, after: callable = lambda: None) -> None:
+    """Serve one simulator connection until it closes; ``after`` runs after every message (state saving)."""
+    conn, _ = lsock.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with conn:
+        try:
+            while True:
+                kind, wp_n, now_ns, n = HEADER.unpack(_recv(conn, HEADER.size))
+                reply = bridge.handle(kind, wp_n, now_ns, _recv(conn, n) if n else b"")
+                after()
+                conn.sendall(reply)
+        except ConnectionError:
+            return
+
+
+def start(bridge: ChipBridge) -> tuple[int, threading.Thread]:
+    lsock = socket.create_server(("127.0.0.1", 0))
+    port = lsock.getsockname()[1]
+    th = threading.Thread(target=serve, args=(bridge, lsock), daemon=True)
+    th.start()
+    return port, th

@@ -1,0 +1,73 @@
+"""Run the RTL rig: Verilator with the chip server on its NAND pins and its UART on a TCP port."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.rtl import bridge
+from nandrig.boards.sim.rtl.build import BUILD, build, sim_config
+from nandrig.errors import NandrigError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RtlRig:
+    """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
+
+    def __init__(self, chip: VirtualChip, port: int = 0, out: Path = BUILD, echo=lambda s: None) -> None:
+        self.chip, self.port, self.out, self.echo = chip, port or free_port(), out, echo
+        self.proc: subprocess.Popen | None = None
+        self.bridge = bridge.ChipBridge(chip)
+
+    @property
+    def url(self) -> str:
+        return f"socket://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "RtlRig":
+        binary = build(self.out, echo=self.echo)
+        chip_port, _ = bridge.start(self.bridge)
+        # a run directory of its own: the simulator reads sim_config.js and modules/ from its cwd
+        runs = self.out / "runs"
+        runs.mkdir(exist_ok=True)
+        self.run_dir = Path(tempfile.mkdtemp(dir=runs))
+        gw = binary.parents[1]
+        for f in list(gw.glob("*.init")) + [gw / "modules"]:
+            os.symlink(f, self.run_dir / f.name)
+        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port).get_json())
+        self.log = open(self.run_dir / "sim.log", "w")
+        self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:  # up once its UART port accepts connections
+            if self.proc.poll() is not None:
+                raise NandrigError(f"the RTL rig exited at start (see {self.run_dir / 'sim.log'})")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.__exit__()
+                    raise NandrigError("the RTL rig did not open its UART port within 60 s") from None
+                time.sleep(0.2)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        if self.proc:
+            self.log.close()
+            if not exc or exc[0] is None:
+                shutil.rmtree(self.run_dir, ignore_errors=True)

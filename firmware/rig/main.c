@@ -1,0 +1,28 @@
+/* nandrig rig firmware: identify the chip, switch it to its fastest timing mode, serve the host. */
+#include <generated/csr.h>
+#include "onfi.h"
+#include "server.h"
+
+enum { KIND_RTL = 2, KIND_HARDWARE = 3 };
+enum { CAP_VIRTUAL_TIME = 1, CAP_RAW_READ = 4 };
+
+static struct chip chip;
+
+int main(void)
+{
+	if (onfi_identify(&chip) == 0) {
+		int best = 0;
+		for (int m = 0; m < 6; m++)
+			if (chip.timing_modes >> m & 1)
+				best = m;
+		onfi_set_timing_mode(&chip, (uint8_t)best);
+	}
+#ifdef CSR_VTIME_BASE
+	server_init(&chip, KIND_RTL, CAP_VIRTUAL_TIME | CAP_RAW_READ);
+#else
+	server_init(&chip, KIND_HARDWARE, CAP_RAW_READ);
+#endif
+	for (;;)
+		server_step();
+	return 0;
+}

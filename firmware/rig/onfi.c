@@ -1,0 +1,181 @@
+#include <string.h>
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+#include "onfi.h"
+
+/* controller op codes (gateware/onfi/registers.py: Op) */
+enum { OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_ERASE, OP_PROGRAM,
+       OP_READ, OP_CHANGE_READ_COLUMN, OP_SELFTEST };
+
+#define NS_PER_CYCLE (1000000000u / CONFIG_CLOCK_FREQUENCY)
+
+static uint64_t advanced_ns;
+
+volatile uint8_t *onfi_buffer(void) { return (volatile uint8_t *)NANDBUF_BASE; }
+
+uint16_t onfi_crc16(const uint8_t *p, int n)
+{
+	uint16_t crc = 0x4F4E;  /* ONFI: x^16 + x^15 + x^2 + 1, initial value 4F4Eh, MSB first */
+	for (int i = 0; i < n; i++) {
+		crc ^= (uint16_t)p[i] << 8;
+		for (int k = 0; k < 8; k++)
+			crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ 0x8005) : (uint16_t)(crc << 1);
+	}
+	return crc;
+}
+
+static struct op_result run(int op)
+{
+	struct op_result r;
+	onfi_op_write(op);
+	onfi_start_write(1);
+	while (onfi_busy_read())
+		;
+	r.timed_out = onfi_timed_out_read();
+	r.status = onfi_chip_status_read();
+	r.busy_ns = onfi_busy_cycles_read() * NS_PER_CYCLE;
+	return r;
+}
+
+static void row(const struct chip *c, uint32_t block, uint32_t page)
+{
+	onfi_row_write(block << c->page_bits | page);
+}
+
+struct op_result onfi_reset(void)
+{
+	struct op_result r = run(OP_RESET);
+	onfi_mode_write(0);  /* RESET puts the chip back in timing mode 0 */
+	return r;
+}
+
+int onfi_read_id(uint8_t addr, uint8_t *out, int n)
+{
+	onfi_faddr_write(addr);
+	onfi_length_write(n);
+	onfi_buf_addr_write(0);
+	onfi_src_write(ONFI_SRC_BUFFER);
+	if (run(OP_READ_ID).timed_out)
+		return -1;
+	for (int i = 0; i < n; i++)
+		out[i] = onfi_buffer()[i];
+	return n;
+}
+
+int onfi_read_param(uint8_t *out)
+{
+	onfi_length_write(768);
+	onfi_buf_addr_write(0);
+	onfi_src_write(ONFI_SRC_BUFFER);
+	if (run(OP_READ_PARAM).timed_out)
+		return -1;
+	for (int i = 0; i < 768; i++)
+		out[i] = onfi_buffer()[i];
+	return 0;
+}
+
+static uint32_t u32at(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+int onfi_identify(struct chip *c)
+{
+	memset(c, 0, sizeof *c);
+	onfi_wp_n_write(1);
+	onfi_timeout_write(CONFIG_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
+	onfi_reset();
+	onfi_read_id(0x00, c->id, 5);
+	if (onfi_read_param(c->param))
+		return -1;
+	c->valid_copy = -1;
+	for (int k = 0; k < 3 && c->valid_copy < 0; k++) {  /* first copy whose signature and CRC hold */
+		const uint8_t *p = c->param + 256 * k;
+		if (!memcmp(p, "ONFI", 4) && onfi_crc16(p, 254) == (p[254] | p[255] << 8))
+			c->valid_copy = k;
+	}
+	if (c->valid_copy < 0)
+		return -1;
+	const uint8_t *p = c->param + 256 * c->valid_copy;
+	memcpy(c->manufacturer, p + 32, 12);
+	memcpy(c->model, p + 44, 20);
+	c->page_bytes = u32at(p + 80);
+	c->spare_bytes = p[84] | p[85] << 8;
+	c->pages_per_block = u32at(p + 92);
+	c->blocks = u32at(p + 96);
+	c->bits_per_cell = p[102];
+	c->ecc_bits = p[112];
+	c->timing_modes = p[129] | p[130] << 8;
+	while ((1u << c->page_bits) < c->pages_per_block)
+		c->page_bits++;
+	return 0;
+}
+
+int onfi_set_timing_mode(struct chip *c, uint8_t mode)
+{
+	onfi_faddr_write(0x01);
+	onfi_params_write(mode);
+	if (run(OP_SET_FEATURES).timed_out)
+		return -1;
+	onfi_mode_write(mode);
+	c->mode = mode;
+	return 0;
+}
+
+struct op_result onfi_erase(const struct chip *c, uint32_t block)
+{
+	row(c, block, 0);
+	return run(OP_ERASE);
+}
+
+struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+{
+	row(c, block, page);
+	onfi_col_write(0);
+	onfi_length_write(len);
+	onfi_buf_addr_write(0);
+	onfi_src_write(src);
+	onfi_seed_write(seed);
+	return run(OP_PROGRAM);
+}
+
+struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
+                           uint16_t cw_bytes)
+{
+	row(c, block, page);
+	onfi_col_write(0);
+	onfi_length_write(len);
+	onfi_buf_addr_write(0);
+	onfi_src_write(src);
+	onfi_seed_write(seed);
+	onfi_cw_bytes_write(cw_bytes);
+	return run(OP_READ);
+}
+
+void onfi_codeword(int i, uint16_t *e10, uint16_t *e01)
+{
+	onfi_cw_index_write(i);
+	uint32_t v = onfi_cw_counts_read();
+	*e10 = v & 0xFFFF;
+	*e01 = v >> 16;
+}
+
+void onfi_totals(uint32_t *e10, uint32_t *e01)
+{
+	*e10 = onfi_err_1to0_read();
+	*e01 = onfi_err_0to1_read();
+}
+
+uint64_t rig_clock_ns(void)
+{
+	timer0_uptime_latch_write(1);
+	return timer0_uptime_cycles_read() * NS_PER_CYCLE + advanced_ns;
+}
+
+void rig_advance(uint64_t ns, int16_t temp)
+{
+#ifdef CSR_VTIME_BASE
+	vtime_ns_write(ns);
+	vtime_temp_write((uint16_t)temp);
+	vtime_go_write(1);
+#endif
+	advanced_ns += ns;
+}

@@ -1,0 +1,41 @@
+/* ONFI driver over the controller's CSRs: identification, timing mode, erase/program/read. */
+#ifndef NANDRIG_ONFI_H
+#define NANDRIG_ONFI_H
+#include <stdint.h>
+
+struct chip {
+	uint8_t id[5];
+	char manufacturer[12], model[20];
+	uint32_t page_bytes, pages_per_block, blocks;
+	uint16_t spare_bytes, timing_modes;
+	uint8_t bits_per_cell, ecc_bits, page_bits, mode;
+	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
+	uint8_t param[768];
+};
+
+struct op_result {
+	uint8_t status;
+	uint32_t busy_ns;
+	int timed_out;
+};
+
+enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
+
+uint16_t onfi_crc16(const uint8_t *p, int n);
+int onfi_identify(struct chip *c);  /* 0, or -1 when no parameter-page copy is valid */
+struct op_result onfi_reset(void);
+int onfi_read_id(uint8_t addr, uint8_t *out, int n);
+int onfi_read_param(uint8_t *out768);
+int onfi_set_timing_mode(struct chip *c, uint8_t mode);
+struct op_result onfi_erase(const struct chip *c, uint32_t block);
+/* src ONFI_SRC_PRBS programs the seeded PRBS; ONFI_SRC_BUFFER the page buffer's first len bytes */
+struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len);
+/* reads len bytes into the page buffer; with ONFI_SRC_PRBS counts errors against the seeded PRBS */
+struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
+                           uint16_t cw_bytes);
+void onfi_codeword(int i, uint16_t *e10, uint16_t *e01);
+void onfi_totals(uint32_t *e10, uint32_t *e01);
+volatile uint8_t *onfi_buffer(void);
+uint64_t rig_clock_ns(void);
+void rig_advance(uint64_t ns, int16_t temp);
+#endif

@@ -1,0 +1,458 @@
+#include <string.h>
+#include "frame.h"
+#include "link.h"
+#include "pattern.h"
+#include "server.h"
+
+#define VERSION_MAJOR 1
+#define VERSION_MINOR 0
+#define CACHE_SIZE 8
+#define CODEWORD_BYTES 1024
+#define MAX_BLOCKS 8192
+#define ENCODED_MAX (MAX_BODY + MAX_BODY / 254 + 2)
+
+struct cached {
+	int used;
+	uint32_t session, crc, len;
+	uint16_t seq;
+	uint8_t frame[ENCODED_MAX];  /* the encoded reply, delimiter included */
+};
+
+struct job {
+	uint8_t running, abort, op;
+	uint16_t seq;
+	uint32_t done, total;
+};
+
+static struct chip *chip;
+static uint8_t kind;
+static uint32_t caps, session;
+static struct cached cache[CACHE_SIZE];
+static int cache_next;
+static struct job job;
+static uint8_t rx[ENCODED_MAX], body[MAX_BODY], reply[MAX_BODY], tx[ENCODED_MAX];
+static uint32_t rx_len;
+static int rx_overflow;
+static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
+
+/* ---- replies ------------------------------------------------------------------------------ */
+
+/* buf holds the payload at buf + 6; the header and CRC go around it */
+static uint32_t encode_reply(const struct request *q, int status, uint8_t *buf, uint32_t n, uint8_t *out)
+{
+	buf[0] = T_REPLY;
+	buf[1] = q->op;
+	put_le(buf + 2, q->seq, 2);
+	put_le(buf + 4, (uint32_t)status, 2);
+	put_le(buf + 6 + n, crc32_of(buf, 6 + n), 4);
+	uint32_t len = cobs_encode(buf, 10 + n, out);
+	out[len++] = 0;
+	return len;
+}
+
+/* a short reply sent while a long command holds the main buffers */
+static void send_short(const struct request *q, int status, const uint8_t *payload, uint32_t n)
+{
+	static uint8_t buf[6 + 16 + 4], out[sizeof buf + 2];
+	memcpy(buf + 6, payload, n);
+	link_write(out, encode_reply(q, status, buf, n, out));
+}
+
+static int uncached(uint8_t op)
+{
+	return op == OP_STATUS || op == OP_ABORT || op == OP_HELLO || op == OP_INFO || op == OP_TIME || op == OP_READ_ID ||
+	       op == OP_READ_PARAM_PAGE;
+}
+
+/* ---- while a long command runs --------------------------------------------------------------- */
+
+static int take_frame(struct request *q);
+
+static void status_payload(uint8_t *p)
+{
+	p[0] = job.running;
+	p[1] = job.op;
+	put_le(p + 2, job.seq, 2);
+	put_le(p + 4, job.done, 4);
+	put_le(p + 8, job.total, 4);
+}
+
+/* Between two block operations: answer STATUS and ABORT, stay silent on a retry of the running
+ * request, refuse everything else with BUSY. Returns nonzero once an ABORT arrived. */
+static int poll_host(void)
+{
+	struct request q;
+	uint8_t p[12];
+	while (take_frame(&q)) {
+		if (q.op == OP_STATUS) {
+			status_payload(p);
+			send_short(&q, E_OK, p, 12);
+		} else if (q.op == OP_ABORT) {
+			job.abort = 1;
+			p[0] = 1;
+			send_short(&q, E_OK, p, 1);
+		} else if (!(q.seq == job.seq && q.op == job.op)) {
+			send_short(&q, E_BUSY, p, 0);
+		}
+	}
+	return job.abort;
+}
+
+static void start_job(const struct request *q, uint32_t total)
+{
+	job.running = 1;
+	job.abort = 0;
+	job.op = q->op;
+	job.seq = q->seq;
+	job.done = 0;
+	job.total = total;
+}
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static uint32_t raw_bytes(void) { return chip->page_bytes + chip->spare_bytes; }
+
+static int check_blocks(uint32_t first, uint32_t count)
+{
+	return count >= 1 && first < chip->blocks && count <= chip->blocks - first ? E_OK : E_OUT_OF_RANGE;
+}
+
+static int is_bad(uint32_t block)
+{
+	/* the factory mark: page 0's first spare byte, read once before the block is touched */
+	if (block >= MAX_BLOCKS)
+		return 0;
+	if (!(bad_known[block / 8] >> (block % 8) & 1)) {
+		onfi_read(chip, block, 0, ONFI_SRC_BUFFER, 0, raw_bytes(), CODEWORD_BYTES);
+		if (onfi_buffer()[chip->page_bytes] != 0xFF)
+			bad_mark[block / 8] |= (uint8_t)(1 << (block % 8));
+		bad_known[block / 8] |= (uint8_t)(1 << (block % 8));
+	}
+	return bad_mark[block / 8] >> (block % 8) & 1;
+}
+
+static uint32_t chip_result(uint8_t *out, struct op_result r, int *status)
+{
+	out[0] = r.status;
+	put_le(out + 1, r.busy_ns, 4);
+	*status = r.timed_out ? E_TIMEOUT : (r.status & 1) ? E_CHIP_FAIL : E_OK;
+	return r.timed_out ? 0 : 5;
+}
+
+/* ---- commands: each fills out[] and returns its length, the status through *st ----------------- */
+
+#define NEED(n) do { if (q->len != (n)) { *st = E_BAD_FRAME; return 0; } } while (0)
+#define FAIL(code) do { *st = (code); return 0; } while (0)
+
+static uint32_t op_hello(const struct request *q, uint8_t *out, int *st)
+{
+	static const char ident[] = "nandrig-rtl/1.0 firmware";
+	NEED(8);
+	put_le(out, VERSION_MAJOR, 2);
+	put_le(out + 2, VERSION_MINOR, 2);
+	out[4] = kind;
+	put_le(out + 5, caps, 4);
+	out[9] = sizeof ident - 1;
+	memcpy(out + 10, ident, sizeof ident - 1);
+	if (get_le(q->payload, 2) != VERSION_MAJOR)
+		*st = E_VERSION_MISMATCH;
+	else
+		session = (uint32_t)get_le(q->payload + 4, 4);
+	return 10 + sizeof ident - 1;
+}
+
+static uint32_t op_info(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	uint8_t *p = out;
+	memcpy(p, chip->id, 5); p += 5;
+	memcpy(p, chip->manufacturer, 12); p += 12;
+	memcpy(p, chip->model, 20); p += 20;
+	put_le(p, chip->page_bytes, 4); p += 4;
+	put_le(p, chip->spare_bytes, 2); p += 2;
+	put_le(p, chip->pages_per_block, 4); p += 4;
+	put_le(p, chip->blocks, 4); p += 4;
+	*p++ = chip->bits_per_cell;
+	put_le(p, chip->timing_modes, 2); p += 2;
+	*p++ = chip->mode;
+	*p++ = chip->ecc_bits;
+	put_le(p, CODEWORD_BYTES, 2); p += 2;
+	*p++ = 0;  /* no BCH decoder in the loop yet: READ models decoding from the counts */
+	put_le(p, caps, 4); p += 4;
+	return (uint32_t)(p - out);
+}
+
+static uint32_t op_reset(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	struct op_result r = onfi_reset();
+	chip->mode = 0;
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	out[0] = r.status;
+	return 1;
+}
+
+static uint32_t op_read_id(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(1);
+	int n = q->payload[0] == 0x00 ? 5 : 4;  /* manufacturer + device bytes; "ONFI" at 20h */
+	if (onfi_read_id(q->payload[0], out + 1, n) < 0)
+		FAIL(E_TIMEOUT);
+	out[0] = (uint8_t)n;
+	return (uint32_t)n + 1;
+}
+
+static uint32_t op_read_param_page(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	if (onfi_read_param(out))
+		FAIL(E_TIMEOUT);
+	return 768;
+}
+
+static uint32_t op_scan_bad(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(6);
+	uint32_t first = (uint32_t)get_le(q->payload, 4), count = (uint32_t)get_le(q->payload + 4, 2);
+	if (count > 4096 || check_blocks(first, count))
+		FAIL(E_OUT_OF_RANGE);
+	uint32_t n = (count + 7) / 8;
+	memset(out, 0, n);
+	start_job(q, count);
+	for (uint32_t i = 0; i < count && !poll_host(); i++, job.done++)
+		if (is_bad(first + i))
+			out[i / 8] |= (uint8_t)(1 << (i % 8));
+	job.running = 0;
+	if (job.abort)
+		*st = E_ABORTED;
+	return n;
+}
+
+static uint32_t op_erase(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(5);
+	uint32_t block = (uint32_t)get_le(q->payload, 4);
+	uint8_t flags = q->payload[4];
+	if (check_blocks(block, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~1u)
+		FAIL(E_BAD_PARAMETER);
+	if (is_bad(block) && !(flags & 1))
+		FAIL(E_BAD_BLOCK);
+	return chip_result(out, onfi_erase(chip, block), st);
+}
+
+static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
+{
+	if (q->len < 8)
+		FAIL(E_BAD_FRAME);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint8_t t = q->payload[6], flags = q->payload[7];
+	const uint8_t *rest = q->payload + 8;
+	uint32_t n = q->len - 8;
+	if (check_blocks(block, 1) || page >= chip->pages_per_block)
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~3u || t > 0)
+		FAIL(E_BAD_PARAMETER);
+	if (flags & 2) {
+		if (n == 0 || n > raw_bytes())
+			FAIL(E_BAD_FRAME);
+	} else if (n != 4) {
+		FAIL(E_BAD_FRAME);
+	}
+	if (is_bad(block) && !(flags & 1))
+		FAIL(E_BAD_BLOCK);
+	if (flags & 2) {
+		volatile uint8_t *buf = onfi_buffer();
+		for (uint32_t i = 0; i < n; i++)
+			buf[i] = rest[i];
+		return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_BUFFER, 0, n), st);
+	}
+	uint32_t seed = page_seed((uint32_t)get_le(rest, 4), block, page);
+	return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_PRBS, seed, raw_bytes()), st);
+}
+
+static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(12);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint8_t t = q->payload[6], flags = q->payload[7];
+	uint32_t seed = (uint32_t)get_le(q->payload + 8, 4);
+	if (check_blocks(block, 1) || page >= chip->pages_per_block)
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~6u)
+		FAIL(E_BAD_PARAMETER);
+	uint32_t raw = raw_bytes();
+	struct op_result r = onfi_read(chip, block, page, (flags & 2) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER,
+	                               page_seed(seed, block, page), raw, CODEWORD_BYTES);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	out[0] = r.status;
+	put_le(out + 1, r.busy_ns, 4);
+	uint32_t n_cw = (chip->page_bytes + CODEWORD_BYTES - 1) / CODEWORD_BYTES + (chip->spare_bytes ? 1 : 0);
+	out[5] = (uint8_t)n_cw;
+	uint8_t *p = out + 6;
+	for (uint32_t i = 0; i < n_cw; i++, p += 6) {
+		uint16_t e10 = 0, e01 = 0;
+		if (flags & 2)
+			onfi_codeword((int)i, &e10, &e01);
+		uint32_t errors = (uint32_t)e10 + e01;
+		int16_t corrected = t == 0 ? 0 : errors <= t ? (int16_t)errors : -1;  /* BCH model until the core is in */
+		put_le(p, e10, 2);
+		put_le(p + 2, e01, 2);
+		put_le(p + 4, (uint16_t)corrected, 2);
+	}
+	if (flags & 4) {
+		volatile uint8_t *buf = onfi_buffer();
+		for (uint32_t i = 0; i < raw; i++)
+			*p++ = buf[i];
+	}
+	return (uint32_t)(p - out);
+}
+
+static uint32_t op_time(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	put_le(out, rig_clock_ns(), 8);
+	return 8;
+}
+
+static uint32_t op_advance(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(10);
+	int16_t temp = (int16_t)get_le(q->payload + 8, 2);
+	if (!(caps & 1))
+		FAIL(E_UNSUPPORTED);
+	if (temp < -4000 || temp > 30000)
+		FAIL(E_BAD_PARAMETER);
+	rig_advance(get_le(q->payload, 8), temp);
+	put_le(out, rig_clock_ns(), 8);
+	return 8;
+}
+
+static uint32_t op_status(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	status_payload(out);
+	return 12;
+}
+
+static uint32_t op_abort(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(0);
+	out[0] = 0;  /* nothing runs when ABORT reaches the dispatcher */
+	return 1;
+}
+
+static uint32_t op_unsupported(const struct request *q, uint8_t *out, int *st)
+{
+	(void)q;
+	(void)out;
+	FAIL(E_UNSUPPORTED);
+}
+
+typedef uint32_t (*handler)(const struct request *, uint8_t *, int *);
+
+static handler find(uint8_t op)
+{
+	switch (op) {
+	case OP_HELLO: return op_hello;
+	case OP_INFO: return op_info;
+	case OP_RESET: return op_reset;
+	case OP_READ_ID: return op_read_id;
+	case OP_READ_PARAM_PAGE: return op_read_param_page;
+	case OP_SCAN_BAD: return op_scan_bad;
+	case OP_ERASE: return op_erase;
+	case OP_PROGRAM: return op_program;
+	case OP_READ: return op_read;
+	case OP_TIME: return op_time;
+	case OP_ADVANCE: return op_advance;
+	case OP_STATUS: return op_status;
+	case OP_ABORT: return op_abort;
+	case OP_SET_READ_OFFSET: case OP_CYCLE: case OP_MEASURE: case OP_READ_DISTURB: return op_unsupported;
+	default: return 0;
+	}
+}
+
+/* ---- framing ----------------------------------------------------------------------------------- */
+
+/* The next valid request from the link, if a complete one is waiting; bad frames are dropped. */
+static int take_frame(struct request *q)
+{
+	int c;
+	while ((c = link_getc()) >= 0) {
+		if (c != 0) {
+			if (rx_len < sizeof rx)
+				rx[rx_len++] = (uint8_t)c;
+			else
+				rx_overflow = 1;
+			continue;
+		}
+		uint32_t n = rx_len;
+		int over = rx_overflow;
+		rx_len = 0;
+		rx_overflow = 0;
+		if (n == 0 || over)
+			continue;
+		long len = cobs_decode(rx, n, body);
+		if (len < 10 || len > MAX_BODY || body[0] != T_REQUEST)
+			continue;
+		if (crc32_of(body, (size_t)len - 4) != get_le(body + len - 4, 4))
+			continue;
+		q->op = body[1];
+		q->seq = (uint16_t)get_le(body + 2, 2);
+		q->payload = body + 6;
+		q->len = (uint32_t)len - 10;
+		q->crc = crc32_of(body + 1, 1);
+		q->crc = crc32_update(q->crc, q->payload, q->len);
+		return 1;
+	}
+	return 0;
+}
+
+static void handle(const struct request *q)
+{
+	for (int i = 0; i < CACHE_SIZE; i++) {
+		struct cached *e = &cache[i];
+		if (e->used && e->session == session && e->seq == q->seq && e->crc == q->crc) {
+			link_write(e->frame, e->len);
+			return;
+		}
+	}
+	handler h = find(q->op);
+	int st = E_OK;
+	uint32_t n = 0;
+	if (!h)
+		st = E_UNKNOWN_COMMAND;
+	else
+		n = h(q, reply + 6, &st);
+	if (st != E_OK && st != E_CHIP_FAIL && st != E_ABORTED && st != E_VERSION_MISMATCH)
+		n = 0;
+	if (!h || uncached(q->op)) {
+		link_write(tx, encode_reply(q, st, reply, n, tx));
+		return;
+	}
+	struct cached *e = &cache[cache_next];
+	cache_next = (cache_next + 1) % CACHE_SIZE;
+	e->used = 1;
+	e->session = session;
+	e->seq = q->seq;
+	e->crc = q->crc;
+	e->len = encode_reply(q, st, reply, n, e->frame);
+	link_write(e->frame, e->len);
+}
+
+void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
+{
+	chip = c;
+	kind = rig_kind;
+	caps = capabilities;
+}
+
+void server_step(void)
+{
+	struct request q;
+	while (take_frame(&q))
+		handle(&q);
+}

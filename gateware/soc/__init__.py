@@ -1,0 +1,1 @@
+"""The rig SoC: LiteX + VexRiscv around the Amaranth cores."""

@@ -1,0 +1,83 @@
+"""The ONFI controller (Amaranth) as a LiteX module: CSRs from the register tables, page buffer on Wishbone.
+
+The controller is exported to Verilog once per build and instantiated; every
+control/status field of ``registers.py`` becomes a CSR of its own with the
+table's description, so the generated csr.h and the documentation come from
+the same data as the gateware.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from amaranth.back import verilog
+from migen import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, TSTriple
+from litex.soc.interconnect import wishbone
+from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
+
+from nandrig.gateware.onfi.core import OnfiController
+from nandrig.gateware.onfi.registers import CONTROL, STATUS
+
+NAME = "nandrig_onfi"
+PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
+
+
+def export_verilog(out_dir: Path, clk_hz: float) -> Path:
+    ctl = OnfiController(clk_hz=clk_hz)
+    path = out_dir / f"{NAME}.v"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = verilog.convert(ctl, name=NAME, emit_src=False)
+    if not path.exists() or path.read_text() != text:  # keep the file's time stamp for build caching
+        path.write_text(text)
+    return path
+
+
+class OnfiCore(Module, AutoCSR):
+    """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation)."""
+
+    def __init__(self, platform, pads, clk_hz: float, out_dir: Path, max_codewords: int = 32) -> None:
+        platform.add_source(str(export_verilog(out_dir, clk_hz)))
+        self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+
+        ctrl = []
+        for name, width, desc in CONTROL:
+            reg = CSRStorage(width, name=name, description=desc, reset=1 if name == "wp_n" else 0)
+            setattr(self, f"_{name}", reg)
+            ctrl.append(reg.storage)
+        stat_fields = []
+        for name, width, desc in STATUS:
+            reg = CSRStatus(width, name=name, description=desc)
+            setattr(self, f"_{name}", reg)
+            stat_fields.append(reg.status)
+        self._start = CSR(1, name="start")
+        self._cw_index = CSRStorage(5, name="cw_index", description="Codeword whose counts cw_counts shows")
+        self._cw_counts = CSRStatus(32, name="cw_counts", description="Errors of codeword cw_index: 1->0 low half, 0->1 high half")
+        self._lane_1to0 = CSRStatus(256, name="lane_1to0", description="Per-DQ-line 1->0 errors, 32 bits per line, line 0 lowest")
+        self._lane_0to1 = CSRStatus(256, name="lane_0to1", description="Per-DQ-line 0->1 errors, 32 bits per line, line 0 lowest")
+
+        # page buffer: one word per cycle, acknowledged the cycle after its address (registered read)
+        bus, ack = self.bus, Signal()
+        self.sync += ack.eq(bus.cyc & bus.stb & ~ack)
+        self.comb += bus.ack.eq(ack)
+
+        pins = {n: Signal(name=f"nand_{n}") for n in PINS}
+        dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8)
+        for n in PINS:
+            self.comb += getattr(pads, n).eq(pins[n])
+        if hasattr(pads, "dq"):
+            t = TSTriple(8)
+            self.specials += t.get_tristate(pads.dq)
+            self.comb += [t.o.eq(dq_o), t.oe.eq(dq_oe), dq_i.eq(t.i)]
+        else:
+            self.comb += [pads.dq_o.eq(dq_o), pads.dq_oe.eq(dq_oe), dq_i.eq(pads.dq_i)]
+
+        self.specials += Instance(
+            NAME,
+            i_clk=ClockSignal(), i_rst=ResetSignal(),
+            i_ctrl=Cat(*ctrl), i_start=self._start.re, o_stat=Cat(*stat_fields),
+            i_cw_index=self._cw_index.storage, o_cw_counts=self._cw_counts.status,
+            o_lane_1to0=self._lane_1to0.status, o_lane_0to1=self._lane_0to1.status,
+            i_cpu_addr=bus.adr[:11], i_cpu_we=bus.cyc & bus.stb & bus.we & ~ack, i_cpu_sel=bus.sel,
+            i_cpu_wdata=bus.dat_w, o_cpu_rdata=bus.dat_r,
+            i_pins__rb_n=pads.rb_n, i_pins__dq_i=dq_i, o_pins__dq_o=dq_o, o_pins__dq_oe=dq_oe,
+            **{f"o_pins__{n}": pins[n] for n in PINS},
+        )

@@ -1,0 +1,50 @@
+"""One SoC description for every platform: VexRiscv, UART, timer, the ONFI controller, firmware in ROM.
+
+The platform supplies the clock/reset generator, the UART name and the NAND
+pads; everything else is the same on the simulated and the real board, so
+the firmware and CSR map are identical.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from migen import Module, Signal
+from litex.soc.integration.common import get_mem_data
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
+
+from nandrig.gateware.soc.onfi_litex import OnfiCore
+
+NANDBUF_BASE = 0x9000_0000
+NANDBUF_SIZE = 0x2000
+
+
+class VirtualTime(Module, AutoCSR):
+    """Simulation only: asks the bridge to move the virtual chip's clock (retention steps)."""
+
+    def __init__(self, pads) -> None:
+        self._ns = CSRStorage(64, name="ns", description="Nanoseconds to advance the chip's clock by")
+        self._temp = CSRStorage(16, name="temp", description="Temperature meanwhile, centi-degrees C (signed)")
+        self._go = CSR(1, name="go")
+        self.comb += [pads.adv_ns.eq(self._ns.storage), pads.adv_temp.eq(self._temp.storage), pads.adv_go.eq(self._go.re)]
+
+
+class RigSoC(SoCCore):
+    def __init__(self, platform, crg, sys_clk_freq: int, nand_pads, out_dir: Path, *, uart_name: str,
+                 firmware: Path | None = None, sram_size: int = 0x4_0000, vtime_pads=None) -> None:
+        SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, ident="nandrig rig", cpu_type="vexriscv",
+                         cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,
+                         uart_name=uart_name, timer_uptime=True)
+        self.crg = crg
+        self.firmware = firmware
+        self.onfi = OnfiCore(platform, nand_pads, sys_clk_freq, out_dir)
+        self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))
+        if vtime_pads is not None:
+            self.vtime = VirtualTime(vtime_pads)
+        self.add_constant("NANDRIG_SIM" if vtime_pads is not None else "NANDRIG_HW")
+
+    def init_mems(self, **kwargs) -> None:
+        # the Builder calls this after compiling the software packages, our firmware among them
+        if self.firmware is not None and self.firmware.exists():
+            self.init_rom(name="rom", contents=get_mem_data(str(self.firmware), endianness=self.cpu.endianness))
