@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # gcc: tests compile the generated C headers and the firmware natively;
-# gcc-riscv64-unknown-elf: the firmware for the rig's rv32im soft-core.
-APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf python3-venv)
+# gcc-riscv64-unknown-elf, picolibc: the firmware for the rig's rv32im soft-core;
+# verilator and the libraries of LiteX's simulator: the RTL rig.
+APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf python3-venv
+              verilator libevent-dev libjson-c-dev zlib1g-dev)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -21,6 +21,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    """Whether something listens on the TCP port (Linux: from /proc/net/tcp)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for ln in lines:
+            local, state = ln.split()[1], ln.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
 class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
@@ -48,17 +62,14 @@ class RtlRig:
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while True:  # up once its UART port accepts connections
+        while not listening(self.port):  # not a probe connection: the UART module serves one client at a time
             if self.proc.poll() is not None:
                 raise NandrigError(f"the RTL rig exited at start (see {self.run_dir / 'sim.log'})")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return self
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.__exit__()
-                    raise NandrigError("the RTL rig did not open its UART port within 60 s") from None
-                time.sleep(0.2)
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise NandrigError("the RTL rig did not open its UART port within 60 s")
+            time.sleep(0.1)
+        return self
 
     def __exit__(self, *exc) -> None:
         if self.proc and self.proc.poll() is None:

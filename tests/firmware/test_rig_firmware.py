@@ -1,0 +1,65 @@
+"""The rig firmware's portable modules, built natively, against the host's Python and zlib."""
+import ctypes
+import random
+import subprocess
+import zlib
+from pathlib import Path
+
+import cobs.cobs
+import pytest
+
+from nandrig.boards.sim.pattern import page_seed
+from nandrig.host import protocol as P
+
+SRC = Path(__file__).resolve().parents[2] / "firmware" / "rig"
+
+
+@pytest.fixture(scope="module")
+def fw(tmp_path_factory):
+    lib = tmp_path_factory.mktemp("rigfw") / "librig.so"
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(lib),
+                    str(SRC / "frame.c"), str(SRC / "pattern.c")], check=True)
+    so = ctypes.CDLL(str(lib))
+    so.crc32_update.restype = ctypes.c_uint32
+    so.crc32_update.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
+    so.cobs_encode.restype = ctypes.c_size_t
+    so.cobs_decode.restype = ctypes.c_long
+    so.page_seed.restype = ctypes.c_uint32
+    so.page_seed.argtypes = [ctypes.c_uint32] * 3
+    return so
+
+
+def samples():
+    rng = random.Random(5)
+    yield b""
+    yield b"\x00"
+    yield b"\x00" * 300
+    yield bytes(range(1, 256)) * 3  # runs of 254 non-zero bytes and more
+    for n in (1, 253, 254, 255, 508, 16394):
+        yield bytes(rng.choice((0, rng.randrange(256))) for _ in range(n))
+
+
+@pytest.mark.parametrize("data", list(samples()), ids=lambda d: f"{len(d)}B")
+def test_cobs_and_crc_match_the_host(fw, data):
+    out = ctypes.create_string_buffer(len(data) + len(data) // 254 + 2)
+    n = fw.cobs_encode(data, ctypes.c_size_t(len(data)), out)
+    enc = out.raw[:n]
+    assert enc == P.cobs_encode(data) == cobs.cobs.encode(data)
+    back = ctypes.create_string_buffer(len(data) + 1)
+    assert fw.cobs_decode(enc, ctypes.c_size_t(n), back) == len(data)
+    assert back.raw[:len(data)] == data
+    assert fw.crc32_update(0, data, len(data)) == zlib.crc32(data)
+
+
+def test_cobs_decode_rejects_what_the_host_rejects(fw):
+    back = ctypes.create_string_buffer(64)
+    for bad in (b"\x05ab", b"\x03a\x00b", b"\x00"):
+        assert P.cobs_decode(bad) is None
+        assert fw.cobs_decode(bad, ctypes.c_size_t(len(bad)), back) == -1
+
+
+def test_page_seed_matches_the_virtual_rig(fw):
+    rng = random.Random(9)
+    for _ in range(500):
+        seed, block, page = rng.randrange(1 << 32), rng.randrange(1 << 16), rng.randrange(1 << 10)
+        assert fw.page_seed(seed, block, page) == page_seed(seed, block, page)
