@@ -4,9 +4,8 @@
 #include <generated/soc.h>
 #include "onfi.h"
 
-/* controller op codes (gateware/onfi/registers.py: Op) */
-enum { OP_RESET, OP_READ_ID, OP_READ_PARAM, OP_READ_STATUS, OP_SET_FEATURES, OP_GET_FEATURES, OP_ERASE, OP_PROGRAM,
-       OP_READ, OP_CHANGE_READ_COLUMN, OP_SELFTEST };
+/* the controller's op codes and sources come from gateware/onfi/registers.py through soc.h */
+_Static_assert(ONFI_SRC_BUFFER == ONFI_SOURCE_BUFFER && ONFI_SRC_PRBS == ONFI_SOURCE_PRBS, "sources");
 
 #define NS_PER_CYCLE (1000000000u / CONFIG_CLOCK_FREQUENCY)
 
@@ -45,7 +44,7 @@ static void row(const struct chip *c, uint32_t block, uint32_t page)
 
 struct op_result onfi_reset(void)
 {
-	struct op_result r = run(OP_RESET);
+	struct op_result r = run(ONFI_OP_RESET);
 	onfi_mode_write(0);  /* RESET puts the chip back in timing mode 0 */
 	return r;
 }
@@ -56,7 +55,7 @@ int onfi_read_id(uint8_t addr, uint8_t *out, int n)
 	onfi_length_write(n);
 	onfi_buf_addr_write(0);
 	onfi_src_write(ONFI_SRC_BUFFER);
-	if (run(OP_READ_ID).timed_out)
+	if (run(ONFI_OP_READ_ID).timed_out)
 		return -1;
 	for (int i = 0; i < n; i++)
 		out[i] = onfi_buffer()[i];
@@ -68,7 +67,7 @@ int onfi_read_param(uint8_t *out)
 	onfi_length_write(768);
 	onfi_buf_addr_write(0);
 	onfi_src_write(ONFI_SRC_BUFFER);
-	if (run(OP_READ_PARAM).timed_out)
+	if (run(ONFI_OP_READ_PARAM).timed_out)
 		return -1;
 	for (int i = 0; i < 768; i++)
 		out[i] = onfi_buffer()[i];
@@ -113,7 +112,7 @@ int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 {
 	onfi_faddr_write(0x01);
 	onfi_params_write(mode);
-	if (run(OP_SET_FEATURES).timed_out)
+	if (run(ONFI_OP_SET_FEATURES).timed_out)
 		return -1;
 	onfi_mode_write(mode);
 	c->mode = mode;
@@ -123,10 +122,11 @@ int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 struct op_result onfi_erase(const struct chip *c, uint32_t block)
 {
 	row(c, block, 0);
-	return run(OP_ERASE);
+	return run(ONFI_OP_ERASE);
 }
 
-struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+/* a page transfer from column 0 to/from the buffer's start */
+static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
 {
 	row(c, block, page);
 	onfi_col_write(0);
@@ -134,20 +134,20 @@ struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t pag
 	onfi_buf_addr_write(0);
 	onfi_src_write(src);
 	onfi_seed_write(seed);
-	return run(OP_PROGRAM);
+}
+
+struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+{
+	page_transfer(c, block, page, src, seed, len);
+	return run(ONFI_OP_PROGRAM);
 }
 
 struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                            uint16_t cw_bytes)
 {
-	row(c, block, page);
-	onfi_col_write(0);
-	onfi_length_write(len);
-	onfi_buf_addr_write(0);
-	onfi_src_write(src);
-	onfi_seed_write(seed);
+	page_transfer(c, block, page, src, seed, len);
 	onfi_cw_bytes_write(cw_bytes);
-	return run(OP_READ);
+	return run(ONFI_OP_READ);
 }
 
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01)

@@ -14,6 +14,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
+from nandrig.gateware.onfi.registers import Op, Source
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
 NANDBUF_BASE = 0x9000_0000
@@ -39,6 +40,9 @@ class RigSoC(SoCCore):
         self.crg = crg
         self.firmware = firmware
         self.onfi = OnfiCore(platform, nand_pads, sys_clk_freq, out_dir)
+        for enum in (Op, Source):  # the firmware takes the controller's codes from soc.h, not a copy
+            for v in enum:
+                self.add_constant(f"ONFI_{enum.__name__.upper()}_{v.name}", int(v))
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))
         if vtime_pads is not None:
             self.vtime = VirtualTime(vtime_pads)

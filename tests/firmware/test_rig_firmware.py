@@ -1,6 +1,7 @@
 """The rig firmware's portable modules, built natively, against the host's Python and zlib."""
 import ctypes
 import random
+import re
 import subprocess
 import zlib
 from pathlib import Path
@@ -63,3 +64,14 @@ def test_page_seed_matches_the_virtual_rig(fw):
     for _ in range(500):
         seed, block, page = rng.randrange(1 << 32), rng.randrange(1 << 16), rng.randrange(1 << 10)
         assert fw.page_seed(seed, block, page) == page_seed(seed, block, page)
+
+
+def test_protocol_constants_match_the_host():
+    """The firmware's opcodes and error codes are a C copy of host/protocol.py: keep them equal."""
+    text = (SRC / "server.h").read_text()
+    ops = {m[1]: int(m[2], 16) for m in re.finditer(r"\bOP_(\w+) = (0x[0-9A-Fa-f]+)", text)}
+    assert ops == {op.name: int(op) for op in P.Op}
+    errs = re.search(r"enum \{\s*(E_OK[^}]*)\}", text)[1]
+    names = [e.strip()[2:] for e in errs.split(",") if e.strip()]
+    assert names == [e.name for e in sorted(P.Err)]
+    assert f"T_REQUEST = 0x{P.REQUEST:02X}" in text and f"T_REPLY = 0x{P.REPLY:02X}" in text
