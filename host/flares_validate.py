@@ -57,6 +57,7 @@ BUS_NS_PER_BYTE = 25  # ONFI timing mode 4
 # A page with no profile history (no measurement yet) starts at the t its model needs for twice the
 # projected RBER: the model's stated accuracy (the virtual chip follows eq. 5 within a factor of 2).
 COLD_START_MARGIN = 2
+OPERATING_POINTS = (10, 100, 1000, 3000, 10000)  # P/E levels of the paper's operating-points experiment
 PAPER = {
     "operating-points": "WSIZE 10 reacts fast but overestimates early in life; WSIZE 100 is more precise with some "
                         "delay; MIX 0 tracks the model, MIX 1 over-reacts and sometimes underestimates; "
@@ -164,12 +165,13 @@ class Validator:
         trace.pe.append(self.pe)
         trace.point.append(point)
 
-    def measure(self, scenario: str, scale: float = 1.0) -> Trace:
+    def measure(self, scenario: str, scale: float = 1.0, wear: tuple[int, ...] = OPERATING_POINTS) -> Trace:
+        """One scenario's operations and their measured errors; ``wear`` sets the operating points' P/E levels."""
         rng = random.Random(zlib.crc32(scenario.encode()) ^ self.seed)  # str hash() is salted per process
         tr = Trace([], [], [], [], [], [], [])
         n = max(10, int(1000 * scale))
         if scenario == "operating-points":
-            for k, pe in enumerate((10, 100, 1000, 3000, 10000)):
+            for k, pe in enumerate(wear):
                 self._to_wear(pe)
                 self._program(tr, k, 8760.0, BAKE_C)
                 for _ in range(n - 1):
@@ -177,7 +179,7 @@ class Validator:
                         self._program(tr, k, 8760.0, BAKE_C)
                     else:
                         self._read(tr, k)
-                self.echo(f"  operating point {k + 1}/5 (P/E {pe}) measured")
+                self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}) measured")
         elif scenario == "long-retention":
             self._to_wear(5000)
             self._program(tr, 0, 2 * 8760.0, 25.0)

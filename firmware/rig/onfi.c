@@ -108,11 +108,16 @@ int onfi_identify(struct chip *c)
 	return 0;
 }
 
+struct op_result onfi_set_feature(uint8_t addr, uint32_t params)
+{
+	onfi_faddr_write(addr);
+	onfi_params_write(params);
+	return run(ONFI_OP_SET_FEATURES);
+}
+
 int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 {
-	onfi_faddr_write(0x01);
-	onfi_params_write(mode);
-	if (run(ONFI_OP_SET_FEATURES).timed_out)
+	if (onfi_set_feature(FEATURE_TIMING_MODE, mode).timed_out)
 		return -1;
 	onfi_mode_write(mode);
 	c->mode = mode;

@@ -20,12 +20,15 @@ struct op_result {
 };
 
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
+/* feature addresses: ONFI's timing mode; the vendor read-retry offset (P1 signed, in retry steps) */
+enum { FEATURE_TIMING_MODE = 0x01, FEATURE_READ_RETRY = 0x89 };
 
 uint16_t onfi_crc16(const uint8_t *p, int n);
 int onfi_identify(struct chip *c);  /* 0, or -1 when no parameter-page copy is valid */
 struct op_result onfi_reset(void);
 int onfi_read_id(uint8_t addr, uint8_t *out, int n);
 int onfi_read_param(uint8_t *out768);
+struct op_result onfi_set_feature(uint8_t addr, uint32_t params);
 int onfi_set_timing_mode(struct chip *c, uint8_t mode);
 struct op_result onfi_erase(const struct chip *c, uint32_t block);
 /* src ONFI_SRC_PRBS programs the seeded PRBS; ONFI_SRC_BUFFER the page buffer's first len bytes */

@@ -9,6 +9,8 @@
 #define CACHE_SIZE 8
 #define CODEWORD_BYTES 1024
 #define MAX_BLOCKS 8192
+#define MAX_CYCLE_BLOCKS 256
+#define MAX_ROUNDS 1000000u  /* per CYCLE: longer campaigns send several */
 #define ENCODED_MAX (MAX_BODY + MAX_BODY / 254 + 2)
 
 struct cached {
@@ -108,6 +110,19 @@ static void start_job(const struct request *q, uint32_t total)
 	job.total = total;
 }
 
+/* A long command ends: a timeout sends no payload, an abort the partial result. */
+static uint32_t end_job(int *st, int timed_out, uint32_t n)
+{
+	job.running = 0;
+	if (timed_out) {
+		*st = E_TIMEOUT;
+		return 0;
+	}
+	if (job.abort)
+		*st = E_ABORTED;
+	return n;
+}
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 static uint32_t raw_bytes(void) { return chip->page_bytes + chip->spare_bytes; }
@@ -115,6 +130,11 @@ static uint32_t raw_bytes(void) { return chip->page_bytes + chip->spare_bytes; }
 static int check_blocks(uint32_t first, uint32_t count)
 {
 	return count >= 1 && first < chip->blocks && count <= chip->blocks - first ? E_OK : E_OUT_OF_RANGE;
+}
+
+static int check_pages(uint32_t first, uint32_t count)
+{
+	return count >= 1 && first < chip->pages_per_block && count <= chip->pages_per_block - first ? E_OK : E_OUT_OF_RANGE;
 }
 
 static int is_bad(uint32_t block)
@@ -223,10 +243,7 @@ static uint32_t op_scan_bad(const struct request *q, uint8_t *out, int *st)
 	for (uint32_t i = 0; i < count && !poll_host(); i++, job.done++)
 		if (is_bad(first + i))
 			out[i / 8] |= (uint8_t)(1 << (i % 8));
-	job.running = 0;
-	if (job.abort)
-		*st = E_ABORTED;
-	return n;
+	return end_job(st, 0, n);
 }
 
 static uint32_t op_erase(const struct request *q, uint8_t *out, int *st)
@@ -251,7 +268,7 @@ static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
 	uint8_t t = q->payload[6], flags = q->payload[7];
 	const uint8_t *rest = q->payload + 8;
 	uint32_t n = q->len - 8;
-	if (check_blocks(block, 1) || page >= chip->pages_per_block)
+	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
 	if (flags & ~3u || t > 0)
 		FAIL(E_BAD_PARAMETER);
@@ -279,7 +296,7 @@ static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
 	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
 	uint8_t t = q->payload[6], flags = q->payload[7];
 	uint32_t seed = (uint32_t)get_le(q->payload + 8, 4);
-	if (check_blocks(block, 1) || page >= chip->pages_per_block)
+	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
 	if (flags & ~6u)
 		FAIL(E_BAD_PARAMETER);
@@ -309,6 +326,111 @@ static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
 			*p++ = buf[i];
 	}
 	return (uint32_t)(p - out);
+}
+
+static uint32_t op_set_read_offset(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(1);
+	struct op_result r = onfi_set_feature(FEATURE_READ_RETRY, q->payload[0]);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	out[0] = r.status;
+	return 1;
+}
+
+/* one P/E round of a block: erase, then every page with its pattern; nonzero on the first FAIL */
+static int cycle_block(uint32_t block, uint32_t seed)
+{
+	struct op_result r = onfi_erase(chip, block);
+	for (uint32_t p = 0; p < chip->pages_per_block && !r.timed_out && !(r.status & 1); p++)
+		r = onfi_program(chip, block, p, ONFI_SRC_PRBS, page_seed(seed, block, p), raw_bytes());
+	return r.timed_out || (r.status & 1);
+}
+
+static uint32_t op_cycle(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(15);
+	uint32_t first = (uint32_t)get_le(q->payload, 4), n = (uint32_t)get_le(q->payload + 4, 2);
+	uint32_t cycles = (uint32_t)get_le(q->payload + 6, 4), seed = (uint32_t)get_le(q->payload + 10, 4);
+	uint8_t flags = q->payload[14];
+	if (n > MAX_CYCLE_BLOCKS || check_blocks(first, n))
+		FAIL(E_OUT_OF_RANGE);
+	if (cycles > MAX_ROUNDS || flags & ~1u)
+		FAIL(E_BAD_PARAMETER);
+	for (uint32_t i = 0; i < n; i++)
+		if (is_bad(first + i) && !(flags & 1))
+			FAIL(E_BAD_BLOCK);
+	/* per block: u32 rounds done, u8 failed, kept in the reply as it grows */
+	uint8_t *rec = out + 4;
+	memset(rec, 0, 5 * n);
+	start_job(q, n * cycles);
+	/* round by round, so an abort leaves the blocks within one round of each other */
+	for (uint32_t round = 0; round < cycles && !job.abort; round++) {
+		for (uint32_t i = 0; i < n && !poll_host(); i++) {
+			uint8_t *b = rec + 5 * i;
+			if (b[4])
+				continue;
+			b[4] = (uint8_t)cycle_block(first + i, seed);
+			put_le(b, get_le(b, 4) + 1, 4);  /* a failed round still wore the block */
+			job.done++;
+		}
+	}
+	uint32_t min = 0xFFFFFFFFu;
+	for (uint32_t i = 0; i < n; i++)
+		if (get_le(rec + 5 * i, 4) < min)
+			min = (uint32_t)get_le(rec + 5 * i, 4);
+	put_le(out, min, 4);
+	return end_job(st, 0, 4 + 5 * n);
+}
+
+static uint32_t op_measure(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(14);
+	uint32_t first = (uint32_t)get_le(q->payload, 4), n = (uint32_t)get_le(q->payload + 4, 2);
+	uint32_t page0 = (uint32_t)get_le(q->payload + 6, 2), pages = (uint32_t)get_le(q->payload + 8, 2);
+	uint32_t seed = (uint32_t)get_le(q->payload + 10, 4);
+	if (check_blocks(first, n) || check_pages(page0, pages))
+		FAIL(E_OUT_OF_RANGE);
+	if (n * pages * 8 > MAX_PAYLOAD)
+		FAIL(E_BAD_PARAMETER);
+	uint8_t *p = out;
+	int timed_out = 0;
+	start_job(q, n * pages);
+	for (uint32_t b = first; b < first + n && !timed_out && !poll_host(); b++) {
+		for (uint32_t pg = page0; pg < page0 + pages && !timed_out; pg++, p += 8, job.done++) {
+			struct op_result r = onfi_read(chip, b, pg, ONFI_SRC_PRBS, page_seed(seed, b, pg), raw_bytes(), CODEWORD_BYTES);
+			if ((timed_out = r.timed_out))
+				break;
+			uint32_t e10, e01;
+			onfi_totals(&e10, &e01);
+			put_le(p, e10 > 0xFFFF ? 0xFFFF : e10, 2);
+			put_le(p + 2, e01 > 0xFFFF ? 0xFFFF : e01, 2);
+			put_le(p + 4, r.busy_ns, 4);
+		}
+	}
+	return end_job(st, timed_out, (uint32_t)(p - out));
+}
+
+static uint32_t op_read_disturb(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(10);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint32_t reads = (uint32_t)get_le(q->payload + 6, 4);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	uint64_t busy = 0;
+	int timed_out = 0;
+	start_job(q, reads);
+	/* the array read is the stress; one byte crosses the bus so the read completes as usual */
+	for (; job.done < reads && !poll_host(); job.done++) {
+		struct op_result r = onfi_read(chip, block, page, ONFI_SRC_BUFFER, 0, 1, CODEWORD_BYTES);
+		if ((timed_out = r.timed_out))
+			break;
+		busy += r.busy_ns;
+	}
+	put_le(out, job.done, 4);
+	put_le(out + 4, busy / 1000 > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)(busy / 1000), 4);
+	return end_job(st, timed_out, 8);
 }
 
 static uint32_t op_time(const struct request *q, uint8_t *out, int *st)
@@ -345,13 +467,6 @@ static uint32_t op_abort(const struct request *q, uint8_t *out, int *st)
 	return 1;
 }
 
-static uint32_t op_unsupported(const struct request *q, uint8_t *out, int *st)
-{
-	(void)q;
-	(void)out;
-	FAIL(E_UNSUPPORTED);
-}
-
 typedef uint32_t (*handler)(const struct request *, uint8_t *, int *);
 
 static handler find(uint8_t op)
@@ -370,7 +485,10 @@ static handler find(uint8_t op)
 	case OP_ADVANCE: return op_advance;
 	case OP_STATUS: return op_status;
 	case OP_ABORT: return op_abort;
-	case OP_SET_READ_OFFSET: case OP_CYCLE: case OP_MEASURE: case OP_READ_DISTURB: return op_unsupported;
+	case OP_SET_READ_OFFSET: return op_set_read_offset;
+	case OP_CYCLE: return op_cycle;
+	case OP_MEASURE: return op_measure;
+	case OP_READ_DISTURB: return op_read_disturb;
 	default: return 0;
 	}
 }

@@ -1,0 +1,95 @@
+"""The golden model and the RTL kept honest: the same short campaigns on the virtual rig and on the RTL rig
+(SoC + firmware in Verilator, the same chip seed on its pins) give the same measurements and FLARES decisions.
+
+The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
+busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
+"""
+import pytest
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.characterization.rber import load_params
+from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
+from nandrig.host.rig import Rig
+from nandrig.host.session import create, export_rows, run
+from nandrig.host.store import Store
+from nandrig.host.transport import InProcessTransport
+
+pytestmark = pytest.mark.slow
+PROFILE, SEED = "mlc-small", 21
+CYCLES, CHECKPOINTS = 24, [1, 8, 24]
+BUSY_TOLERANCE_NS = 100
+FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
+
+
+def chip() -> VirtualChip:
+    c = VirtualChip(PROFILE, SEED)
+    c.cycle(FLARES_BLOCK, PRE_WEAR, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
+    return c
+
+
+def endurance(rig: Rig, db) -> tuple[list[dict], list[tuple]]:
+    store = Store(db)
+    try:
+        info = rig.info()
+        chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
+        bad = set(rig.scan_bad(0, info.blocks))
+        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:2]
+        cid = create(store, rig, chip_id, "endurance",
+                     {"blocks": blocks, "seed": 5, "cycles": CYCLES, "checkpoints": CHECKPOINTS, "oven": "virtual"},
+                     "equivalence")
+        c = run(store, rig, cid, progress=False)
+        assert c.state == "done"
+        return export_rows(store, c), store.rows(cid)
+    finally:
+        store.close()
+
+
+def flares(rig: Rig) -> dict:
+    v = Validator(rig, load_params("flares-taco2014"), FLARES_BLOCK, page=2)
+    v.pe = PRE_WEAR
+    tr = v.measure("operating-points", scale=0.05, wear=(PRE_WEAR + 2, PRE_WEAR + 6))
+    target = v.targets(tr)
+    decisions = {(w, m): v.replay(tr, target, w, m)["chosen_t"] for w in WSIZES for m in MIXES_PM}
+    return {"ops": tr.ops, "errors": tr.errors, "pe": tr.pe, "now_s": tr.now_s, "target": target.tolist(),
+            "decisions": decisions}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = {}
+    tmp = tmp_path_factory.mktemp("equiv")
+    with Rig(InProcessTransport(VirtualRig(chip(), exact=True))) as v:
+        out["virtual"] = endurance(v, tmp / "virtual.db"), flares(v)
+    with RtlRig(chip()) as rtl, Rig.open(rtl.url, timeout=30) as r:
+        out["rtl"] = endurance(r, tmp / "rtl.db"), flares(r)
+    return out
+
+
+def test_endurance_campaign_exports_the_same_measurements(results):
+    (v_rows, v_pages), _ = results["virtual"]
+    (r_rows, r_pages), _ = results["rtl"]
+    assert [row["pe"] for row in v_rows] == CHECKPOINTS
+    assert sum(row["errors"] for row in v_rows) > 0  # something to compare
+    for v, r in zip(v_rows, r_rows, strict=True):
+        assert abs(v.pop("actual_h") - r.pop("actual_h")) < 1e-3
+        assert v == r
+    assert len(v_pages) == len(r_pages) == len(CHECKPOINTS) * 2 * 32
+    for v, r in zip(v_pages, r_pages):
+        *v_key, v_busy = v
+        *r_key, r_busy = r
+        v_key.pop(3), r_key.pop(3)  # actual_h
+        assert v_key == r_key
+        assert abs(v_busy - r_busy) <= BUSY_TOLERANCE_NS
+
+
+def test_flares_validation_run_measures_and_decides_the_same(results):
+    _, v = results["virtual"]
+    _, r = results["rtl"]
+    assert len(v["ops"]) == 100 and sum(v["errors"]) > 0
+    assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
+    # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
+    v_now, r_now = v.pop("now_s"), r.pop("now_s")
+    assert all(abs((a - v_now[0]) - (b - r_now[0])) <= 1 for a, b in zip(v_now, r_now, strict=True))
+    assert v == r
