@@ -34,6 +34,7 @@ def _register() -> None:
         cli.add_command(cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)
+    bench.add_command(sim.bench_rig_cmd)
     bench.add_command(host.bench_link_cmd)
     from nandrig.gateware.bch import cli as bch
     from nandrig.gateware.onfi import cli as onfi

@@ -1,4 +1,4 @@
-"""``nandrig bench chip``."""
+"""``nandrig sim serve|rtl``, ``nandrig bench chip`` and ``nandrig bench rig``."""
 from __future__ import annotations
 
 import json
@@ -16,6 +16,21 @@ def bench_chip_cmd(as_json, profile) -> None:
 
     load_profile(profile)  # a clear error for an unknown profile before any work
     click.echo(json.dumps(bench_chip(profile), indent=2))
+
+
+@click.command("rig")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Chip seed.")
+@click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Block cycles to take the median of.")
+def bench_rig_cmd(as_json, profile, seed, repeats) -> None:
+    """RTL rig: block cycle with measurement against its physical floor; firmware size."""
+    from nandrig.boards.sim.profile import load_profile
+    from nandrig.boards.sim.rtl.bench import bench_rig
+
+    load_profile(profile)
+    echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
+    click.echo(json.dumps(bench_rig(profile, seed, repeats, echo), indent=2))
 
 
 @click.group("sim")

@@ -24,17 +24,27 @@ uint16_t onfi_crc16(const uint8_t *p, int n)
 	return crc;
 }
 
-static struct op_result run(int op)
+static void start(int op)
 {
-	struct op_result r;
 	onfi_op_write(op);
 	onfi_start_write(1);
+}
+
+struct op_result onfi_finish(void)
+{
+	struct op_result r;
 	while (onfi_busy_read())
 		;
 	r.timed_out = onfi_timed_out_read();
 	r.status = onfi_chip_status_read();
 	r.busy_ns = onfi_busy_cycles_read() * NS_PER_CYCLE;
 	return r;
+}
+
+static struct op_result run(int op)
+{
+	start(op);
+	return onfi_finish();
 }
 
 static void row(const struct chip *c, uint32_t block, uint32_t page)
@@ -124,10 +134,16 @@ int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 	return 0;
 }
 
-struct op_result onfi_erase(const struct chip *c, uint32_t block)
+void onfi_begin_erase(const struct chip *c, uint32_t block)
 {
 	row(c, block, 0);
-	return run(ONFI_OP_ERASE);
+	start(ONFI_OP_ERASE);
+}
+
+struct op_result onfi_erase(const struct chip *c, uint32_t block)
+{
+	onfi_begin_erase(c, block);
+	return onfi_finish();
 }
 
 /* a page transfer from column 0 to/from the buffer's start */
@@ -141,18 +157,31 @@ static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, i
 	onfi_seed_write(seed);
 }
 
-struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
 {
 	page_transfer(c, block, page, src, seed, len);
-	return run(ONFI_OP_PROGRAM);
+	start(ONFI_OP_PROGRAM);
+}
+
+struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+{
+	onfi_begin_program(c, block, page, src, seed, len);
+	return onfi_finish();
+}
+
+void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
+                     uint16_t cw_bytes)
+{
+	page_transfer(c, block, page, src, seed, len);
+	onfi_cw_bytes_write(cw_bytes);
+	start(ONFI_OP_READ);
 }
 
 struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                            uint16_t cw_bytes)
 {
-	page_transfer(c, block, page, src, seed, len);
-	onfi_cw_bytes_write(cw_bytes);
-	return run(ONFI_OP_READ);
+	onfi_begin_read(c, block, page, src, seed, len, cw_bytes);
+	return onfi_finish();
 }
 
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01)

@@ -36,6 +36,14 @@ struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t pag
 /* reads len bytes into the page buffer; with ONFI_SRC_PRBS counts errors against the seeded PRBS */
 struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                            uint16_t cw_bytes);
+/* (begin_*, not start_*: LiteX names the start CSR accessors onfi_start_*) */
+/* the same operations in two halves, so the CPU can prepare the next one while the chip is busy;
+ * the controller's registers must not be written between start and finish */
+void onfi_begin_erase(const struct chip *c, uint32_t block);
+void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len);
+void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
+                     uint16_t cw_bytes);
+struct op_result onfi_finish(void);
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01);
 void onfi_totals(uint32_t *e10, uint32_t *e01);
 volatile uint8_t *onfi_buffer(void);

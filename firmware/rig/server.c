@@ -338,12 +338,18 @@ static uint32_t op_set_read_offset(const struct request *q, uint8_t *out, int *s
 	return 1;
 }
 
-/* one P/E round of a block: erase, then every page with its pattern; nonzero on the first FAIL */
+/* one P/E round of a block: erase, then every page with its pattern; nonzero on the first FAIL.
+ * Each page's seed is computed while the chip is busy with the operation before it. */
 static int cycle_block(uint32_t block, uint32_t seed)
 {
-	struct op_result r = onfi_erase(chip, block);
-	for (uint32_t p = 0; p < chip->pages_per_block && !r.timed_out && !(r.status & 1); p++)
-		r = onfi_program(chip, block, p, ONFI_SRC_PRBS, page_seed(seed, block, p), raw_bytes());
+	onfi_begin_erase(chip, block);
+	uint32_t next = page_seed(seed, block, 0);
+	struct op_result r = onfi_finish();
+	for (uint32_t p = 0; p < chip->pages_per_block && !r.timed_out && !(r.status & 1); p++) {
+		onfi_begin_program(chip, block, p, ONFI_SRC_PRBS, next, raw_bytes());
+		next = page_seed(seed, block, p + 1);
+		r = onfi_finish();
+	}
 	return r.timed_out || (r.status & 1);
 }
 
@@ -397,8 +403,11 @@ static uint32_t op_measure(const struct request *q, uint8_t *out, int *st)
 	int timed_out = 0;
 	start_job(q, n * pages);
 	for (uint32_t b = first; b < first + n && !timed_out && !poll_host(); b++) {
+		uint32_t next = page_seed(seed, b, page0);
 		for (uint32_t pg = page0; pg < page0 + pages && !timed_out; pg++, p += 8, job.done++) {
-			struct op_result r = onfi_read(chip, b, pg, ONFI_SRC_PRBS, page_seed(seed, b, pg), raw_bytes(), CODEWORD_BYTES);
+			onfi_begin_read(chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), CODEWORD_BYTES);
+			next = page_seed(seed, b, pg + 1);  /* while the chip reads */
+			struct op_result r = onfi_finish();
 			if ((timed_out = r.timed_out))
 				break;
 			uint32_t e10, e01;

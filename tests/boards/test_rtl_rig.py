@@ -45,3 +45,14 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert results["rtl"] == results["virtual"]
     # the controller measures busy time from R/B#, within a cycle or two of the chip's own figure
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
+
+
+def test_bench_rig_measures_a_block_cycle_against_its_floor():
+    from nandrig.boards.sim.rtl.bench import bench_rig
+
+    j = bench_rig(PROFILE, SEED, repeats=1)
+    run = j["runs"][0]
+    assert run["data_in_bytes"] == run["data_out_bytes"] == 32 * 2112  # every page programmed and read in full
+    assert run["chip_busy_ns"] > 0 and 1.0 < j["overhead_ratio"] < 2.0  # the floor is a floor
+    assert j["overhead_ratio_without_host"] < j["overhead_ratio"]
+    assert 0 < j["firmware"]["code_bytes"] < 64 * 1024

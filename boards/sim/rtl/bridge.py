@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+from dataclasses import dataclass
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
@@ -22,10 +23,20 @@ CMD, ADDR, DIN, ADVANCE = 1, 2, 3, 4
 NS_PER_HOUR = 3.6e12
 
 
+@dataclass
+class BusTally:
+    """What crossed the pins, for the rig-overhead benchmark: the chip's busy time and the bus cycles."""
+    busy_ns: int = 0
+    commands: int = 0
+    addresses: int = 0
+    data_in: int = 0
+
+
 class ChipBridge:
     def __init__(self, chip: VirtualChip, clk_hz: float = 100e6) -> None:
         self.chip = chip
         self.model = NandBusModel(chip, clk_hz, busy_scale=1.0)
+        self.tally = BusTally()
         self.ahead_ns = 0  # ADVANCE steps: the chip's clock runs this far ahead of simulated time
         self.base_ns = chip.clock_ns  # the chip's clock when the simulation started (a resumed chip keeps its age)
 
@@ -51,6 +62,11 @@ class ChipBridge:
             self.chip.wait(ns / NS_PER_HOUR, temp_c=temp / 100.0)
             self.ahead_ns += self.chip.clock_ns - start
         busy = int(m.busy.end - now_ns) if m.busy.end != before_busy and m.busy.end > now_ns else 0
+        t = self.tally
+        t.busy_ns += busy
+        t.commands += kind == CMD
+        t.addresses += kind == ADDR
+        t.data_in += len(payload) if kind == DIN else 0
         # after a command or address the output (if any) starts afresh: send it; 70h reads status, not output
         fresh = kind in (CMD, ADDR) and m.out is not None and not m.out_status
         out = bytes(m.out[m.ptr:]) if fresh else b""

@@ -1,0 +1,87 @@
+"""``nandrig bench rig``: how close the RTL rig's firmware loops come to the chip's own limits.
+
+One block cycle with measurement is a CYCLE of one round (erase + program every page with the
+pattern) and a MEASURE of every page (read + compare on the rig). Its rig time is the rig clock
+(simulated time) from just before the CYCLE to just after the MEASURE, host turnarounds included.
+Its physical floor is what the chip and the bus need at the selected timing mode: the chip's busy
+times (R/B# low, as the chip itself reports them to the bridge) plus every command, address and data
+cycle at the mode's tWC / tRC. The mode's fixed waits (tWB, tADL, tRR, tWHR) and status reads are
+not in the floor: they count as rig overhead, which makes the ratio conservative.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.errors import NandrigError
+from nandrig.gateware.onfi.timing import limit_ns
+
+TARGET = 1.05
+
+
+def firmware_size(elf: Path) -> dict:
+    """Bytes of code (text, read-only data included) and of data (initialized + zeroed) in the firmware image."""
+    size = shutil.which("riscv64-unknown-elf-size")
+    if not size or not elf.exists():
+        raise NandrigError(f"cannot size {elf}: riscv64-unknown-elf-size or the firmware is missing")
+    text, data, bss = (int(x) for x in subprocess.run([size, str(elf)], capture_output=True, text=True,
+                                                       check=True).stdout.splitlines()[1].split()[:3])
+    return {"code_bytes": text, "data_bytes": data + bss, "initialized_data_bytes": data, "zeroed_data_bytes": bss}
+
+
+def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lambda s: None) -> dict:
+    from nandrig.host.rig import Rig
+
+    with RtlRig(VirtualChip(profile, seed), echo=echo) as rtl, Rig.open(rtl.url, timeout=120) as rig:
+        info = rig.info()
+        twc, trc = limit_ns(info.timing_mode)
+        raw = info.raw_page_bytes
+        bad = set(rig.scan_bad(0, 16))  # the factory marks are read now, outside the measured window
+        block = next(b for b in range(16) if b not in bad)
+        turnaround = []
+        for _ in range(5):  # one host turnaround: a reply out, the next request in
+            a = rig.time_ns()
+            turnaround.append(rig.time_ns() - a)
+        runs = []
+        for k in range(repeats):
+            before = dataclasses.replace(rtl.bridge.tally)
+            t0 = rig.time_ns()
+            cyc = rig.cycle(block, 1, 1, seed + k)
+            meas = rig.measure(block, 1, seed + k)
+            t1 = rig.time_ns()
+            after = rtl.bridge.tally
+            if cyc.failed[block] or cyc.done[block] != 1:
+                raise NandrigError(f"block {block} failed its cycle")
+            busy = after.busy_ns - before.busy_ns
+            cmd_addr = after.commands - before.commands + after.addresses - before.addresses
+            data_in = after.data_in - before.data_in
+            data_out = info.pages_per_block * raw
+            floor = busy + (cmd_addr + data_in) * twc + data_out * trc
+            runs.append({"rig_ns": t1 - t0, "floor_ns": round(floor), "chip_busy_ns": busy,
+                         "bus_ns_at_mode_limit": round(floor - busy), "data_in_bytes": data_in,
+                         "data_out_bytes": data_out, "command_address_cycles": cmd_addr,
+                         "ratio": round((t1 - t0) / floor, 4), "page_errors": int(meas.errors[0].sum())})
+            echo(f"block cycle {k + 1}/{repeats}: {runs[-1]['ratio']}")
+        elf = rtl.out / "software" / "firmware" / "firmware.elf"
+    host = 3 * statistics.median(turnaround)  # TIME reply -> CYCLE, CYCLE reply -> MEASURE, MEASURE reply -> TIME
+    ratio = statistics.median(r["ratio"] for r in runs)
+    floor = statistics.median(r["floor_ns"] for r in runs)
+    rig_ns = statistics.median(r["rig_ns"] for r in runs)
+    return {
+        "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
+        "timing_mode": info.timing_mode, "tWC_ns": twc, "tRC_ns": trc,
+        "block_cycle": "CYCLE 1 round (erase + program every page) + MEASURE (read + compare every page)",
+        "rig_time": "rig clock (simulated) from before CYCLE to after MEASURE, three host turnarounds included",
+        "floor": "chip busy (R/B# low) + command, address and data cycles at the mode's tWC/tRC",
+        "repeats": repeats, "runs": runs,
+        "median_rig_ns": rig_ns, "median_floor_ns": floor, "overhead_ratio": ratio,
+        "host_turnarounds_ns": host, "overhead_ratio_without_host": round((rig_ns - host) / floor, 4),
+        "target": TARGET, "meets_target": ratio <= TARGET,
+        "firmware": firmware_size(elf),
+    }
+
