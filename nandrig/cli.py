@@ -26,11 +26,12 @@ def bench() -> None:
 
 def _register() -> None:
     from nandrig.boards.sim import cli as sim
+    from nandrig.boards.ulx3s import cli as ulx3s
     from nandrig.characterization import cli as chz
     from nandrig.host import cli as host
 
     for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, chz.demo_cmd, sim.sim_grp, host.rig_grp, host.run_grp,
-                host.resume_cmd, host.ls_cmd, host.export_cmd, host.report_cmd):
+                host.resume_cmd, host.ls_cmd, host.export_cmd, host.report_cmd, ulx3s.board_grp):
         cli.add_command(cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)

@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 
 # gcc: tests compile the generated C headers and the firmware natively;
 # gcc-riscv64-unknown-elf, picolibc: the firmware for the rig's rv32im soft-core;
-# verilator and the libraries of LiteX's simulator: the RTL rig.
+# verilator and the libraries of LiteX's simulator: the RTL rig; openfpgaloader: loading the ULX3S.
 APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf python3-venv
-              verilator libevent-dev libjson-c-dev zlib1g-dev)
+              verilator libevent-dev libjson-c-dev zlib1g-dev openfpgaloader)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -6,10 +6,12 @@ Three stages work on three codewords at once (see model.py for the algorithm):
    masked) and keeps the odd syndromes by byte-wise Horner. It also counts
    zero bits for erased-page detection.
 2. BM squares its way to the even syndromes and runs t iterations of the
-   simplified inversion-less Berlekamp-Massey on one bank of t_max + 1 GF
-   multipliers, three cycles per iteration (discrepancy; gamma * lambda;
-   delta * x B). A shifting syndrome window keeps every multiplier's
-   operands in fixed registers.
+   simplified inversion-less Berlekamp-Massey on a bank of (t_max + 3) // 2 GF
+   multipliers: each step (discrepancy; gamma * lambda; delta * x B, skipped
+   when delta = 0) takes the low half of the coefficients, then the high half
+   only while that half is not all zero: 2 to 6 cycles per iteration. A
+   shifting syndrome window keeps every multiplier's operands in fixed
+   registers.
 3. CHIEN evaluates the locator at 8 degrees per cycle, walking from the end
    of the codeword (degree 0) so it starts from lambda itself; each byte with
    roots goes out on ``errors`` as (byte index, bit mask, MSB = bit 7), then
@@ -87,60 +89,109 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += s1_pending.eq(1)
 
         # ---- stage 2: Berlekamp-Massey -------------------------------------------------------
+        n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
+        half_n = (n + 1) // 2  # the bank's multipliers: the low half of the coefficients, then the high half
+        lo, hi = range(half_n), range(half_n, n)
         busy2 = Signal()
         s2_t = Signal(t_shape)
         s2_bytes = Signal(16)
         s2_zero = Signal(16)
         s2_done = Signal()  # locator ready, waiting for stage 3
-        lam = G.reg_array(tm + 2, m, "lam")
-        bpol = G.reg_array(tm + 2, m, "b")
-        win = G.reg_array(tm + 2, m, "win")  # win[i] = S_(2r+1-i)
+        lam = G.reg_array(n, m, "lam")
+        bpol = G.reg_array(n, m, "b")  # b[n-1] stays 0: x B needs b[0..n-2] only
+        win = G.reg_array(n, m, "win")  # win[i] = S_(2r+1-i)
         queue = G.reg_array(tm, m, "q")  # S_(2r+3), S_(2r+5), ...: even syndromes are squared on the fly
-        tmp = G.reg_array(tm + 2, m, "tmp")
+        tmp = G.reg_array(n, m, "tmp")
         gamma = Signal(m)
         delta = Signal(m)
         k = Signal(range(-4 * tm - 2, 4 * tm + 2))
         r = Signal(t_shape)
-        phase = Signal(2)
+        phase = Signal(2)  # DISC: delta = sum lambda_i S_(2r+1-i); GL: gamma * lambda; DXB: + delta * x B
+        half = Signal()  # the bank works on the high half of the coefficients
+        DISC, GL, DXB = 0, 1, 2
 
         # S_(2r+2) = S_(r+1)^2, and S_(r+1) is in the window at win[r]
         s_even = Signal(m)
         mod.d.comb += s_even.eq(G.square(gf, Array(win)[r]))
+        # a high half of zeros multiplies to zeros: its cycles are skipped, which keeps the
+        # half-size bank within a few cycles of a full one (the locator grows one degree per iteration)
+        lam_hi = Signal()
+        xb_hi = Signal()
+        mod.d.comb += [lam_hi.eq(Cat(*lam[half_n:]).any()), xb_hi.eq(Cat(*bpol[half_n - 1:n - 1]).any())]
 
-        # the shared multiplier bank
-        a_in = [Mux(phase == 2, bpol[i - 1] if i else Const(0, m), lam[i]) for i in range(tm + 2)]  # t_max + 2: keep x^(t+1)
-        b_in = [Mux(phase == 0, win[i], Mux(phase == 1, gamma, delta)) for i in range(tm + 2)]
+        def operand_a(i: int):
+            if i >= n:
+                return Const(0, m)
+            return Mux(phase == DXB, bpol[i - 1] if i else Const(0, m), lam[i])
+
         prods = []
-        for i in range(tm + 2):
-            mul = mod.submodules[f"mul{i}"] = G.Multiplier(gf)
-            mod.d.comb += [mul.a.eq(a_in[i]), mul.b.eq(b_in[i])]
+        for j in range(half_n):
+            mul = mod.submodules[f"mul{j}"] = G.Multiplier(gf)
+            w = Mux(half, win[j + half_n] if j + half_n < n else Const(0, m), win[j])
+            mod.d.comb += [mul.a.eq(Mux(half, operand_a(j + half_n), operand_a(j))),
+                           mul.b.eq(Mux(phase == DISC, w, Mux(phase == GL, gamma, delta)))]
             prods.append(mul.p)
 
         with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
             mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
-                           r.eq(0), phase.eq(0), gamma.eq(1), k.eq(0)]
+                           r.eq(0), phase.eq(DISC), half.eq(0), gamma.eq(1), k.eq(0)]
             mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(syn[0])]
             mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
             mod.d.sync += [queue[i].eq(syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
 
+        take_lam = (delta != 0) & (k >= 0)  # B <- x lambda, else B <- x^2 B
+
+        def update_b(indices) -> list:
+            return [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else Const(0, m), bpol[i - 2] if i >= 2 else Const(0, m)))
+                    for i in indices]
+
+        def end_iteration() -> None:
+            with mod.If(take_lam):
+                mod.d.sync += [gamma.eq(delta), k.eq(-k)]
+            with mod.Else():
+                mod.d.sync += k.eq(k + 2)
+            mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
+            mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
+            mod.d.sync += [r.eq(r + 1), phase.eq(DISC), half.eq(0)]
+
         running = busy2 & ~s2_done & (r < s2_t)
         with mod.If(running):
             with mod.Switch(phase):
-                with mod.Case(0):
-                    mod.d.sync += [delta.eq(G.xor_all(prods, m)), phase.eq(1)]
-                with mod.Case(1):
-                    mod.d.sync += [tmp[i].eq(prods[i]) for i in range(tm + 2)] + [phase.eq(2)]
-                with mod.Case(2):
-                    mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in range(tm + 2)]
-                    with mod.If((delta != 0) & (k >= 0)):
-                        mod.d.sync += [bpol[0].eq(0)] + [bpol[i].eq(lam[i - 1]) for i in range(1, tm + 1)]
-                        mod.d.sync += [gamma.eq(delta), k.eq(-k)]
+                with mod.Case(DISC):
+                    with mod.If(~half):
+                        mod.d.sync += delta.eq(G.xor_all(prods, m))
+                        with mod.If(lam_hi):
+                            mod.d.sync += half.eq(1)
+                        with mod.Else():
+                            mod.d.sync += phase.eq(GL)
                     with mod.Else():
-                        mod.d.sync += [bpol[0].eq(0), bpol[1].eq(0)] + [bpol[i].eq(bpol[i - 2]) for i in range(2, tm + 1)]
-                        mod.d.sync += k.eq(k + 2)
-                    mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
-                    mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
-                    mod.d.sync += [r.eq(r + 1), phase.eq(0)]
+                        mod.d.sync += [delta.eq(delta ^ G.xor_all(prods, m)), half.eq(0), phase.eq(GL)]
+                with mod.Case(GL):
+                    # with delta = 0 there is no B term: gamma * lambda is the new lambda
+                    for h, idx in ((0, lo), (1, hi)):
+                        with mod.If(half == h):
+                            with mod.If(delta == 0):
+                                mod.d.sync += [lam[i].eq(prods[i - h * half_n]) for i in idx]
+                            with mod.Else():
+                                mod.d.sync += [tmp[i].eq(prods[i - h * half_n]) for i in idx]
+                    with mod.If(~half & ~lam_hi):
+                        mod.d.sync += [tmp[i].eq(0) for i in hi]  # gamma * 0, for a DXB of the high half
+                    with mod.If(~half & lam_hi):
+                        mod.d.sync += half.eq(1)
+                    with mod.Elif(delta == 0):
+                        mod.d.sync += update_b(range(tm + 1))
+                        end_iteration()
+                    with mod.Else():
+                        # the high half first: its B update writes only above what the low half still reads
+                        mod.d.sync += [phase.eq(DXB), half.eq(lam_hi | xb_hi)]
+                with mod.Case(DXB):
+                    with mod.If(half):
+                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i - half_n]) for i in hi]
+                        mod.d.sync += update_b(range(half_n + 1, tm + 1)) + [half.eq(0)]
+                    with mod.Else():
+                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in lo]
+                        mod.d.sync += update_b(range(half_n + 1))
+                        end_iteration()
         with mod.If(busy2 & ~s2_done & (r >= s2_t)):
             mod.d.sync += s2_done.eq(1)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from amaranth.back import verilog
+from amaranth.back import rtlil, verilog
 from migen import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, TSTriple
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
@@ -21,11 +21,13 @@ NAME = "nandrig_onfi"
 PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
 
 
-def export_verilog(out_dir: Path, clk_hz: float) -> Path:
+def export_controller(out_dir: Path, clk_hz: float, rtlil_out: bool = False) -> Path:
+    """The controller as Verilog (Verilator) or RTLIL (yosys: Verilog turns its dual-port page
+    buffer into flip-flops, RTLIL keeps the memories that map onto block RAM)."""
     ctl = OnfiController(clk_hz=clk_hz)
-    path = out_dir / f"{NAME}.v"
+    path = out_dir / f"{NAME}.{'il' if rtlil_out else 'v'}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(ctl, name=NAME, emit_src=False)
+    text = rtlil.convert(ctl, name=NAME) if rtlil_out else verilog.convert(ctl, name=NAME, emit_src=False)
     if not path.exists() or path.read_text() != text:  # keep the file's time stamp for build caching
         path.write_text(text)
     return path
@@ -35,7 +37,12 @@ class OnfiCore(Module, AutoCSR):
     """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation)."""
 
     def __init__(self, platform, pads, clk_hz: float, out_dir: Path, max_codewords: int = 32) -> None:
-        platform.add_source(str(export_verilog(out_dir, clk_hz)))
+        from litex.build.sim import SimPlatform
+
+        if isinstance(platform, SimPlatform):
+            platform.add_source(str(export_controller(out_dir, clk_hz)))
+        else:  # yosys boards: LiteX's flow turns the language into read_rtlil
+            platform.add_source(str(export_controller(out_dir, clk_hz, rtlil_out=True)), language="rtlil")
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         ctrl = []

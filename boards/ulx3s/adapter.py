@@ -1,0 +1,55 @@
+"""The TSOP-48 NAND adapter on the ULX3S GPIO headers, as data.
+
+Chip pins follow the standard x8 TSOP-48 NAND pinout (ONFI, e.g. Micron MT29F, Samsung K9);
+the ULX3S side names the silkscreen labels and the ECP5 balls: GP0-3/GN0-3 as in LiteX's
+``radiona_ulx3s`` platform, GP14-GP22 as in the ULX3S v2.0 constraint file. The data lines sit on
+one header (J1) and the control lines on the other (J2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AdapterPin:
+    signal: str  # the controller's pad name
+    chip_pin: int  # TSOP-48 pin
+    chip_name: str
+    header: str  # ULX3S silkscreen label
+    ball: str  # ECP5 CABGA381 ball
+    pull_up: bool = False  # a 10 kOhm resistor to 3.3 V on the adapter
+    why: str = ""
+
+
+ADAPTER: tuple[AdapterPin, ...] = (
+    *(AdapterPin(f"dq{i}", pin, f"I/O{i}", hdr, ball) for i, (pin, hdr, ball) in enumerate((
+        (29, "GP0", "B11"), (30, "GN0", "C11"), (31, "GP1", "A10"), (32, "GN1", "A11"),
+        (41, "GP2", "A9"), (42, "GN2", "B10"), (43, "GP3", "B9"), (44, "GN3", "C10")))),
+    AdapterPin("cle", 16, "CLE", "GP14", "U18"),
+    AdapterPin("ale", 17, "ALE", "GP15", "N17"),
+    AdapterPin("we_n", 18, "WE#", "GP16", "N16"),
+    AdapterPin("re_n", 8, "RE#", "GP17", "L16"),
+    AdapterPin("ce_n", 9, "CE#", "GP20", "D18", True, "chip deselected while the FPGA is unconfigured"),
+    AdapterPin("rb_n", 7, "R/B#", "GP21", "C18", True, "open drain: the chip only pulls it low"),
+    AdapterPin("wp_n", 19, "WP#", "GP22", "B15", True, "defined level while the FPGA is unconfigured"),
+)
+# power: 3.3 V chips only (the ULX3S headers are 3.3 V LVCMOS); 1.8 V parts need level shifters
+POWER = {"VCC": (12, 37), "VSS": (13, 36)}
+
+
+def nand_io() -> list:
+    """The adapter as a LiteX IO resource named ``nand`` (``dq`` 8 bits, the rest 1 bit each)."""
+    from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
+
+    dq = [p.ball for p in ADAPTER if p.signal.startswith("dq")]
+    rest = [Subsignal(p.signal, Pins(p.ball), *([Misc("PULLMODE=UP")] if p.pull_up else []))
+            for p in ADAPTER if not p.signal.startswith("dq")]
+    return [("nand", 0, Subsignal("dq", Pins(" ".join(dq))), *rest, IOStandard("LVCMOS33"), Misc("SLEWRATE=FAST"))]
+
+
+def markdown_table() -> str:
+    rows = ["| TSOP-48 pin | chip signal | ULX3S | ECP5 ball | pull-up |", "| --- | --- | --- | --- | --- |"]
+    for p in sorted(ADAPTER, key=lambda p: p.chip_pin):
+        rows.append(f"| {p.chip_pin} | {p.chip_name} | {p.header} | {p.ball} | "
+                    f"{'10 kΩ to 3.3 V: ' + p.why if p.pull_up else ''} |")
+    return "\n".join(rows)

