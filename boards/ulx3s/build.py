@@ -103,9 +103,13 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=l
     # ABC9, yosys 0.70's only LUT mapper inside synth_ecp5, trips an assertion (ABC_OPS_REINTEGRATE) on
     # this design: map the LUTs with classic ABC between synth_ecp5's own steps instead
     ys = gw / f"{NAME}.ys"
-    ys.write_text(re.sub(r"synth_ecp5\s+-top (\S+)", r"synth_ecp5 -top \1 -run :map_luts\n"
-                         r"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
-                         r"synth_ecp5 -top \1 -run map_cells:", ys.read_text(), count=1))
+    text = re.sub(r"synth_ecp5\s+-top (\S+)", r"synth_ecp5 -top \1 -run :map_luts\n"
+                  r"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
+                  r"synth_ecp5 -top \1 -run map_cells:", ys.read_text(), count=1)
+    # sources by relative path: a yowasp tool sees the working directory and its parents, but its own
+    # /tmp in place of the real one (a checkout under /tmp would be invisible by absolute path)
+    ys.write_text(re.sub(r"(?<=\s)/\S+", lambda m: os.path.relpath(m.group(0), gw) if Path(m.group(0)).exists()
+                         else m.group(0), text))
     script = gw / f"build_{NAME}.sh"
     text = script.read_text()
     report = gw / f"{NAME}-report.json"
