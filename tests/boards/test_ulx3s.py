@@ -41,9 +41,8 @@ def test_open_drain_and_write_protect_lines_have_pull_ups():
     (name, _, *subs) = nand_io()[0]
     assert name == "nand"
     # the FPGA's own weak pull-up backs the adapter's resistors
-    for s in subs:
-        if getattr(s, "name", None) in pulled:
-            assert any("PULLMODE=UP" in str(getattr(c, "misc", "")) for c in s.constraints)
+    weak = {s.name for s in subs if any(getattr(c, "misc", None) == "PULLMODE=UP" for c in getattr(s, "constraints", []))}
+    assert weak == pulled
 
 
 def test_load_without_a_board_fails_clearly(run_cli, tmp_path):
