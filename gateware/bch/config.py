@@ -45,6 +45,11 @@ class BchConfig:
             raise NandrigError(f"{self.k_bytes} bytes and t_max {self.t_max} do not fit GF(2^{self.m})")
 
     @property
+    def bm_multipliers(self) -> int:
+        """GF multipliers in the Berlekamp-Massey bank, for the t_max + 2 locator coefficients."""
+        return (self.t_max + 3) // 2 if self.bm_bank == "half" else self.t_max + 2
+
+    @property
     def n_max(self) -> int:
         return (1 << self.m) - 1
 

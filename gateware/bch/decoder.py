@@ -92,7 +92,7 @@ class BchDecoder(wiring.Component):
         # ---- stage 2: Berlekamp-Massey -------------------------------------------------------
         n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
         # the bank's multipliers: the low half of the coefficients, then the high half (a full bank has no high half)
-        half_n = (n + 1) // 2 if cfg.bm_bank == "half" else n
+        half_n = cfg.bm_multipliers
         lo, hi = range(half_n), range(half_n, n)
         busy2 = Signal()
         s2_t = Signal(t_shape)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from nandrig.boards.ulx3s.adapter import ADAPTER, nand_io
+from nandrig.boards.ulx3s.adapter import ADAPTER, POWER, nand_io
 
 PADS = {"ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n"} | {f"dq{i}" for i in range(8)}
 
@@ -28,6 +28,7 @@ def test_adapter_covers_every_controller_pad_once_on_free_balls():
     assert {p.signal for p in ADAPTER} == PADS
     assert len({p.ball for p in ADAPTER}) == len(ADAPTER)
     assert len({p.chip_pin for p in ADAPTER}) == len(ADAPTER) and all(1 <= p.chip_pin <= 48 for p in ADAPTER)
+    assert not {p.chip_pin for p in ADAPTER} & {pin for pins in POWER.values() for pin in pins}
     taken = platform_balls()
     # header pins the platform names as gpio0-3 or ext* are ours; nothing else may be
     clashes = {p.ball: taken[p.ball] for p in ADAPTER

@@ -75,3 +75,11 @@ def test_protocol_constants_match_the_host():
     names = [e.strip()[2:] for e in errs.split(",") if e.strip()]
     assert names == [e.name for e in sorted(P.Err)]
     assert f"T_REQUEST = 0x{P.REQUEST:02X}" in text and f"T_REPLY = 0x{P.REPLY:02X}" in text
+
+
+def test_feature_addresses_match_the_virtual_chip():
+    from nandrig.boards.sim import chip
+
+    text = (SRC / "onfi.h").read_text()
+    got = {m[1]: int(m[2], 16) for m in re.finditer(r"\bFEATURE_(\w+) = (0x[0-9A-Fa-f]+)", text)}
+    assert got == {"TIMING_MODE": chip.FEATURE_TIMING_MODE, "READ_RETRY": chip.FEATURE_READ_RETRY}
