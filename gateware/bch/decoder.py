@@ -220,21 +220,35 @@ class BchDecoder(wiring.Component):
             # erased pages, clean codewords and locators of degree > t (a certain failure) need no search
             mod.d.sync += searching.eq((s2_zero > s2_t) & (deg != 0) & (deg <= s2_t))
 
+        # lane p evaluates the locator at a^-p, the step multiplies coefficient i by a^-8i; all are
+        # XORs of locator bits, built from XORs of 4-bit pieces of each coefficient shared by all
+        nloc = (tm + 1) * m
+        lane_rows = [[0] * m for _ in range(8)]
+        step_rows = []
+        for i in range(tm + 1):
+            for p in range(8):
+                for k, row in enumerate(G.const_mul_rows(gf, gf.pow(-p * i), i * m)):
+                    lane_rows[p][k] |= row
+            step_rows += G.const_mul_rows(gf, gf.pow(-8 * i), i * m)
+        shared, rows = G.share_pieces([r for lane in lane_rows for r in lane] + step_rows, nloc, word=m)
+        pieces = mod.submodules.chien_pieces = G.PieceXors(nloc, shared)
+        mod.d.comb += pieces.x.eq(Cat(*loc))
+        terms = pieces.y
         roots = []
         for p in range(8):
-            lane = mod.submodules[f"chien{p}"] = G.PolyEval(gf, tm + 1, -p)
-            mod.d.comb += lane.c.eq(Cat(*loc))
+            lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
+            mod.d.comb += lane.x.eq(terms)
             valid = (col != 0) | (s3_pad <= p)
-            roots.append((lane.v == 0) & valid)
-        step = mod.submodules.chien_step = G.Scale(gf, tm + 1, -8)
-        mod.d.comb += step.c.eq(Cat(*loc))
+            roots.append((lane.y == 0) & valid)
+        step = mod.submodules.chien_step = G.XorNetwork(len(terms), tuple(rows[8 * m:]))
+        mod.d.comb += step.x.eq(terms)
         mask = Signal(8)
         mod.d.comb += mask.eq(Cat(*roots))
         mod.d.comb += [self.errors.payload.byte.eq(s3_bytes - 1 - col), self.errors.payload.mask.eq(mask)]
         with mod.If(busy3 & searching):
             mod.d.comb += self.errors.valid.eq(mask != 0)
             with mod.If((mask == 0) | self.errors.ready):
-                mod.d.sync += [loc[i].eq(step.out[i]) for i in range(tm + 1)]
+                mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
                 mod.d.sync += [count.eq(count + popcount(mask)), col.eq(col + 1)]
                 with mod.If(col == s3_bytes - 1):
                     mod.d.sync += searching.eq(0)

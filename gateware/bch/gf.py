@@ -65,28 +65,77 @@ class Multiplier(wiring.Component):
         return mod
 
 
-class PolyEval(wiring.Component):
-    """v = sum_i c_i x^i at the constant x = a^e, for n coefficients c_i."""
+class XorNetwork(wiring.Component):
+    """y[k] = XOR of the bits of x that ``rows[k]`` (an integer bit mask) selects: a GF(2)-linear map.
 
-    def __init__(self, gf: GF, n: int, e: int) -> None:
-        self.gf, self.e = gf, e
-        super().__init__({"c": In(data.ArrayLayout(gf.m, n)), "v": Out(gf.m)})
+    Each row is one masked reduce-XOR, which yosys reads as an XOR of the selected bits and the
+    simulator evaluates as one operation."""
 
-    def elaborate(self, platform):
-        mod = Module()
-        gf = self.gf
-        mod.d.comb += self.v.eq(xor_all([const_mul(gf, self.c[i], gf.pow(self.e * i)) for i in range(len(self.c))], gf.m))
-        return mod
-
-
-class Scale(wiring.Component):
-    """out_i = c_i * a^(e i): one step of a polynomial's argument from x to x a^e."""
-
-    def __init__(self, gf: GF, n: int, e: int) -> None:
-        self.gf, self.e = gf, e
-        super().__init__({"c": In(data.ArrayLayout(gf.m, n)), "out": Out(data.ArrayLayout(gf.m, n))})
+    def __init__(self, n_in: int, rows: tuple[int, ...]) -> None:
+        self.rows = rows
+        super().__init__({"x": In(n_in), "y": Out(len(rows))})
 
     def elaborate(self, platform):
         mod = Module()
-        mod.d.comb += [self.out[i].eq(const_mul(self.gf, self.c[i], self.gf.pow(self.e * i))) for i in range(len(self.c))]
+        bits = []
+        for r in self.rows:  # the slice spanning the row first: the simulator's cost grows with the width
+            lo, hi = (r & -r).bit_length() - 1, r.bit_length()
+            bits.append((self.x[lo:hi] & Const(r >> lo, hi - lo)).xor() if r else Const(0, 1))
+        mod.d.comb += self.y.eq(Cat(*bits))
         return mod
+
+
+class PieceXors(wiring.Component):
+    """The terms a ``share_pieces`` network works on: for each piece of x, its bits and the XORs of
+    its bit subsets that some row needs, in ``subsets`` order (a piece of up to 4 bits: one LUT4 each)."""
+
+    def __init__(self, n_in: int, pieces: tuple[tuple[int, int, tuple[int, ...]], ...]) -> None:
+        self.pieces = pieces
+        super().__init__({"x": In(n_in), "y": Out(sum(len(subs) for _, _, subs in pieces))})
+
+    def elaborate(self, platform):
+        mod = Module()
+        out = []
+        for lo, hi, subs in self.pieces:
+            out += [(self.x[lo:hi] & s).xor() for s in subs]
+        mod.d.comb += self.y.eq(Cat(*out))
+        return mod
+
+
+def share_pieces(rows: list[int], n_in: int, chunk: int = 4, word: int = 0):
+    """Many XOR rows over ``n_in`` bits as two levels that share work (the four Russians' method, for LUT4).
+
+    The inputs are cut into ``chunk``-bit pieces (restarting at every ``word`` boundary when given);
+    every subset of a piece that some row needs becomes one shared XOR, so a row then takes at most
+    one term per piece instead of up to ``chunk``. Returns the ``PieceXors`` layout (per piece: its
+    bounds and the subsets it provides, its own bits first) and the rows rewritten over its terms.
+    """
+    bounds, lo = [], 0
+    while lo < n_in:
+        hi = min(lo + chunk, n_in, (lo // word + 1) * word if word else n_in)
+        bounds.append((lo, hi))
+        lo = hi
+    used = [{1 << b for b in range(hi - lo)} for lo, hi in bounds]
+    for r in rows:
+        for u, (lo, hi) in zip(used, bounds):
+            if part := r >> lo & ((1 << (hi - lo)) - 1):
+                u.add(part)
+    pieces, index, base = [], [], 0
+    for u, (lo, hi) in zip(used, bounds):
+        subs = sorted(u, key=lambda s: (s & (s - 1) != 0, s))  # the piece's own bits, then the XORs
+        pieces.append((lo, hi, tuple(subs)))
+        index.append({s: base + k for k, s in enumerate(subs)})
+        base += len(subs)
+    rewritten = []
+    for r in rows:
+        out = 0
+        for ix, (lo, hi) in zip(index, bounds):
+            if part := r >> lo & ((1 << (hi - lo)) - 1):
+                out |= 1 << ix[part]
+        rewritten.append(out)
+    return tuple(pieces), rewritten
+
+
+def const_mul_rows(gf: GF, c: int, offset: int) -> list[int]:
+    """The m rows of x * c, for x at bits offset .. offset + m - 1 of a wider input."""
+    return [sum(1 << (offset + j) for j in range(gf.m) if gf.mul(1 << j, c) >> k & 1) for k in range(gf.m)]
