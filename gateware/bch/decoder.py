@@ -234,24 +234,28 @@ class BchDecoder(wiring.Component):
         pieces = mod.submodules.chien_pieces = G.PieceXors(nloc, shared)
         mod.d.comb += pieces.x.eq(Cat(*loc))
         terms = pieces.y
-        roots = []
-        for p in range(8):
-            lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
-            mod.d.comb += lane.x.eq(terms)
-            valid = (col != 0) | (s3_pad <= p)
-            roots.append((lane.y == 0) & valid)
         step = mod.submodules.chien_step = G.XorNetwork(len(terms), tuple(rows[8 * m:]))
         mod.d.comb += step.x.eq(terms)
-        mask = Signal(8)
-        mod.d.comb += mask.eq(Cat(*roots))
-        mod.d.comb += [self.errors.payload.byte.eq(s3_bytes - 1 - col), self.errors.payload.mask.eq(mask)]
-        with mod.If(busy3 & searching):
-            mod.d.comb += self.errors.valid.eq(mask != 0)
-            with mod.If((mask == 0) | self.errors.ready):
-                mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
-                mod.d.sync += [count.eq(count + popcount(mask)), col.eq(col + 1)]
-                with mod.If(col == s3_bytes - 1):
-                    mod.d.sync += searching.eq(0)
+        # two register stages after the lanes (their values, then the root mask) keep the XOR depth
+        # off the locator's wide enable; a whole-pipeline stall stands for the errors stream's ready
+        stall = Signal()
+        v1, ok1, col1 = G.reg_array(8, m, "chien_v"), Signal(), Signal(16)
+        mask2, ok2, col2 = Signal(8), Signal(), Signal(16)
+        with mod.If(~stall):
+            mod.d.sync += [ok1.eq(busy3 & searching), col1.eq(col), ok2.eq(ok1), col2.eq(col1)]
+            for p in range(8):
+                lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
+                mod.d.comb += lane.x.eq(terms)
+                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & ((col1 != 0) | (s3_pad <= p)))]
+        mod.d.comb += [self.errors.valid.eq(ok2 & (mask2 != 0)), self.errors.payload.byte.eq(s3_bytes - 1 - col2),
+                       self.errors.payload.mask.eq(mask2), stall.eq(self.errors.valid & ~self.errors.ready)]
+        with mod.If(ok2 & ~stall):
+            mod.d.sync += count.eq(count + popcount(mask2))
+        with mod.If(busy3 & searching & ~stall):
+            mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
+            mod.d.sync += col.eq(col + 1)
+            with mod.If(col == s3_bytes - 1):
+                mod.d.sync += searching.eq(0)
         erased = s3_zero <= s3_t
         fail = ~erased & ((s3_deg > s3_t) | (count != s3_deg))
         mod.d.comb += [
@@ -259,7 +263,7 @@ class BchDecoder(wiring.Component):
             self.status.payload.fail.eq(fail),
             self.status.payload.corrected.eq(Mux(erased, s3_zero, Mux(fail, 0, count))),
         ]
-        with mod.If(busy3 & ~searching):
+        with mod.If(busy3 & ~searching & ~ok1 & ~ok2):
             mod.d.comb += self.status.valid.eq(1)
             with mod.If(self.status.ready):
                 mod.d.sync += busy3.eq(0)

@@ -63,8 +63,9 @@ def simulate_encode(data: bytes, t: int, config: BchConfig = BchConfig()) -> byt
 
 
 def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig = BchConfig(),
-                         gap: int = 0) -> tuple[list[tuple[bytes, int]], list[int]]:
-    """Decode codewords (data, parity, t) streamed back to back, ``gap`` idle cycles between them.
+                         gap: int = 0, ready_every: int = 1) -> tuple[list[tuple[bytes, int]], list[int]]:
+    """Decode codewords (data, parity, t) streamed back to back, ``gap`` idle cycles between them;
+    the error stream's consumer is ready one cycle in ``ready_every``.
 
     Returns (corrected data, corrected count or -1) per codeword and, per codeword,
     the cycle at which its status came out, counted from the first codeword's first byte.
@@ -97,18 +98,21 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
                 await ctx.tick()
 
     async def collect(ctx):
-        ctx.set(dut.errors.ready, 1)
         ctx.set(dut.status.ready, 1)
         for d, _parity, _t in jobs:
             fixes: list[tuple[int, int]] = []
             while True:
-                await ctx.tick()
-                cycle[0] += 1
-                if ctx.get(dut.errors.valid):
+                ready = cycle[0] % ready_every == 0
+                ctx.set(dut.errors.ready, ready)
+                if ready and ctx.get(dut.errors.valid):
                     e = ctx.get(dut.errors.payload)
                     fixes.append((e.byte, e.mask))
-                if ctx.get(dut.status.valid):
-                    st = ctx.get(dut.status.payload)
+                st = ctx.get(dut.status.payload) if ctx.get(dut.status.valid) else None
+                if st is not None:
+                    done_at.append(cycle[0])
+                await ctx.tick()
+                cycle[0] += 1
+                if st is not None:
                     break
             out = bytearray(d)
             if st.erased:
@@ -118,7 +122,6 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
                     if byte < len(d):
                         out[byte] ^= mask
             results.append((bytes(out), -1 if st.fail else st.corrected))
-            done_at.append(cycle[0])
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)

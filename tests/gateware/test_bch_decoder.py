@@ -57,6 +57,18 @@ def test_beyond_t_is_reported_as_failure_or_miscorrected(bank):
     assert failures >= 20, failures
 
 
+def test_a_slow_error_consumer_loses_no_correction():
+    cfg = BchConfig(k_bytes=32, t_max=6)
+    rng = random.Random(9)
+    jobs, truth = [], []
+    for t, nerr in ((6, 6), (3, 2), (6, 5)):
+        data, d, e = codeword(rng, cfg, t, 32, nerr)
+        jobs.append((d, e, t))
+        truth.append((data, nerr))
+    results, _ = simulate_decode_many(jobs, cfg, ready_every=3)
+    assert results == truth
+
+
 def test_erased_codewords_decode_as_clean():
     cfg = BchConfig(k_bytes=16, t_max=4)
     ecc = cfg.ecc_bytes(4)
