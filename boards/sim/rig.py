@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from nandrig import __version__
+from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
-from nandrig.boards.sim.pattern import bits, flips, page_bits, page_seed
+from nandrig.boards.sim.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
 from nandrig.host import protocol as P
 from nandrig.host.protocol import Err, Flag, Frame, Op
@@ -70,11 +71,11 @@ class Job:
 
 
 class VirtualRig:
-    def __init__(self, chip: VirtualChip, *, codeword_bytes: int = 1024, t_max: int = 100, exact: bool = False,
+    def __init__(self, chip: VirtualChip, *, exact: bool = False,
                  state_path: str | Path | None = None) -> None:
         self.chip = chip
-        self.codeword_bytes = codeword_bytes
-        self.t_max = t_max
+        self.codeword_bytes = ecc.CODEWORD_BYTES
+        self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes)
         self.exact = exact
         self.state_path = Path(state_path) if state_path else None
         self.cache: OrderedDict[tuple[int, int, int], Frame] = OrderedDict()
@@ -281,16 +282,21 @@ class VirtualRig:
         self._flags(flags, Flag.FORCE | Flag.EXPLICIT)
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
+        g = self.chip.geometry
         if flags & Flag.EXPLICIT:
-            if not 0 < len(rest) <= self.chip.geometry.raw_page_bytes:
+            if not 0 < len(rest) <= g.raw_page_bytes:
                 raise Reject(Err.BAD_FRAME)
-            self._guard(block, flags)
-            r = self.chip.program(block, page, rest)
-        else:
-            if len(rest) != 4:
-                raise Reject(Err.BAD_FRAME)
-            self._guard(block, flags)
-            r = self.chip.program(block, page, seed=page_seed(struct.unpack("<I", rest)[0], block, page))
+            raw = rest + b"\xff" * (g.raw_page_bytes - len(rest))
+        elif len(rest) != 4:
+            raise Reject(Err.BAD_FRAME)
+        self._guard(block, flags)
+        if not flags & Flag.EXPLICIT:
+            seed = page_seed(struct.unpack("<I", rest)[0], block, page)
+            if t == 0:
+                r = self.chip.program(block, page, seed=seed)
+                return self._chip_result(r.status, r.busy_ns)
+            raw = prbs31_bytes(seed, g.raw_page_bytes)
+        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, t) if t else raw)
         return self._chip_result(r.status, r.busy_ns)
 
     def _op_read(self, req: Frame, io: RigIO) -> bytes:
@@ -306,13 +312,18 @@ class VirtualRig:
         want = page_bits(seed, block, page, g.raw_page_bytes) if flags & Flag.COMPARE else got
         bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
         out = bytearray(P.STATUS_BUSY.pack(self.chip.status, r.busy_ns) + bytes([len(bounds) - 1]))
-        for lo, hi in zip(bounds, bounds[1:]):
+        page = bytearray(r.data)
+        if t:  # the spare's ECC area holds no pattern: its errors are the decoder's to count
+            area = ecc.ecc_area(g.page_bytes, t)
+            got[area.start * 8:area.stop * 8] = want[area.start * 8:area.stop * 8]
+        for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
             e10, e01 = flips(want[lo * 8:hi * 8], got[lo * 8:hi * 8])
-            errors = e10 + e01
-            corrected = 0 if t == 0 else (errors if errors <= t else -1)  # BCH model until the core is in the loop
+            corrected = 0
+            if t and hi <= g.page_bytes:
+                page[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], r.data[ecc.parity_slice(g.page_bytes, k, t)], t)
             out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
         if flags & Flag.RAW:
-            out += r.data
+            out += page
         return bytes(out)
 
     def _op_set_read_offset(self, req: Frame, io: RigIO) -> bytes:

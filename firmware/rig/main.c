@@ -1,10 +1,11 @@
 /* nandrig rig firmware: identify the chip, switch it to its fastest timing mode, serve the host. */
 #include <generated/csr.h>
+#include "bch.h"
 #include "onfi.h"
 #include "server.h"
 
 enum { KIND_RTL = 2, KIND_HARDWARE = 3 };
-enum { CAP_VIRTUAL_TIME = 1, CAP_RAW_READ = 4 };
+enum { CAP_VIRTUAL_TIME = 1, CAP_BCH = 2, CAP_RAW_READ = 4 };
 
 static struct chip chip;
 
@@ -17,10 +18,11 @@ int main(void)
 				best = m;
 		onfi_set_timing_mode(&chip, (uint8_t)best);
 	}
+	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0);
 #ifdef CSR_VTIME_BASE
-	server_init(&chip, KIND_RTL, CAP_VIRTUAL_TIME | CAP_RAW_READ);
+	server_init(&chip, KIND_RTL, caps | CAP_VIRTUAL_TIME);
 #else
-	server_init(&chip, KIND_HARDWARE, CAP_RAW_READ);
+	server_init(&chip, KIND_HARDWARE, caps);
 #endif
 	for (;;)
 		server_step();

@@ -20,3 +20,20 @@ uint32_t page_seed(uint32_t campaign_seed, uint32_t block, uint32_t page)
 	uint32_t s = (uint32_t)b & 0x7FFFFFFFu;
 	return s ? s : 0x7FFFFFFFu;
 }
+
+/* The state holds the 31 most recent sequence bits, the oldest in bit 30: they leave as output first,
+ * and s[n] = s[n-31] ^ s[n-28] gives 8 new bits at once from bits 30..23 and 27..20. */
+uint32_t prbs31_init(uint32_t seed)
+{
+	seed &= 0x7FFFFFFFu;
+	return seed ? seed : 0x7FFFFFFFu;
+}
+
+uint8_t prbs31_next(uint32_t *state)
+{
+	uint32_t w = *state;
+	uint8_t out = (uint8_t)(w >> 23);
+	uint8_t fresh = (uint8_t)((w >> 23) ^ (w >> 20));
+	*state = ((w << 8) | fresh) & 0x7FFFFFFFu;
+	return out;
+}

@@ -1,4 +1,5 @@
 #include <string.h>
+#include "bch.h"
 #include "frame.h"
 #include "link.h"
 #include "pattern.h"
@@ -29,6 +30,7 @@ struct job {
 static struct chip *chip;
 static uint8_t kind;
 static uint32_t caps, session;
+static uint8_t t_max;  /* the BCH engine's, limited by what the spare area holds */
 static struct cached cache[CACHE_SIZE];
 static int cache_next;
 static struct job job;
@@ -197,7 +199,7 @@ static uint32_t op_info(const struct request *q, uint8_t *out, int *st)
 	*p++ = chip->mode;
 	*p++ = chip->ecc_bits;
 	put_le(p, CODEWORD_BYTES, 2); p += 2;
-	*p++ = 0;  /* no BCH decoder in the loop yet: READ models decoding from the counts */
+	*p++ = t_max;
 	put_le(p, caps, 4); p += 4;
 	return (uint32_t)(p - out);
 }
@@ -260,6 +262,45 @@ static uint32_t op_erase(const struct request *q, uint8_t *out, int *st)
 	return chip_result(out, onfi_erase(chip, block), st);
 }
 
+/* ---- the ECC layout: parity of each data codeword in the spare, after the page profile ---------- */
+
+static uint32_t parity_addr(uint32_t cw, uint8_t t) { return chip->page_bytes + ECC_PARITY_OFFSET + cw * bch_ecc_bytes(t); }
+
+/* spare bytes the layout takes at t: the profile and the parity */
+static uint32_t ecc_area_end(uint8_t t) { return parity_addr(chip->page_bytes / CODEWORD_BYTES, t); }
+
+/* the page's pattern in the buffer, for the encoder (the gateware generator feeds the bus only) */
+static void fill_pattern(uint32_t seed, uint32_t n)
+{
+	volatile uint8_t *buf = onfi_buffer();
+	uint32_t state = prbs31_init(seed);
+	for (uint32_t i = 0; i < n; i++)
+		buf[i] = prbs31_next(&state);
+}
+
+static void encode_page(uint8_t t)
+{
+	volatile uint8_t *buf = onfi_buffer();
+	for (uint32_t i = chip->page_bytes + ECC_PROFILE_OFFSET; i < chip->page_bytes + ECC_PARITY_OFFSET; i++)
+		buf[i] = 0xFF;  /* no page profile */
+	for (uint32_t cw = 0; cw < chip->page_bytes / CODEWORD_BYTES; cw++)
+		bch_encode(cw * CODEWORD_BYTES, parity_addr(cw, t), t);
+}
+
+/* errors the pattern comparison counted in the spare's ECC area, which holds no pattern */
+static void ecc_area_flips(uint32_t seed, uint8_t t, uint16_t *e10, uint16_t *e01)
+{
+	volatile uint8_t *buf = onfi_buffer();
+	uint32_t state = prbs31_init(seed), lo = chip->page_bytes + ECC_PROFILE_OFFSET;
+	for (uint32_t i = 0; i < lo; i++)
+		prbs31_next(&state);
+	for (uint32_t i = lo; i < ecc_area_end(t); i++) {
+		uint8_t want = prbs31_next(&state), got = buf[i];
+		*e10 = (uint16_t)(*e10 - (uint16_t)__builtin_popcount(want & (uint8_t)~got));
+		*e01 = (uint16_t)(*e01 - (uint16_t)__builtin_popcount((uint8_t)~want & got));
+	}
+}
+
 static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
 {
 	if (q->len < 8)
@@ -270,7 +311,7 @@ static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
 	uint32_t n = q->len - 8;
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
-	if (flags & ~3u || t > 0)
+	if (flags & ~3u || t > t_max)
 		FAIL(E_BAD_PARAMETER);
 	if (flags & 2) {
 		if (n == 0 || n > raw_bytes())
@@ -280,14 +321,19 @@ static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
 	}
 	if (is_bad(block) && !(flags & 1))
 		FAIL(E_BAD_BLOCK);
+	uint32_t seed = (flags & 2) ? 0 : page_seed((uint32_t)get_le(rest, 4), block, page);
+	if (t == 0 && !(flags & 2))
+		return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_PRBS, seed, raw_bytes()), st);
 	if (flags & 2) {
 		volatile uint8_t *buf = onfi_buffer();
-		for (uint32_t i = 0; i < n; i++)
-			buf[i] = rest[i];
-		return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_BUFFER, 0, n), st);
+		for (uint32_t i = 0; i < raw_bytes(); i++)
+			buf[i] = i < n ? rest[i] : 0xFF;
+	} else {
+		fill_pattern(seed, raw_bytes());
 	}
-	uint32_t seed = page_seed((uint32_t)get_le(rest, 4), block, page);
-	return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_PRBS, seed, raw_bytes()), st);
+	if (t)
+		encode_page(t);
+	return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes()), st);
 }
 
 static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
@@ -295,27 +341,29 @@ static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
 	NEED(12);
 	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
 	uint8_t t = q->payload[6], flags = q->payload[7];
-	uint32_t seed = (uint32_t)get_le(q->payload + 8, 4);
+	uint32_t seed = page_seed((uint32_t)get_le(q->payload + 8, 4), block, page);
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
-	if (flags & ~6u)
+	if (flags & ~6u || t > t_max)
 		FAIL(E_BAD_PARAMETER);
 	uint32_t raw = raw_bytes();
-	struct op_result r = onfi_read(chip, block, page, (flags & 2) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER,
-	                               page_seed(seed, block, page), raw, CODEWORD_BYTES);
+	struct op_result r = onfi_read(chip, block, page, (flags & 2) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER, seed, raw,
+	                               CODEWORD_BYTES);
 	if (r.timed_out)
 		FAIL(E_TIMEOUT);
 	out[0] = r.status;
 	put_le(out + 1, r.busy_ns, 4);
-	uint32_t n_cw = (chip->page_bytes + CODEWORD_BYTES - 1) / CODEWORD_BYTES + (chip->spare_bytes ? 1 : 0);
+	uint32_t n_data = (chip->page_bytes + CODEWORD_BYTES - 1) / CODEWORD_BYTES;
+	uint32_t n_cw = n_data + (chip->spare_bytes ? 1 : 0);
 	out[5] = (uint8_t)n_cw;
 	uint8_t *p = out + 6;
 	for (uint32_t i = 0; i < n_cw; i++, p += 6) {
 		uint16_t e10 = 0, e01 = 0;
 		if (flags & 2)
 			onfi_codeword((int)i, &e10, &e01);
-		uint32_t errors = (uint32_t)e10 + e01;
-		int16_t corrected = t == 0 ? 0 : errors <= t ? (int16_t)errors : -1;  /* BCH model until the core is in */
+		if ((flags & 2) && t && i == n_data)
+			ecc_area_flips(seed, t, &e10, &e01);
+		int16_t corrected = (t && i < n_data) ? (int16_t)bch_decode(i * CODEWORD_BYTES, parity_addr(i, t), t) : 0;
 		put_le(p, e10, 2);
 		put_le(p + 2, e01, 2);
 		put_le(p + 4, (uint16_t)corrected, 2);
@@ -575,6 +623,7 @@ void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
 	chip = c;
 	kind = rig_kind;
 	caps = capabilities;
+	t_max = bch_t_max(c->page_bytes, c->spare_bytes);
 }
 
 void server_step(void)

@@ -14,10 +14,10 @@ PRIM_POLY = {13: 0x201B, 14: 0x402B, 15: 0x8003, 16: 0x1100B}
 class BchConfig:
     """A binary BCH code over GF(2^m) for ``k_bytes`` data bytes, correcting 1..t_max errors chosen at run time.
 
-    The default suits 4096 + 224-byte pages: four 1024-byte codewords per page,
-    m = 14 (a 1024-byte codeword needs 8192 + 14 t bits <= 16383), t_max = 40,
-    at most 4 * 70 = 280 parity bytes, which fit the spare area with the
-    FLARES profile; t = 40 per KB covers the strongest requirements of 3x-nm MLC.
+    The default suits 4096-byte pages: four 1024-byte codewords per page,
+    m = 14 (a 1024-byte codeword needs 8192 + 14 t bits <= 16383), t_max = 40.
+    A 224-byte spare holds four codewords' parity beside the FLARES profile up
+    to t = 29 (the rig's layout); t = 40 needs 4 * 70 + 14 = 294 spare bytes.
     """
 
     m: int = 14

@@ -241,12 +241,13 @@ class BchDecoder(wiring.Component):
         stall = Signal()
         v1, ok1, col1 = G.reg_array(8, m, "chien_v"), Signal(), Signal(16)
         mask2, ok2, col2 = Signal(8), Signal(), Signal(16)
+        for p in range(8):
+            lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
+            mod.d.comb += lane.x.eq(terms)
+            with mod.If(~stall):
+                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & ((col1 != 0) | (s3_pad <= p)))]
         with mod.If(~stall):
             mod.d.sync += [ok1.eq(busy3 & searching), col1.eq(col), ok2.eq(ok1), col2.eq(col1)]
-            for p in range(8):
-                lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
-                mod.d.comb += lane.x.eq(terms)
-                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & ((col1 != 0) | (s3_pad <= p)))]
         mod.d.comb += [self.errors.valid.eq(ok2 & (mask2 != 0)), self.errors.payload.byte.eq(s3_bytes - 1 - col2),
                        self.errors.payload.mask.eq(mask2), stall.eq(self.errors.valid & ~self.errors.ready)]
         with mod.If(ok2 & ~stall):

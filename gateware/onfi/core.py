@@ -15,11 +15,14 @@ from amaranth import Array, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
+from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.bch.frontend import BchFrontend
 from nandrig.gateware.onfi.buffer import PageBuffer
 from nandrig.gateware.onfi.counter import ErrorCounter
 from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
 from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
-from nandrig.gateware.onfi.registers import CONTROL_LAYOUT, STATUS_LAYOUT, Op, Source
+from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, STATUS_LAYOUT,
+                                             Op, Source)
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
 
@@ -105,14 +108,21 @@ def assemble() -> tuple[list[int], dict[Op, int]]:
 
 
 class OnfiController(wiring.Component):
-    """PHY + sequencer + page buffer + PRBS + error counter; ``ctrl``/``stat`` are the register file."""
+    """PHY + sequencer + page buffer + PRBS + error counter; ``ctrl``/``stat`` are the register file.
 
-    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = 8192, max_codewords: int = 32) -> None:
+    With ``bch`` the BCH engine's frontend shares the buffer's engine port: it runs while the
+    sequencer idles, and a start of either waits for the other (``bch_ctrl``/``bch_stat``)."""
+
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = 8192, max_codewords: int = 32,
+                 bch: BchConfig | None = None) -> None:
         self.clk_hz = clk_hz
         self.buffer_bytes = buffer_bytes
         self.max_codewords = max_codewords
+        self.bch = bch
         counter = ErrorCounter(max_codewords)
+        bch_ports = {"bch_ctrl": In(BCH_CONTROL_LAYOUT), "bch_start": In(1), "bch_stat": Out(BCH_STATUS_LAYOUT)} if bch else {}
         super().__init__({
+            **bch_ports,
             "pins": Out(PinSignature()),
             "ctrl": In(CONTROL_LAYOUT),
             "start": In(1),
@@ -232,7 +242,18 @@ class OnfiController(wiring.Component):
                 mod.d.sync += running.eq(0)
             with mod.If(phy.timeout_hit):  # R/B# never came back: release the chip and stop
                 mod.d.sync += [self.stat.timed_out.eq(1), pc.eq(exits[c.op]), rep.eq(0), rep_last.eq(1)]
-        go = self.start & ~running & ~cnt.pending  # a start while busy is ignored
+        bch_busy = Const(0)
+        if self.bch is not None:
+            mod.submodules.bch = fe = BchFrontend(self.bch)
+            bc, bs = self.bch_ctrl, self.bch_stat
+            mod.d.comb += [fe.op.eq(bc.bch_op), fe.t.eq(bc.bch_t), fe.data_addr.eq(bc.bch_data_addr),
+                           fe.parity_addr.eq(bc.bch_parity_addr), fe.start.eq(self.bch_start & ~running & ~cnt.pending),
+                           fe.rdata.eq(buf.eng_rdata), bs.bch_busy.eq(fe.busy), bs.bch_corrected.eq(fe.corrected),
+                           bs.bch_fail.eq(fe.fail), bs.bch_erased.eq(fe.erased)]
+            with mod.If(fe.busy):  # the sequencer idles: the engine port is the frontend's
+                mod.d.comb += [buf.eng_addr.eq(fe.addr), buf.eng_we.eq(fe.we), buf.eng_wdata.eq(fe.wdata)]
+            bch_busy = fe.busy
+        go = self.start & ~running & ~cnt.pending & ~bch_busy  # a start while busy is ignored
         mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(go), cnt.clear.eq(go)]
         with mod.If(go):
             # every program starts with SELECT (one beat), so rep_last starts true

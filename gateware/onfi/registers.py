@@ -56,5 +56,23 @@ STATUS = [
     ("codewords", 16, "Codewords counted in the last compared read"),
 ]
 
+# the BCH engine beside the controller (gateware/bch/frontend.py): one codeword per bch_start
+BCH_CONTROL = [
+    ("bch_op", 1, "0 encode: parity of the codeword at bch_data_addr written at bch_parity_addr; "
+                  "1 decode: data and parity read from there, corrections applied to the data in place"),
+    ("bch_t", 8, "Correction capability of this codeword, 1..t_max"),
+    ("bch_data_addr", 16, "Page-buffer byte address of the codeword's data (k_bytes bytes)"),
+    ("bch_parity_addr", 16, "Page-buffer byte address of its parity (ceil(m t / 8) bytes)"),
+]
+
+BCH_STATUS = [
+    ("bch_busy", 1, "A codeword is being encoded or decoded (the NAND sequencer waits meanwhile)"),
+    ("bch_corrected", 16, "Errors corrected in the last decoded codeword (zero bits when erased)"),
+    ("bch_fail", 1, "The last decoded codeword was uncorrectable; the buffer holds it as read"),
+    ("bch_erased", 1, "The last decoded codeword was erased (at most t zero bits): read it as all 0xFF"),
+]
+
 CONTROL_LAYOUT = data.StructLayout({name: width for name, width, _ in CONTROL})
 STATUS_LAYOUT = data.StructLayout({name: width for name, width, _ in STATUS})
+BCH_CONTROL_LAYOUT = data.StructLayout({name: width for name, width, _ in BCH_CONTROL})
+BCH_STATUS_LAYOUT = data.StructLayout({name: width for name, width, _ in BCH_STATUS})

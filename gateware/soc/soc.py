@@ -14,6 +14,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
+from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.onfi.registers import Op, Source
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
@@ -33,13 +34,17 @@ class VirtualTime(Module, AutoCSR):
 
 class RigSoC(SoCCore):
     def __init__(self, platform, crg, sys_clk_freq: int, nand_pads, out_dir: Path, *, uart_name: str,
-                 firmware: Path | None = None, sram_size: int = 0x4_0000, vtime_pads=None) -> None:
+                 firmware: Path | None = None, sram_size: int = 0x4_0000, vtime_pads=None,
+                 bch: BchConfig | None = BchConfig()) -> None:
         SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, ident="nandrig rig", cpu_type="vexriscv",
                          cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,
                          uart_name=uart_name, timer_uptime=True)
         self.crg = crg
         self.firmware = firmware
-        self.onfi = OnfiCore(platform, nand_pads, sys_clk_freq, out_dir)
+        self.onfi = OnfiCore(platform, nand_pads, sys_clk_freq, out_dir, bch=bch)
+        if bch is not None:  # the firmware's BCH driver sizes codewords and parity from these
+            for name, value in (("M", bch.m), ("K_BYTES", bch.k_bytes), ("T_MAX", bch.t_max)):
+                self.add_constant(f"BCH_{name}", value)
         for enum in (Op, Source):  # the firmware takes the controller's codes from soc.h, not a copy
             for v in enum:
                 self.add_constant(f"ONFI_{enum.__name__.upper()}_{v.name}", int(v))

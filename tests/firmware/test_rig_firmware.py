@@ -27,6 +27,10 @@ def fw(tmp_path_factory):
     so.cobs_decode.restype = ctypes.c_long
     so.page_seed.restype = ctypes.c_uint32
     so.page_seed.argtypes = [ctypes.c_uint32] * 3
+    so.prbs31_init.restype = ctypes.c_uint32
+    so.prbs31_init.argtypes = [ctypes.c_uint32]
+    so.prbs31_next.restype = ctypes.c_uint8
+    so.prbs31_next.argtypes = [ctypes.POINTER(ctypes.c_uint32)]
     return so
 
 
@@ -83,3 +87,12 @@ def test_feature_addresses_match_the_virtual_chip():
     text = (SRC / "onfi.h").read_text()
     got = {m[1]: int(m[2], 16) for m in re.finditer(r"\bFEATURE_(\w+) = (0x[0-9A-Fa-f]+)", text)}
     assert got == {"TIMING_MODE": chip.FEATURE_TIMING_MODE, "READ_RETRY": chip.FEATURE_READ_RETRY}
+
+
+@pytest.mark.parametrize("seed", [1, 0x7FFFFFFF, 0, 0x1234567])
+def test_software_prbs_matches_the_pattern(fw, seed):
+    from nandrig.boards.sim.pattern import prbs31_bytes
+
+    state = ctypes.c_uint32(fw.prbs31_init(seed))
+    got = bytes(fw.prbs31_next(ctypes.byref(state)) for _ in range(4320))
+    assert got == prbs31_bytes(seed, 4320)

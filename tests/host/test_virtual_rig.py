@@ -1,8 +1,10 @@
 import struct
 
+import bchlib
 import numpy as np
 import pytest
 
+from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.rig import VirtualRig
@@ -51,14 +53,36 @@ def test_erase_program_read_round_trip_counts_errors_per_codeword():
     assert rig.read(2, 1, raw=True).data[:2048] == explicit
 
 
-def test_decode_model_reports_failures_above_t():
-    vr, rig = make(seed=5)
-    rig.cycle(3, 1, 9000, seed=1)
-    rig.advance(hours=3 * 8760)
-    r = rig.read(3, 2, seed=1, t=2)
-    assert any(c.errors > 2 for c in r.codewords)
-    for c in r.codewords:
-        assert c.corrected == (c.errors if c.errors <= 2 else -1)
+def flip(buf: bytearray, positions) -> None:
+    for b in positions:
+        buf[b // 8] ^= 0x80 >> (b % 8)
+
+
+def test_ecc_layout_program_encodes_and_read_decodes_with_lib_bch():
+    vr, rig = make()
+    assert rig.info().t_max == 14  # 14 + 2 x ceil(14 t / 8) <= 64 spare bytes
+    rig.erase(2)
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, 2048, dtype=np.uint8).tobytes()
+    good = ecc.encode_page(data + b"\xff" * 64, 2048, 6)
+    assert good[2048:2062] == b"\xff" * 14  # bad-block mark and the empty page-profile slot
+    assert good[2062:2062 + 11] == bytes(bchlib.BCH(6, prim_poly=0x402B).encode(data[:1024]))
+    bad = bytearray(good)
+    flip(bad, [5, 900, 4000, 8000, 2062 * 8 + 3, 2062 * 8 + 77])  # 4 in data, 2 in its parity
+    flip(bad, [(1024 + k * 97) * 8 for k in range(9)])  # beyond t in codeword 1
+    rig.program(2, 0, data=bytes(bad))  # t = 0: the page as given
+    r = rig.read(2, 0, t=6, raw=True)
+    assert [c.corrected for c in r.codewords] == [6, -1, 0]
+    assert r.data[:1024] == data[:1024] and r.data[1024:2048] == bytes(bad[1024:2048])  # a failure stays as read
+    # PROGRAM at t writes the layout itself; a compared READ counts the ECC area out of the spare entry
+    rig.program(2, 1, seed=99, t=6)
+    r = rig.read(2, 1, seed=99, t=6, raw=True)
+    want = ecc.encode_page(prbs31_bytes(page_seed(99, 2, 1), 2112), 2048, 6)
+    assert r.data[2048:] == want[2048:] and all(c.errors == c.corrected == 0 for c in r.codewords)
+    erased = rig.read(2, 5, t=6, raw=True)
+    assert [c.corrected for c in erased.codewords] == [0, 0, 0] and erased.data == b"\xff" * 2112
+    with pytest.raises(RigError, match="BAD_PARAMETER"):
+        rig.read(2, 1, t=15)
 
 
 def test_factory_bad_blocks_refused_unless_forced():
