@@ -287,6 +287,14 @@ static void encode_page(uint8_t t)
 		bch_encode(cw * CODEWORD_BYTES, parity_addr(cw, t), t);
 }
 
+static uint16_t ones8(uint8_t v)
+{
+	uint16_t n = 0;
+	for (; v; v &= (uint8_t)(v - 1))
+		n++;
+	return n;
+}
+
 /* errors the pattern comparison counted in the spare's ECC area, which holds no pattern */
 static void ecc_area_flips(uint32_t seed, uint8_t t, uint16_t *e10, uint16_t *e01)
 {
@@ -296,8 +304,8 @@ static void ecc_area_flips(uint32_t seed, uint8_t t, uint16_t *e10, uint16_t *e0
 		prbs31_next(&state);
 	for (uint32_t i = lo; i < ecc_area_end(t); i++) {
 		uint8_t want = prbs31_next(&state), got = buf[i];
-		*e10 = (uint16_t)(*e10 - (uint16_t)__builtin_popcount(want & (uint8_t)~got));
-		*e01 = (uint16_t)(*e01 - (uint16_t)__builtin_popcount((uint8_t)~want & got));
+		*e10 = (uint16_t)(*e10 - ones8(want & (uint8_t)~got));
+		*e01 = (uint16_t)(*e01 - ones8((uint8_t)~want & got));
 	}
 }
 

@@ -41,6 +41,16 @@ ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
 STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
 
 
+def top_nonzero(flags: list) -> tuple:
+    """(any flag set, index of the highest set flag) as a balanced tree of muxes."""
+    if len(flags) == 1:
+        return flags[0], Const(0, 1)
+    mid = 1 << ((len(flags) - 1).bit_length() - 1)
+    lo_any, lo_idx = top_nonzero(flags[:mid])
+    hi_any, hi_idx = top_nonzero(flags[mid:])
+    return lo_any | hi_any, Mux(hi_any, hi_idx + mid, lo_idx)
+
+
 class BchDecoder(wiring.Component):
     def __init__(self, config: BchConfig = BchConfig()) -> None:
         self.config = config
@@ -66,14 +76,14 @@ class BchDecoder(wiring.Component):
         s1_zero = Signal(16)
         s1_pending = Signal()
         beat = self.data_in.payload
-        t_now = Mux(beat.first, self.t, s1_t)
+        pad_mask = Signal(8)  # the parity's unused low bits, looked up at the first byte (the last comes later)
         byte = Signal(8)
         mod.d.comb += [
             self.data_in.ready.eq(~s1_pending),
-            byte.eq(Mux(beat.last, beat.data & pad_rom[t_now], beat.data)),
+            byte.eq(Mux(beat.last, beat.data & pad_mask, beat.data)),
         ]
         ones = Signal(8)  # padding bits count as ones for the erased check
-        mod.d.comb += ones.eq(Mux(beat.last, beat.data | ~pad_rom[t_now], beat.data))
+        mod.d.comb += ones.eq(Mux(beat.last, beat.data | ~pad_mask, beat.data))
         with mod.If(self.data_in.valid & self.data_in.ready):
             for idx in range(tm):
                 j = 2 * idx + 1
@@ -85,7 +95,7 @@ class BchDecoder(wiring.Component):
                 s1_zero.eq(Mux(beat.first, zeros, s1_zero + zeros)),
             ]
             with mod.If(beat.first):
-                mod.d.sync += s1_t.eq(self.t)
+                mod.d.sync += [s1_t.eq(self.t), pad_mask.eq(pad_rom[self.t])]
             with mod.If(beat.last):
                 mod.d.sync += s1_pending.eq(1)
 
@@ -108,6 +118,7 @@ class BchDecoder(wiring.Component):
         delta = Signal(m)
         k = Signal(range(-4 * tm - 2, 4 * tm + 2))
         r = Signal(t_shape)
+        more = Signal()  # r < t: iterations left (t >= 1)
         phase = Signal(2)  # DISC: delta = sum lambda_i S_(2r+1-i); GL: gamma * lambda; DXB: + delta * x B
         half = Signal()  # the bank works on the high half of the coefficients
         DISC, GL, DXB = 0, 1, 2
@@ -117,9 +128,12 @@ class BchDecoder(wiring.Component):
         mod.d.comb += s_even.eq(G.square(gf, Array(win)[r]))
         # a high half of zeros multiplies to zeros: its cycles are skipped, which keeps the
         # half-size bank within a few cycles of a full one (the locator grows one degree per iteration)
-        lam_hi = Signal()
-        xb_hi = Signal()
-        mod.d.comb += [lam_hi.eq(Cat(*lam[half_n:]).any()), xb_hi.eq(Cat(*bpol[half_n - 1:n - 1]).any())]
+        # registered, so their wide ORs stay off the control paths: a half written in the previous cycle
+        # counts as non-zero (at worst one cycle spent on zeros)
+        lam_hi_r, xb_hi_r, lam_hi_w, xb_hi_w = Signal(), Signal(), Signal(), Signal()
+        mod.d.sync += [lam_hi_r.eq(Cat(*lam[half_n:]).any()), xb_hi_r.eq(Cat(*bpol[half_n - 1:n - 1]).any()),
+                       lam_hi_w.eq(0), xb_hi_w.eq(0)]
+        lam_hi, xb_hi = lam_hi_r | lam_hi_w, xb_hi_r | xb_hi_w
 
         def operand_a(i: int):
             if i >= n:
@@ -136,7 +150,7 @@ class BchDecoder(wiring.Component):
 
         with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
             mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
-                           r.eq(0), phase.eq(DISC), half.eq(0), gamma.eq(1), k.eq(0)]
+                           r.eq(0), more.eq(1), phase.eq(DISC), half.eq(0), gamma.eq(1), k.eq(0)]
             mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(syn[0])]
             mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
             mod.d.sync += [queue[i].eq(syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
@@ -144,7 +158,7 @@ class BchDecoder(wiring.Component):
         take_lam = (delta != 0) & (k >= 0)  # B <- x lambda, else B <- x^2 B
 
         def update_b(indices) -> list:
-            return [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else Const(0, m), bpol[i - 2] if i >= 2 else Const(0, m)))
+            return [xb_hi_w.eq(1)] + [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else Const(0, m), bpol[i - 2] if i >= 2 else Const(0, m)))
                     for i in indices]
 
         def end_iteration() -> None:
@@ -154,9 +168,9 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += k.eq(k + 2)
             mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
             mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
-            mod.d.sync += [r.eq(r + 1), phase.eq(DISC), half.eq(0)]
+            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), phase.eq(DISC), half.eq(0)]
 
-        running = busy2 & ~s2_done & (r < s2_t)
+        running = busy2 & ~s2_done & more
         with mod.If(running):
             with mod.Switch(phase):
                 with mod.Case(DISC):
@@ -173,7 +187,7 @@ class BchDecoder(wiring.Component):
                     for h, idx in ((0, lo), (1, hi)):
                         with mod.If(half == h):
                             with mod.If(delta == 0):
-                                mod.d.sync += [lam[i].eq(prods[i - h * half_n]) for i in idx]
+                                mod.d.sync += [lam[i].eq(prods[i - h * half_n]) for i in idx] + [lam_hi_w.eq(h)]
                             with mod.Else():
                                 mod.d.sync += [tmp[i].eq(prods[i - h * half_n]) for i in idx]
                     with mod.If(~half & ~lam_hi):
@@ -188,13 +202,13 @@ class BchDecoder(wiring.Component):
                         mod.d.sync += [phase.eq(DXB), half.eq(lam_hi | xb_hi)]
                 with mod.Case(DXB):
                     with mod.If(half):
-                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i - half_n]) for i in hi]
+                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i - half_n]) for i in hi] + [lam_hi_w.eq(1)]
                         mod.d.sync += update_b(range(half_n + 1, tm + 1)) + [half.eq(0)]
                     with mod.Else():
                         mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in lo]
                         mod.d.sync += update_b(range(min(half_n, tm) + 1))
                         end_iteration()
-        with mod.If(busy2 & ~s2_done & (r >= s2_t)):
+        with mod.If(busy2 & ~s2_done & ~more):
             mod.d.sync += s2_done.eq(1)
 
         # ---- stage 3: Chien search and status ------------------------------------------------
@@ -209,10 +223,10 @@ class BchDecoder(wiring.Component):
         count = Signal(16)
         searching = Signal()
 
+        # the locator's degree, as a balanced tree and registered: the locator holds still for a cycle
+        # between the last iteration and the hand-over
         deg = Signal(range(tm + 3))
-        for i in range(tm + 2):
-            with mod.If(lam[i] != 0):
-                mod.d.comb += deg.eq(i)
+        mod.d.sync += deg.eq(top_nonzero([c != 0 for c in lam])[1])
         with mod.If(s2_done & ~busy3):
             mod.d.sync += [busy3.eq(1), busy2.eq(0), s2_done.eq(0), s3_t.eq(s2_t), s3_bytes.eq(s2_bytes),
                            s3_zero.eq(s2_zero), s3_deg.eq(deg), s3_pad.eq(pad_val[s2_t]), col.eq(0), count.eq(0)]

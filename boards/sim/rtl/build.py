@@ -15,7 +15,8 @@ BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 SYS_CLK_HZ = 100_000_000
-SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "soc", FIRMWARE, BRIDGE, Path(__file__)]
+SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE, BRIDGE,
+           Path(__file__)]
 
 
 def digest() -> str:
