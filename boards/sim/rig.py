@@ -213,7 +213,7 @@ class VirtualRig:
         return body
 
     def _caps(self) -> P.Cap:
-        return P.Cap.VIRTUAL_TIME | P.Cap.RAW_READ
+        return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ
 
     def _op_info(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.REQ[Op.INFO])
