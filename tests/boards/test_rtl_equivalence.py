@@ -56,36 +56,20 @@ def flares(rig: Rig) -> dict:
             "decisions": decisions}
 
 
-def ecc_reads(rig: Rig) -> list[tuple]:
-    """Pages programmed with BCH parity at several t (and one without, read as if it had some), a
-    hot bake on the worn block, then decoded reads: the rig's BCH engine against lib/bch.c."""
-    rig.erase(FLARES_BLOCK)
-    ts = (8, 4, 14)
-    for page, t in enumerate(ts):
-        rig.program(FLARES_BLOCK, page, seed=77, t=t)
-    rig.program(FLARES_BLOCK, len(ts), seed=77)
-    rig.advance(hours=25, temp_c=125)  # a hot bake: years of retention at room temperature
-    out = []
-    for page, t in enumerate((*ts, 4)):
-        r = rig.read(FLARES_BLOCK, page, seed=77, t=t, raw=True)
-        out.append((r.chip_status, r.codewords, r.data))
-    return out
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = {}
     tmp = tmp_path_factory.mktemp("equiv")
     with Rig(InProcessTransport(VirtualRig(chip(), exact=True))) as v:
-        out["virtual"] = endurance(v, tmp / "virtual.db"), flares(v), ecc_reads(v)
+        out["virtual"] = endurance(v, tmp / "virtual.db"), flares(v)
     with RtlRig(chip()) as rtl, Rig.open(rtl.url, timeout=30) as r:
-        out["rtl"] = endurance(r, tmp / "rtl.db"), flares(r), ecc_reads(r)
+        out["rtl"] = endurance(r, tmp / "rtl.db"), flares(r)
     return out
 
 
 def test_endurance_campaign_exports_the_same_measurements(results):
-    v_rows, v_pages = results["virtual"][0]
-    r_rows, r_pages = results["rtl"][0]
+    (v_rows, v_pages), _ = results["virtual"]
+    (r_rows, r_pages), _ = results["rtl"]
     assert [row["pe"] for row in v_rows] == CHECKPOINTS
     assert sum(row["errors"] for row in v_rows) > 0  # something to compare
     for v, r in zip(v_rows, r_rows, strict=True):
@@ -101,18 +85,11 @@ def test_endurance_campaign_exports_the_same_measurements(results):
 
 
 def test_flares_validation_run_measures_and_decides_the_same(results):
-    v = results["virtual"][1]
-    r = results["rtl"][1]
+    _, v = results["virtual"]
+    _, r = results["rtl"]
     assert len(v["ops"]) == 100 and sum(v["errors"]) > 0
     assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
     v_now, r_now = v.pop("now_s"), r.pop("now_s")
     assert all(abs((a - v_now[0]) - (b - r_now[0])) <= 1 for a, b in zip(v_now, r_now, strict=True))
-    assert v == r
-
-
-def test_bch_decoded_reads_are_the_same(results):
-    v, r = results["virtual"][2], results["rtl"][2]
-    corrected = [c.corrected for _, cws, _ in v for c in cws[:-1]]
-    assert max(corrected) > 0 and -1 in corrected  # corrections and failures both happened
     assert v == r

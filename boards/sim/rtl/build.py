@@ -58,10 +58,13 @@ def sim_config(uart_port: int = 0, chip_port: int = 0):
     return cfg
 
 
-def build(out: Path = BUILD, force: bool = False, echo=lambda s: None) -> Path:
-    """The simulator binary, built if the sources changed since the last build."""
+def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: bool = False) -> Path:
+    """The simulator binary, built if the sources changed since the last build.
+
+    ``bch`` puts the BCH engine in the SoC. Off by default: Verilator evaluates the decoder's
+    XOR networks every cycle, which slows the whole simulation about 15-fold (docs/rtl-rig.md)."""
     stamp = out / "digest"
-    want = digest()
+    want = digest() + ("-bch" if bch else "")
     if not force and sim_binary(out).exists() and stamp.exists() and stamp.read_text() == want:
         return sim_binary(out)
     if shutil.which("verilator") is None:
@@ -70,6 +73,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None) -> Path:
     from litex.soc.integration.builder import Builder
     from migen.genlib.io import CRG as SimpleCRG
 
+    from nandrig.gateware.bch.config import BchConfig
     from nandrig.gateware.soc.soc import RigSoC
 
     echo(f"building the RTL rig in {out} (SoC, firmware, Verilator) ...")
@@ -78,7 +82,8 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None) -> Path:
     platform = SimPlatform("SIM", _io())
     nand = platform.request("nand")
     soc = RigSoC(platform, SimpleCRG(platform.request("sys_clk")), SYS_CLK_HZ, nand, out / "amaranth",
-                 uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand)
+                 uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,
+                 bch=BchConfig() if bch else None)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
     builder = Builder(soc, output_dir=str(out), compile_gateware=True)
     builder.add_software_package("firmware", str(FIRMWARE))
