@@ -37,7 +37,7 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
             t0 = time.monotonic()
             erase = rig.erase(3)
             progs = [rig.program(3, p, seed=77) for p in pages]
-            reads = [rig.read(3, p, seed=77, t=4) for p in pages]
+            reads = [rig.read(3, p, seed=77) for p in pages]
             results[name] = (erase.chip_status, [p.chip_status for p in progs],
                              [rd.codewords for rd in reads])
             results[name + "_busy"] = erase.busy_ns
