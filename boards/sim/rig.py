@@ -320,7 +320,8 @@ class VirtualRig:
             e10, e01 = flips(want[lo * 8:hi * 8], got[lo * 8:hi * 8])
             corrected = 0
             if t and hi <= g.page_bytes:
-                page[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], r.data[ecc.parity_slice(g.page_bytes, k, t)], t)
+                parity = r.data[ecc.parity_slice(g.page_bytes, k, t)]
+                page[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
             out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
         if flags & Flag.RAW:
             out += page

@@ -7,7 +7,6 @@
 enum { BCH_ENCODE = 0, BCH_DECODE = 1 };
 
 int bch_present(void) { return 1; }
-uint32_t bch_codeword_bytes(void) { return BCH_K_BYTES; }
 uint32_t bch_ecc_bytes(uint8_t t) { return (BCH_M * (uint32_t)t + 7) / 8; }
 
 static void run(int op, uint32_t data_addr, uint32_t parity_addr, uint8_t t)
@@ -35,20 +34,21 @@ int bch_decode(uint32_t data_addr, uint32_t parity_addr, uint8_t t)
 	}
 	return (int)onfi_bch_corrected_read();
 }
-#else
+#else  /* a SoC without the engine: t_max is 0, so nothing else is called */
+#define BCH_T_MAX 0
+#define BCH_K_BYTES 0
 int bch_present(void) { return 0; }
-uint32_t bch_codeword_bytes(void) { return 1024; }
-uint32_t bch_ecc_bytes(uint8_t t) { return (14u * t + 7) / 8; }
+uint32_t bch_ecc_bytes(uint8_t t) { (void)t; return 0; }
 void bch_encode(uint32_t data_addr, uint32_t parity_addr, uint8_t t) { (void)data_addr; (void)parity_addr; (void)t; }
 int bch_decode(uint32_t data_addr, uint32_t parity_addr, uint8_t t) { (void)data_addr; (void)parity_addr; (void)t; return -1; }
-#define BCH_T_MAX 0
 #endif
 
-uint8_t bch_t_max(uint32_t page_bytes, uint32_t spare_bytes)
+uint8_t bch_t_max(uint32_t page_bytes, uint32_t spare_bytes, uint32_t codeword_bytes)
 {
-	uint32_t n_cw = page_bytes / bch_codeword_bytes();
+	uint32_t n_cw = page_bytes / codeword_bytes;
 	uint8_t t = 0;
-	if (!bch_present() || n_cw == 0 || page_bytes % bch_codeword_bytes())
+	/* the engine's codewords must be the ones READ counts errors for */
+	if (!bch_present() || codeword_bytes != BCH_K_BYTES || n_cw == 0 || page_bytes % codeword_bytes)
 		return 0;
 	while (t < BCH_T_MAX && ECC_PARITY_OFFSET + n_cw * bch_ecc_bytes((uint8_t)(t + 1)) <= spare_bytes)
 		t++;

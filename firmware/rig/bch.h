@@ -9,10 +9,10 @@
 #define ECC_PARITY_OFFSET 14
 
 int bch_present(void);
-uint32_t bch_codeword_bytes(void);
 uint32_t bch_ecc_bytes(uint8_t t);
-/* the largest t whose parity for every data codeword fits the spare area (0: none, or no engine) */
-uint8_t bch_t_max(uint32_t page_bytes, uint32_t spare_bytes);
+/* the largest t whose parity for every data codeword fits the spare area (0: none, or no engine,
+ * or the engine's codewords are not codeword_bytes long) */
+uint8_t bch_t_max(uint32_t page_bytes, uint32_t spare_bytes, uint32_t codeword_bytes);
 void bch_encode(uint32_t data_addr, uint32_t parity_addr, uint8_t t);
 /* corrected bits, or -1 when uncorrectable (the codeword stays as read); an erased codeword
  * (at most t zero bits) is rewritten as 0xFF and reports its zero bits */

@@ -631,7 +631,7 @@ void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
 	chip = c;
 	kind = rig_kind;
 	caps = capabilities;
-	t_max = bch_t_max(c->page_bytes, c->spare_bytes);
+	t_max = bch_t_max(c->page_bytes, c->spare_bytes, CODEWORD_BYTES);
 }
 
 void server_step(void)

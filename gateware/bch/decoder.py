@@ -158,8 +158,9 @@ class BchDecoder(wiring.Component):
         take_lam = (delta != 0) & (k >= 0)  # B <- x lambda, else B <- x^2 B
 
         def update_b(indices) -> list:
-            return [xb_hi_w.eq(1)] + [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else Const(0, m), bpol[i - 2] if i >= 2 else Const(0, m)))
-                    for i in indices]
+            zero = Const(0, m)
+            return [xb_hi_w.eq(1)] + [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else zero, bpol[i - 2] if i >= 2 else zero))
+                                      for i in indices]
 
         def end_iteration() -> None:
             with mod.If(take_lam):

@@ -61,8 +61,8 @@ class BchFrontend(wiring.Component):
         port_free = Signal()  # nothing writes the buffer this cycle
         mod.d.comb += issue.eq(feeding & port_free & (idx < total) & (q.level + in_flight < FIFO_DEPTH))
         read_addr = Mux(idx < cfg.k_bytes, data_addr + idx, parity_addr + idx - cfg.k_bytes)
-        mod.d.sync += [flight.eq(Cat(issue, flight[:-1])),
-                       flags[0].eq(Cat(idx == 0, idx + 1 == total)), flags[1].eq(flags[0])]
+        mod.d.sync += [flight.eq(Cat(issue, flight[:-1])), flags[0].eq(Cat(idx == 0, idx + 1 == total))]
+        mod.d.sync += [later.eq(earlier) for earlier, later in zip(flags, flags[1:])]
         with mod.If(issue):
             mod.d.sync += idx.eq(idx + 1)
         word = Signal(beat)
@@ -102,8 +102,9 @@ class BchFrontend(wiring.Component):
         with mod.If(decoded & errq.r_rdy & ~fix_wait.any()):  # one correction at a time
             mod.d.comb += errq.r_en.eq(1)
             with mod.If(apply & (err.byte < cfg.k_bytes)):
-                mod.d.comb += [fix_read.eq(1), self.addr.eq(data_addr + err.byte)]
-                mod.d.sync += [fix_addr.eq(data_addr + err.byte), fix_mask.eq(err.mask)]
+                target = data_addr + err.byte
+                mod.d.comb += [fix_read.eq(1), self.addr.eq(target)]
+                mod.d.sync += [fix_addr.eq(target), fix_mask.eq(err.mask)]
 
         # ---- start / done -------------------------------------------------------------------------
         enc_done = Signal()

@@ -6,7 +6,7 @@ from operator import xor
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.hdl import Value
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.bch.config import GF
@@ -115,24 +115,19 @@ def share_pieces(rows: list[int], n_in: int, chunk: int = 4, word: int = 0):
         hi = min(lo + chunk, n_in, (lo // word + 1) * word if word else n_in)
         bounds.append((lo, hi))
         lo = hi
+    parts = [[r >> lo & ((1 << (hi - lo)) - 1) for lo, hi in bounds] for r in rows]  # each row, per piece
     used = [{1 << b for b in range(hi - lo)} for lo, hi in bounds]
-    for r in rows:
-        for u, (lo, hi) in zip(used, bounds):
-            if part := r >> lo & ((1 << (hi - lo)) - 1):
-                u.add(part)
+    for row in parts:
+        for u, part in zip(used, row):
+            u.add(part)
     pieces, index, base = [], [], 0
     for u, (lo, hi) in zip(used, bounds):
+        u.discard(0)
         subs = sorted(u, key=lambda s: (s & (s - 1) != 0, s))  # the piece's own bits, then the XORs
         pieces.append((lo, hi, tuple(subs)))
         index.append({s: base + k for k, s in enumerate(subs)})
         base += len(subs)
-    rewritten = []
-    for r in rows:
-        out = 0
-        for ix, (lo, hi) in zip(index, bounds):
-            if part := r >> lo & ((1 << (hi - lo)) - 1):
-                out |= 1 << ix[part]
-        rewritten.append(out)
+    rewritten = [sum(1 << ix[part] for ix, part in zip(index, row) if part) for row in parts]
     return tuple(pieces), rewritten
 
 

@@ -72,7 +72,11 @@ BCH_STATUS = [
     ("bch_erased", 1, "The last decoded codeword was erased (at most t zero bits): read it as all 0xFF"),
 ]
 
-CONTROL_LAYOUT = data.StructLayout({name: width for name, width, _ in CONTROL})
-STATUS_LAYOUT = data.StructLayout({name: width for name, width, _ in STATUS})
-BCH_CONTROL_LAYOUT = data.StructLayout({name: width for name, width, _ in BCH_CONTROL})
-BCH_STATUS_LAYOUT = data.StructLayout({name: width for name, width, _ in BCH_STATUS})
+
+
+def layout(table: list[tuple[str, int, str]]) -> data.StructLayout:
+    return data.StructLayout({name: width for name, width, _ in table})
+
+
+CONTROL_LAYOUT, STATUS_LAYOUT = layout(CONTROL), layout(STATUS)
+BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT = layout(BCH_CONTROL), layout(BCH_STATUS)
