@@ -8,11 +8,12 @@ Three stages work on three codewords at once (see model.py for the algorithm):
 2. BM squares its way to the even syndromes and runs t iterations of the
    simplified inversion-less Berlekamp-Massey on a bank of (t_max + 3) // 2 GF
    multipliers (``bm_bank="half"``; t_max + 2 with "full"): each step
-   (discrepancy; gamma * lambda; delta * x B, skipped when delta = 0) takes the
-   low half of the coefficients, then the high half only while that half is
-   not all zero: 2 to 6 cycles per iteration (2 to 3 with a full bank). A
-   shifting syndrome window keeps every multiplier's operands in fixed
-   registers.
+   (discrepancy; gamma * lambda; + delta * x B) takes the low half of the
+   coefficients, then the high half only while that half is not all zero:
+   3 to 6 cycles per iteration (3 with a full bank). A shifting syndrome window
+   keeps every multiplier's operands in fixed registers, selected by one-hot
+   registers, and the discrepancy is summed a cycle after its products, so no
+   path has more than 7 LUT levels (docs/bch.md).
 3. CHIEN evaluates the locator at 8 degrees per cycle, walking from the end
    of the codeword (degree 0) so it starts from lambda itself; each byte with
    roots goes out on ``errors`` as (byte index, bit mask, MSB = bit 7), then
@@ -27,7 +28,7 @@ all-0xFF page is not a BCH codeword, so without this it would fail to decode.
 """
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -135,22 +136,42 @@ class BchDecoder(wiring.Component):
                        lam_hi_w.eq(0), xb_hi_w.eq(0)]
         lam_hi, xb_hi = lam_hi_r | lam_hi_w, xb_hi_r | xb_hi_w
 
-        def operand_a(i: int):
-            if i >= n:
-                return Const(0, m)
-            return Mux(phase == DXB, bpol[i - 1] if i else Const(0, m), lam[i])
+        # the bank's operands as AND-OR of registers: one-hot selects, set with the phase and half by goto(),
+        # leave no decoding in front of the multipliers
+        sel = {name: Signal(name=f"sel_{name}") for name in ("lam_lo", "lam_hi", "b_lo", "b_hi", "win_lo", "win_hi",
+                                                             "gamma", "delta")}
+
+        def goto(ph: int, hf) -> list:
+            hf = Const(hf, 1) if isinstance(hf, int) else hf
+            on = {"lo": ~hf, "hi": hf}
+            stmts = [phase.eq(ph), half.eq(hf), sel["gamma"].eq(ph == GL), sel["delta"].eq(ph == DXB)]
+            for h in on:
+                stmts += [sel[f"lam_{h}"].eq(on[h] if ph != DXB else 0), sel[f"b_{h}"].eq(on[h] if ph == DXB else 0),
+                          sel[f"win_{h}"].eq(on[h] if ph == DISC else 0)]
+            return stmts
+
+        def pick(pairs) -> Value:  # one-hot: the XOR is an OR
+            return G.xor_all([x & sel[name].replicate(m) for name, x in pairs if x is not None], m)
 
         prods = []
         for j in range(half_n):
             mul = mod.submodules[f"mul{j}"] = G.Multiplier(gf)
-            w = Mux(half, win[j + half_n] if j + half_n < n else Const(0, m), win[j])
-            mod.d.comb += [mul.a.eq(Mux(half, operand_a(j + half_n), operand_a(j))),
-                           mul.b.eq(Mux(phase == DISC, w, Mux(phase == GL, gamma, delta)))]
+            jh = j + half_n
+            mod.d.comb += [
+                mul.a.eq(pick([("lam_lo", lam[j]), ("lam_hi", lam[jh] if jh < n else None),
+                               ("b_lo", bpol[j - 1] if j else None), ("b_hi", bpol[jh - 1] if jh < n else None)])),
+                mul.b.eq(pick([("win_lo", win[j]), ("win_hi", win[jh] if jh < n else None),
+                               ("gamma", gamma), ("delta", delta)])),
+            ]
             prods.append(mul.p)
+        # the discrepancy is kept as XORs of product pairs (one LUT level after the bank) and summed in GL
+        dpart = G.reg_array((half_n + 1) // 2, m, "dpart")
+        pair_sums = [G.xor_all(prods[2 * i:2 * i + 2], m) for i in range(len(dpart))]
+        d_sum = G.xor_all(dpart, m)
 
         with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
             mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
-                           r.eq(0), more.eq(1), phase.eq(DISC), half.eq(0), gamma.eq(1), k.eq(0)]
+                           r.eq(0), more.eq(1), gamma.eq(1), k.eq(0), *goto(DISC, 0)]
             mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(syn[0])]
             mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
             mod.d.sync += [queue[i].eq(syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
@@ -169,48 +190,49 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += k.eq(k + 2)
             mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
             mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
-            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), phase.eq(DISC), half.eq(0)]
+            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), *goto(DISC, 0)]
 
         running = busy2 & ~s2_done & more
         with mod.If(running):
             with mod.Switch(phase):
                 with mod.Case(DISC):
                     with mod.If(~half):
-                        mod.d.sync += delta.eq(G.xor_all(prods, m))
+                        mod.d.sync += [dp.eq(ps) for dp, ps in zip(dpart, pair_sums)]
                         with mod.If(lam_hi):
-                            mod.d.sync += half.eq(1)
+                            mod.d.sync += goto(DISC, 1)
                         with mod.Else():
-                            mod.d.sync += phase.eq(GL)
+                            mod.d.sync += goto(GL, 0)
                     with mod.Else():
-                        mod.d.sync += [delta.eq(delta ^ G.xor_all(prods, m)), half.eq(0), phase.eq(GL)]
+                        mod.d.sync += [dp.eq(dp ^ ps) for dp, ps in zip(dpart, pair_sums)] + goto(GL, 0)
                 with mod.Case(GL):
-                    # with delta = 0 there is no B term: gamma * lambda is the new lambda
-                    for h, idx in ((0, lo), (1, hi)):
-                        with mod.If(half == h):
-                            with mod.If(delta == 0):
-                                mod.d.sync += [lam[i].eq(prods[i - h * half_n]) for i in idx] + [lam_hi_w.eq(h)]
-                            with mod.Else():
-                                mod.d.sync += [tmp[i].eq(prods[i - h * half_n]) for i in idx]
-                    with mod.If(~half & ~lam_hi):
-                        mod.d.sync += [tmp[i].eq(0) for i in hi]  # gamma * 0, for a DXB of the high half
+                    mod.d.sync += delta.eq(d_sum)  # for DXB's operand, the next gamma and B's update
                     with mod.If(~half & lam_hi):
-                        mod.d.sync += half.eq(1)
-                    with mod.Elif(delta == 0):
-                        mod.d.sync += update_b(range(tm + 1))
-                        end_iteration()
+                        mod.d.sync += goto(GL, 1)
                     with mod.Else():
                         # the high half first: its B update writes only above what the low half still reads
-                        mod.d.sync += [phase.eq(DXB), half.eq(lam_hi | xb_hi)]
+                        mod.d.sync += goto(DXB, lam_hi | xb_hi)
                 with mod.Case(DXB):
                     with mod.If(half):
-                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i - half_n]) for i in hi] + [lam_hi_w.eq(1)]
-                        mod.d.sync += update_b(range(half_n + 1, tm + 1)) + [half.eq(0)]
+                        mod.d.sync += update_b(range(half_n + 1, tm + 1)) + goto(DXB, 0) + [lam_hi_w.eq(1)]
                     with mod.Else():
-                        mod.d.sync += [lam[i].eq(tmp[i] ^ prods[i]) for i in lo]
                         mod.d.sync += update_b(range(min(half_n, tm) + 1))
                         end_iteration()
+        # one write per coefficient, the enable decided by control and the product entering last:
+        # GL keeps gamma * lambda, DXB adds delta * x B (delta = 0 adds nothing)
+        gl, dxb = running & (phase == GL), running & (phase == DXB)
+        for i in range(n):
+            j, on_half = (i, ~half) if i < half_n else (i - half_n, half)
+            with mod.If(gl & on_half):
+                mod.d.sync += tmp[i].eq(prods[j])
+            with mod.If(dxb & on_half):
+                mod.d.sync += lam[i].eq(tmp[i] ^ prods[j])
+        with mod.If(gl & ~half & ~lam_hi):
+            mod.d.sync += [tmp[i].eq(0) for i in hi]  # gamma * 0, for a DXB of the high half
+        settle = Signal()  # one cycle for the degree's second step
         with mod.If(busy2 & ~s2_done & ~more):
-            mod.d.sync += s2_done.eq(1)
+            mod.d.sync += settle.eq(~settle)
+            with mod.If(settle):
+                mod.d.sync += s2_done.eq(1)
 
         # ---- stage 3: Chien search and status ------------------------------------------------
         busy3 = Signal()
@@ -224,10 +246,11 @@ class BchDecoder(wiring.Component):
         count = Signal(16)
         searching = Signal()
 
-        # the locator's degree, as a balanced tree and registered: the locator holds still for a cycle
-        # between the last iteration and the hand-over
+        # the locator's degree in two registered steps (non-zero flags, then a balanced tree): the
+        # locator holds still for two cycles between the last iteration and the hand-over
         deg = Signal(range(tm + 3))
-        mod.d.sync += deg.eq(top_nonzero([c != 0 for c in lam])[1])
+        lam_nz = Signal(n)
+        mod.d.sync += [lam_nz.eq(Cat(*(c != 0 for c in lam))), deg.eq(top_nonzero(list(lam_nz))[1])]
         with mod.If(s2_done & ~busy3):
             mod.d.sync += [busy3.eq(1), busy2.eq(0), s2_done.eq(0), s3_t.eq(s2_t), s3_bytes.eq(s2_bytes),
                            s3_zero.eq(s2_zero), s3_deg.eq(deg), s3_pad.eq(pad_val[s2_t]), col.eq(0), count.eq(0)]

@@ -1,9 +1,6 @@
 """GF(2^m) arithmetic as Amaranth logic: flat XOR networks the simulator and synthesis both handle well."""
 from __future__ import annotations
 
-from functools import reduce
-from operator import xor
-
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.hdl import Value
 from amaranth.lib import wiring
@@ -13,7 +10,12 @@ from nandrig.gateware.bch.config import GF
 
 
 def xor_all(terms: list[Value], width: int = 1) -> Value:
-    return reduce(xor, terms) if terms else Const(0, width)
+    """The XOR of the terms as a balanced tree: synthesis keeps the structure it is given."""
+    if not terms:
+        return Const(0, width)
+    while len(terms) > 1:
+        terms = [terms[i] ^ terms[i + 1] if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+    return terms[0]
 
 
 # Word-level forms: a few wide conditional XORs instead of thousands of single-bit terms. Synthesis

@@ -1,5 +1,6 @@
 """The golden model and the RTL kept honest: the same short campaigns on the virtual rig and on the RTL rig
-(SoC + firmware in Verilator, the same chip seed on its pins) give the same measurements and FLARES decisions.
+(SoC + firmware in Verilator, the same chip seed on its pins) give the same measurements, FLARES decisions
+and BCH-decoded reads.
 
 The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
@@ -56,20 +57,38 @@ def flares(rig: Rig) -> dict:
             "decisions": decisions}
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = {}
-    tmp = tmp_path_factory.mktemp("equiv")
-    with Rig(InProcessTransport(VirtualRig(chip(), exact=True))) as v:
-        out["virtual"] = endurance(v, tmp / "virtual.db"), flares(v)
-    with RtlRig(chip()) as rtl, Rig.open(rtl.url, timeout=30) as r:
-        out["rtl"] = endurance(r, tmp / "rtl.db"), flares(r)
+def ecc_reads(rig: Rig) -> list[tuple]:
+    """Pages programmed with BCH parity at several t (and one without, read as if it had some), a hot
+    bake on the worn block, then decoded reads: the rig's BCH engine against lib/bch.c."""
+    rig.erase(FLARES_BLOCK)
+    ts = (8, 4, 14)
+    for page, t in enumerate(ts):
+        rig.program(FLARES_BLOCK, page, seed=77, t=t)
+    rig.program(FLARES_BLOCK, len(ts), seed=77)
+    rig.advance(hours=25, temp_c=125)  # years of retention at room temperature
+    out = []
+    for page, t in enumerate((*ts, 4)):
+        r = rig.read(FLARES_BLOCK, page, seed=77, t=t, raw=True)
+        out.append((r.chip_status, r.codewords, r.data))
     return out
 
 
+def run_all(rig: Rig, db) -> dict:
+    return {"endurance": endurance(rig, db), "flares": flares(rig), "ecc": ecc_reads(rig)}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("equiv")
+    with Rig(InProcessTransport(VirtualRig(chip(), exact=True))) as v:
+        virtual = run_all(v, tmp / "virtual.db")
+    with RtlRig(chip()) as rtl, Rig.open(rtl.url, timeout=30) as r:
+        return {"virtual": virtual, "rtl": run_all(r, tmp / "rtl.db")}
+
+
 def test_endurance_campaign_exports_the_same_measurements(results):
-    (v_rows, v_pages), _ = results["virtual"]
-    (r_rows, r_pages), _ = results["rtl"]
+    v_rows, v_pages = results["virtual"]["endurance"]
+    r_rows, r_pages = results["rtl"]["endurance"]
     assert [row["pe"] for row in v_rows] == CHECKPOINTS
     assert sum(row["errors"] for row in v_rows) > 0  # something to compare
     for v, r in zip(v_rows, r_rows, strict=True):
@@ -85,11 +104,17 @@ def test_endurance_campaign_exports_the_same_measurements(results):
 
 
 def test_flares_validation_run_measures_and_decides_the_same(results):
-    _, v = results["virtual"]
-    _, r = results["rtl"]
+    v, r = results["virtual"]["flares"], results["rtl"]["flares"]
     assert len(v["ops"]) == 100 and sum(v["errors"]) > 0
     assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
     v_now, r_now = v.pop("now_s"), r.pop("now_s")
     assert all(abs((a - v_now[0]) - (b - r_now[0])) <= 1 for a, b in zip(v_now, r_now, strict=True))
+    assert v == r
+
+
+def test_bch_decoded_reads_are_the_same(results):
+    v, r = results["virtual"]["ecc"], results["rtl"]["ecc"]
+    corrected = [c.corrected for _, cws, _ in v for c in cws]
+    assert max(corrected) > 0 and -1 in corrected  # corrections and failures both happened
     assert v == r

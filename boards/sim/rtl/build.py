@@ -9,12 +9,17 @@ import sys
 from pathlib import Path
 
 from nandrig.errors import NandrigError
+from nandrig.gateware.bch.config import BchConfig
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 SYS_CLK_HZ = 100_000_000
+# the RTL rig's BCH engine: the default code with t_max = 14, what a 64-byte spare holds beside the
+# page profile (mlc-small). Verilator evaluates the decoder's XOR networks every clock and their size
+# grows with t_max: at 40 the simulation ran ~15 times slower (docs/rtl-rig.md)
+RTL_BCH = BchConfig(t_max=14)
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE, BRIDGE,
            Path(__file__)]
 
@@ -58,13 +63,12 @@ def sim_config(uart_port: int = 0, chip_port: int = 0):
     return cfg
 
 
-def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: bool = False) -> Path:
+def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = RTL_BCH) -> Path:
     """The simulator binary, built if the sources changed since the last build.
 
-    ``bch`` puts the BCH engine in the SoC. Off by default: Verilator evaluates the decoder's
-    XOR networks every cycle, which slows the whole simulation about 15-fold (docs/rtl-rig.md)."""
+    ``bch`` makes the SoC's BCH engine configuration (None: no engine)."""
     stamp = out / "digest"
-    want = digest() + ("-bch" if bch else "")
+    want = f"{digest()}-{bch!r}"
     if not force and sim_binary(out).exists() and stamp.exists() and stamp.read_text() == want:
         return sim_binary(out)
     if shutil.which("verilator") is None:
@@ -73,7 +77,6 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: bool
     from litex.soc.integration.builder import Builder
     from migen.genlib.io import CRG as SimpleCRG
 
-    from nandrig.gateware.bch.config import BchConfig
     from nandrig.gateware.soc.soc import RigSoC
 
     echo(f"building the RTL rig in {out} (SoC, firmware, Verilator) ...")
@@ -83,14 +86,14 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: bool
     nand = platform.request("nand")
     soc = RigSoC(platform, SimpleCRG(platform.request("sys_clk")), SYS_CLK_HZ, nand, out / "amaranth",
                  uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,
-                 bch=BchConfig() if bch else None)
+                 bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
     builder = Builder(soc, output_dir=str(out), compile_gateware=True)
     builder.add_software_package("firmware", str(FIRMWARE))
     mods = out / "extra_mods"  # LiteX writes a variables.mak beside the module sources: keep them out of the tree
     shutil.rmtree(mods, ignore_errors=True)
     shutil.copytree(BRIDGE, mods / "nandbridge")
-    builder.build(sim_config=sim_config(), run=False, extra_mods=["nandbridge"], extra_mods_path=str(mods),
+    builder.build(sim_config=sim_config(), run=False, opt_level="O2", extra_mods=["nandbridge"], extra_mods_path=str(mods),
                   interactive=False)
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)
