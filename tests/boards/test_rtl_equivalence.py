@@ -5,6 +5,8 @@ and BCH-decoded reads.
 The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
 """
+from contextlib import contextmanager
+
 import pytest
 
 from nandrig.boards.sim.chip import VirtualChip
@@ -57,6 +59,12 @@ def flares(rig: Rig) -> dict:
             "decisions": decisions}
 
 
+@contextmanager
+def rtl_rig(sim: RtlRig):
+    with sim, Rig.open(sim.url, timeout=60) as r:
+        yield r
+
+
 def ecc_reads(rig: Rig) -> list[tuple]:
     """Pages programmed with BCH parity at several t (and one without, read as if it had some), a hot
     bake on the worn block, then decoded reads: the rig's BCH engine against lib/bch.c."""
@@ -73,17 +81,19 @@ def ecc_reads(rig: Rig) -> list[tuple]:
     return out
 
 
-def run_all(rig: Rig, db) -> dict:
-    return {"endurance": endurance(rig, db), "flares": flares(rig), "ecc": ecc_reads(rig)}
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
+    """Campaigns on the default RTL rig; BCH-decoded reads on its BCH variant, from a fresh chip on each rig."""
     tmp = tmp_path_factory.mktemp("equiv")
-    with Rig(InProcessTransport(VirtualRig(chip(), exact=True))) as v:
-        virtual = run_all(v, tmp / "virtual.db")
-    with RtlRig(chip()) as rtl, Rig.open(rtl.url, timeout=30) as r:
-        return {"virtual": virtual, "rtl": run_all(r, tmp / "rtl.db")}
+    out = {}
+    rigs = {"virtual": lambda bch: Rig(InProcessTransport(VirtualRig(chip(), exact=True))),
+            "rtl": lambda bch: rtl_rig(RtlRig(chip(), bch=bch))}
+    for name, open_rig in rigs.items():
+        with open_rig(False) as r:
+            out[name] = {"endurance": endurance(r, tmp / f"{name}.db"), "flares": flares(r)}
+        with open_rig(True) as r:
+            out[name]["ecc"] = ecc_reads(r)
+    return out
 
 
 def test_endurance_campaign_exports_the_same_measurements(results):

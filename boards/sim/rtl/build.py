@@ -16,9 +16,10 @@ BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 SYS_CLK_HZ = 100_000_000
-# the RTL rig's BCH engine: the default code with t_max = 14, what a 64-byte spare holds beside the
-# page profile (mlc-small). Verilator evaluates the decoder's XOR networks every clock and their size
-# grows with t_max: at 40 the simulation ran ~15 times slower (docs/rtl-rig.md)
+BUILD_BCH = REPO / "build" / "rtl-rig-bch"
+# the BCH variant's engine: the default code with t_max = 14, what a 64-byte spare holds beside the page
+# profile (mlc-small). Verilator evaluates every register's next value each clock, the decoder's too,
+# which slows the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds
 RTL_BCH = BchConfig(t_max=14)
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE, BRIDGE,
            Path(__file__)]
@@ -63,7 +64,7 @@ def sim_config(uart_port: int = 0, chip_port: int = 0):
     return cfg
 
 
-def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = RTL_BCH) -> Path:
+def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = None) -> Path:
     """The simulator binary, built if the sources changed since the last build.
 
     ``bch`` makes the SoC's BCH engine configuration (None: no engine)."""
@@ -93,7 +94,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     mods = out / "extra_mods"  # LiteX writes a variables.mak beside the module sources: keep them out of the tree
     shutil.rmtree(mods, ignore_errors=True)
     shutil.copytree(BRIDGE, mods / "nandbridge")
-    builder.build(sim_config=sim_config(), run=False, opt_level="O2", extra_mods=["nandbridge"], extra_mods_path=str(mods),
+    builder.build(sim_config=sim_config(), run=False, extra_mods=["nandbridge"], extra_mods_path=str(mods),
                   interactive=False)
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
-from nandrig.boards.sim.rtl.build import BUILD, build, sim_config
+from nandrig.boards.sim.rtl.build import BUILD, BUILD_BCH, RTL_BCH, build, sim_config
 from nandrig.errors import NandrigError
 
 
@@ -38,8 +38,10 @@ def listening(port: int) -> bool:
 class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
-    def __init__(self, chip: VirtualChip, port: int = 0, out: Path = BUILD, echo=lambda s: None) -> None:
-        self.chip, self.port, self.out, self.echo = chip, port or free_port(), out, echo
+    def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False) -> None:
+        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate."""
+        self.chip, self.port, self.echo = chip, port or free_port(), echo
+        self.out, self.bch = (BUILD_BCH, RTL_BCH) if bch else (BUILD, None)
         self.proc: subprocess.Popen | None = None
         self.bridge = bridge.ChipBridge(chip)
 
@@ -48,7 +50,7 @@ class RtlRig:
         return f"socket://127.0.0.1:{self.port}"
 
     def __enter__(self) -> "RtlRig":
-        binary = build(self.out, echo=self.echo)
+        binary = build(self.out, echo=self.echo, bch=self.bch)
         chip_port, _ = bridge.start(self.bridge)
         # a run directory of its own: the simulator reads sim_config.js and modules/ from its cwd
         runs = self.out / "runs"
