@@ -104,7 +104,7 @@ class BchDecoder(wiring.Component):
         n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
         # the bank's multipliers: the low half of the coefficients, then the high half (a full bank has no high half)
         half_n = cfg.bm_multipliers
-        lo, hi = range(half_n), range(half_n, n)
+        hi = range(half_n, n)
         busy2 = Signal()
         s2_t = Signal(t_shape)
         s2_bytes = Signal(16)
