@@ -77,16 +77,12 @@ def rtl_cmd(port, profile, seed, rebuild, bch) -> None:
     import time
 
     from nandrig.boards.sim.chip import VirtualChip
-    from nandrig.boards.sim.rtl.build import BUILD, BUILD_BCH, RTL_BCH, build
     from nandrig.boards.sim.rtl.run import RtlRig
 
     chip = VirtualChip(profile, seed)
-    if rebuild:
-        build(BUILD_BCH if bch else BUILD, force=True, echo=lambda s: click.echo(s, err=True),
-              bch=RTL_BCH if bch else None)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch) as rig:
+        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild) as rig:
             click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
             while rig.proc.poll() is None:
                 time.sleep(0.5)

@@ -26,8 +26,8 @@ class BchConfig:
     prim_poly: int = field(default=0)
     width: int = 8  # datapath bits per cycle
     chien_parallelism: int = 8
-    # Berlekamp-Massey multiplier bank: "half" ((t_max + 3) // 2 multipliers, 2-6 cycles per iteration)
-    # or "full" (t_max + 2 multipliers, 2-3 cycles); docs/bch.md has both measured
+    # Berlekamp-Massey multiplier bank: "half" ((t_max + 3) // 2 multipliers, 3-6 cycles per iteration)
+    # or "full" (t_max + 2 multipliers, 3 cycles); docs/bch.md has both measured
     bm_bank: str = "half"
 
     def __post_init__(self) -> None:

@@ -73,7 +73,6 @@ BCH_STATUS = [
 ]
 
 
-
 def layout(table: list[tuple[str, int, str]]) -> data.StructLayout:
     return data.StructLayout({name: width for name, width, _ in table})
 

@@ -38,9 +38,11 @@ def listening(port: int) -> bool:
 class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
-    def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False) -> None:
-        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate."""
-        self.chip, self.port, self.echo = chip, port or free_port(), echo
+    def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
+                 rebuild: bool = False) -> None:
+        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate;
+        ``rebuild``: build it even if no source changed."""
+        self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
         self.out, self.bch = (BUILD_BCH, RTL_BCH) if bch else (BUILD, None)
         self.proc: subprocess.Popen | None = None
         self.bridge = bridge.ChipBridge(chip)
@@ -50,7 +52,7 @@ class RtlRig:
         return f"socket://127.0.0.1:{self.port}"
 
     def __enter__(self) -> "RtlRig":
-        binary = build(self.out, echo=self.echo, bch=self.bch)
+        binary = build(self.out, force=self.rebuild, echo=self.echo, bch=self.bch)
         chip_port, _ = bridge.start(self.bridge)
         # a run directory of its own: the simulator reads sim_config.js and modules/ from its cwd
         runs = self.out / "runs"
