@@ -55,11 +55,14 @@ class FlaresConfig:
     maxcritical: int = 5
     maxover: int = 15
     req_ret_s: int = 365 * 24 * 3600
+    t_cap: int = 0  # the largest t the rig can use (its spare area, its engine); 0: the tables' t_max
 
     def __post_init__(self) -> None:
         if not (1 <= self.wsize <= 1024 and 0 <= self.mix_pm <= 1000 and 0 <= self.saferange_pm <= 1000
-                and self.maxfail >= 0 and self.maxcritical >= 0 and self.maxover >= 0 and self.req_ret_s >= 0):
-            raise NandrigError("FLARES constants out of range (wsize 1..1024, MIX and SAFERANGE 0..1000 per mille)")
+                and 0 <= self.maxfail <= 255 and 0 <= self.maxcritical <= 255 and 0 <= self.maxover <= 255
+                and 0 <= self.req_ret_s < 1 << 32 and 0 <= self.t_cap <= 255):
+            raise NandrigError("FLARES constants out of range (wsize 1..1024, MIX and SAFERANGE 0..1000 per mille, "
+                               "thresholds and t cap 0..255)")
 
 
 @dataclass
@@ -90,6 +93,17 @@ class Decision:
 class Flares:
     tables: FixedTables
     config: FlaresConfig = field(default_factory=FlaresConfig)
+
+    @property
+    def t_cap(self) -> int:
+        cap = self.config.t_cap
+        return min(cap, self.tables.t_max) if cap else self.tables.t_max
+
+    def cold_start(self, pe: int) -> int:
+        """The t for a page with no history at wear ``pe``: the model's projection with a margin of 2,
+        the model's stated accuracy (a measurement corrects it after the first window)."""
+        ft = self.tables
+        return min(ft.t_for(2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))), self.t_cap)
 
     def new_page(self, t: int | None = None) -> Pprof:
         t = self.tables.t_min if t is None else t
@@ -149,6 +163,6 @@ class Flares:
         else:
             zone = Zone.SAFE
             pp.p_next = pp.p_cur
-        pp.p_next = min(max(pp.p_next, ft.t_min), ft.t_max)
+        pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
         pp.errc = 0
         return Decision(zone, p, proj, False, invalidate)

@@ -54,9 +54,6 @@ WORKLOADS = {"videoserver": 0.9, "webserver": 0.5, "varmail": 0.2}
 # decode latency for a 4 KB codeword at 8-bit parallelism, 100 MHz (FLARES paper): 83.9 us at t=1, 194 us at t=50
 DECODE_US = (83.9, 194.0)
 BUS_NS_PER_BYTE = 25  # ONFI timing mode 4
-# A page with no profile history (no measurement yet) starts at the t its model needs for twice the
-# projected RBER: the model's stated accuracy (the virtual chip follows eq. 5 within a factor of 2).
-COLD_START_MARGIN = 2
 OPERATING_POINTS = (10, 100, 1000, 3000, 10000)  # P/E levels of the paper's operating-points experiment
 PAPER = {
     "operating-points": "WSIZE 10 reacts fast but overestimates early in life; WSIZE 100 is more precise with some "
@@ -220,10 +217,7 @@ class Validator:
     def replay(self, tr: Trace, target: np.ndarray, wsize: int, mix_pm: int) -> dict:
         f = Flares(self.tables, FlaresConfig(wsize=wsize, mix_pm=mix_pm))
         pe0 = tr.pe[0]
-        # a page without profile history starts at the t for COLD_START_MARGIN x the model's projection
-        proj0 = self.tables.rber_wr(pe0) + self.tables.rber_rd(pe0, f.config.req_ret_s)
-        t0 = self.tables.t_for(proj0 * COLD_START_MARGIN)
-        pp = f.new_page(t0)
+        pp = f.new_page(f.cold_start(pe0))
         pp.pecycles = pe0 - 1
         chosen, under, fails, alarms, over = [], 0, 0, 0, []
         under_after, evaluated = 0, False

@@ -6,7 +6,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-VERSION = (1, 0)
+VERSION = (1, 1)
 MAX_PAYLOAD = 16_384
 HEADER = struct.Struct("<BBHH")
 MIN_BODY = HEADER.size + 4
@@ -32,6 +32,9 @@ class Op(enum.IntEnum):
     ADVANCE = 0x21
     STATUS = 0x30
     ABORT = 0x31
+    FLARES_CONFIG = 0x40
+    FLARES_PROGRAM = 0x41
+    FLARES_READ = 0x42
 
 
 class Err(enum.IntEnum):
@@ -48,6 +51,7 @@ class Err(enum.IntEnum):
     BAD_PARAMETER = 10
     TIMEOUT = 11
     INTERNAL = 12
+    NO_SPACE = 13
 
 
 class Flag(enum.IntFlag):
@@ -67,6 +71,24 @@ class Cap(enum.IntFlag):
     VIRTUAL_TIME = 0x1
     BCH = 0x2
     RAW_READ = 0x4
+    FLARES = 0x8
+
+
+class Source(enum.IntEnum):
+    """Where FLARES_READ found the page's profile."""
+
+    RAM = 0
+    SPARE = 1  # the record in the page's spare area (the rig had none in RAM)
+    NONE = 2  # an erased record: the page was not written by FLARES_PROGRAM
+    UNREADABLE = 3  # the record's own code could not correct it
+
+
+class Decide(enum.IntFlag):
+    """FLARES decision flags in FLARES_PROGRAM and FLARES_READ replies."""
+
+    ALARM = 0x1  # rewrite alarm: the data is older than its t protects for
+    INVALIDATE = 0x2  # too many decode failures: the page's data should be moved
+    NEW_PROFILE = 0x4  # the page had no profile; FLARES started one at the model's t
 
 
 # request/reply layouts of fixed-size payloads (struct formats, little-endian)
@@ -75,6 +97,7 @@ REQ = {
     Op.SCAN_BAD: "<IH", Op.ERASE: "<IB", Op.READ: "<IHBBI", Op.SET_READ_OFFSET: "<b",
     Op.CYCLE: "<IHIIB", Op.MEASURE: "<IHHHI", Op.READ_DISTURB: "<IHI", Op.TIME: "<",
     Op.ADVANCE: "<Qh", Op.STATUS: "<", Op.ABORT: "<",
+    Op.FLARES_CONFIG: "<HHHBBBI", Op.FLARES_PROGRAM: "<IHBII", Op.FLARES_READ: "<IHBI",
 }
 PROGRAM_HEAD = struct.Struct("<IHBB")
 STATUS_BUSY = struct.Struct("<BI")  # chip_status, busy_ns
@@ -84,6 +107,9 @@ MEASURE_PAGE = struct.Struct("<HHI")
 STATUS_REPLY = struct.Struct("<BBHII")
 INFO_REPLY = struct.Struct("<5s12s20sIHIIBHBBHBI")
 HELLO_REPLY = struct.Struct("<HHBIB")
+FLARES_CONFIG_REPLY = struct.Struct("<BBH")  # t_min, t_cap, profile slots
+FLARES_DECISION = struct.Struct("<BBBB")  # t used, zone, t computed, Decide flags
+FLARES_READ_TAIL = struct.Struct("<BHB")  # profile source, deterr, failed codewords
 
 
 def cobs_encode(data: bytes) -> bytes:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.errors import NandrigError
 from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Err, Flag, Frame, Op
+from nandrig.host.protocol import Deframer, Err, Flag, Frame, Op, Source
 from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
 
 LONG = {Op.CYCLE, Op.MEASURE, Op.READ_DISTURB, Op.SCAN_BAD}
@@ -93,6 +94,37 @@ class ReadResult:
     @property
     def errors(self) -> int:
         return sum(c.errors for c in self.codewords)
+
+
+@dataclass(frozen=True)
+class FlaresStep:
+    """What the rig's FLARES did for one operation on a page."""
+
+    t: int  # the t the page was encoded (program) or decoded (read) with; 0: no profile, not decoded
+    zone: Zone  # NONE unless this operation closed the page's window
+    p: int  # the t the evaluation computed for the projected RBER
+    flags: P.Decide
+
+    @classmethod
+    def unpack(cls, payload: bytes, offset: int = 0) -> "FlaresStep":
+        t, zone, p, flags = P.FLARES_DECISION.unpack_from(payload, offset)
+        return cls(t, Zone(zone), p, P.Decide(flags))
+
+
+@dataclass(frozen=True)
+class FlaresProgramResult:
+    chip_status: int
+    busy_ns: int
+    step: FlaresStep
+
+
+@dataclass(frozen=True)
+class FlaresReadResult:
+    step: FlaresStep
+    source: Source  # where the page's profile came from
+    deterr: int  # the error count FLARES took: corrected bits per data codeword, rounded up
+    failed: int  # data codewords the decoder could not correct
+    read: ReadResult
 
 
 @dataclass(frozen=True)
@@ -271,12 +303,31 @@ class Rig:
     def read(self, block: int, page: int, *, seed: int | None = None, t: int = 0, raw: bool = False) -> ReadResult:
         flags = (Flag.COMPARE if seed is not None else 0) | (Flag.RAW if raw else 0)
         f = self.call(Op.READ, struct.pack(P.REQ[Op.READ], block, page, t, flags, seed or 0))
+        return _read_result(f.payload, raw)
+
+    # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
+    def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:
+        """Set FLARES' constants (the rig forgets every page's counters); (t_min, t_cap, profile slots)."""
+        f = self.call(Op.FLARES_CONFIG, struct.pack(P.REQ[Op.FLARES_CONFIG], cfg.wsize, cfg.mix_pm, cfg.saferange_pm,
+                                                    cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s))
+        return P.FLARES_CONFIG_REPLY.unpack(f.payload)
+
+    def flares_program(self, block: int, page: int, *, seed: int, pe: int, force: bool = False) -> FlaresProgramResult:
+        """Program the pattern at the t FLARES holds for the page; ``pe`` is the block's P/E count with
+        this program's erase (the host counts wear, the rig keeps the page's profile)."""
+        f = self.call(Op.FLARES_PROGRAM, struct.pack(P.REQ[Op.FLARES_PROGRAM], block, page,
+                                                     Flag.FORCE if force else 0, seed, pe), ok=(Err.OK, Err.CHIP_FAIL))
         status, busy = P.STATUS_BUSY.unpack_from(f.payload)
-        n = f.payload[P.STATUS_BUSY.size]
-        off = P.STATUS_BUSY.size + 1
-        cws = tuple(Codeword(*P.CODEWORD.unpack_from(f.payload, off + i * P.CODEWORD.size)) for i in range(n))
-        rest = f.payload[off + n * P.CODEWORD.size:]
-        return ReadResult(status, busy, cws, rest if raw else None)
+        return FlaresProgramResult(status, busy, FlaresStep.unpack(f.payload, P.STATUS_BUSY.size))
+
+    def flares_read(self, block: int, page: int, *, seed: int | None = None, raw: bool = False) -> FlaresReadResult:
+        """Read and decode the page at its profile's t; FLARES counts the corrected bits."""
+        flags = (Flag.COMPARE if seed is not None else 0) | (Flag.RAW if raw else 0)
+        f = self.call(Op.FLARES_READ, struct.pack(P.REQ[Op.FLARES_READ], block, page, flags, seed or 0))
+        source, deterr, failed = P.FLARES_READ_TAIL.unpack_from(f.payload, P.FLARES_DECISION.size)
+        head = P.FLARES_DECISION.size + P.FLARES_READ_TAIL.size
+        return FlaresReadResult(FlaresStep.unpack(f.payload), Source(source), deterr, failed,
+                                _read_result(f.payload[head:], raw))
 
     def set_read_offset(self, offset: int) -> int:
         return self.call(Op.SET_READ_OFFSET, struct.pack("<b", offset)).payload[0]
@@ -323,6 +374,14 @@ class Rig:
 
     def abort(self) -> bool:
         return bool(self.call(Op.ABORT).payload[0])
+
+
+def _read_result(payload: bytes, raw: bool) -> ReadResult:
+    status, busy = P.STATUS_BUSY.unpack_from(payload)
+    n = payload[P.STATUS_BUSY.size]
+    off = P.STATUS_BUSY.size + 1
+    cws = tuple(Codeword(*P.CODEWORD.unpack_from(payload, off + i * P.CODEWORD.size)) for i in range(n))
+    return ReadResult(status, busy, cws, payload[off + n * P.CODEWORD.size:] if raw else None)
 
 
 def _status(payload: bytes) -> Status:

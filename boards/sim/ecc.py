@@ -48,10 +48,15 @@ def _bch(t: int) -> bchlib.BCH:
     return bchlib.BCH(t, prim_poly=CONFIG.prim_poly)
 
 
-def encode_page(raw: bytes, page_bytes: int, t: int) -> bytes:
-    """The page as programmed at t: the profile slot erased (0xFF), each codeword's parity in place."""
+def profile_slice(page_bytes: int) -> slice:
+    return slice(page_bytes + PROFILE_OFFSET, page_bytes + PARITY_OFFSET)
+
+
+def encode_page(raw: bytes, page_bytes: int, t: int, profile: bytes | None = None) -> bytes:
+    """The page as programmed at t: the FLARES profile record in its slot (erased, 0xFF, without one),
+    each codeword's parity in place."""
     out = bytearray(raw)
-    out[page_bytes + PROFILE_OFFSET:page_bytes + PARITY_OFFSET] = b"\xff" * (PARITY_OFFSET - PROFILE_OFFSET)
+    out[profile_slice(page_bytes)] = profile or b"\xff" * (PARITY_OFFSET - PROFILE_OFFSET)
     for cw in range(page_bytes // CODEWORD_BYTES):
         data = bytes(out[cw * CODEWORD_BYTES:(cw + 1) * CODEWORD_BYTES])
         out[parity_slice(page_bytes, cw, t)] = _bch(t).encode(data)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nandrig import __version__
-from nandrig.boards.sim import ecc
+from nandrig.boards.sim import adaptive, ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
 from nandrig.boards.sim.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
@@ -38,7 +38,7 @@ CACHE_SIZE = 8
 # read-only commands stay out of the reply cache so it holds what a retry must not redo
 UNCACHED = {Op.STATUS, Op.ABORT, Op.HELLO, Op.INFO, Op.TIME, Op.READ_ID, Op.READ_PARAM_PAGE}
 MUTATING = {Op.HELLO, Op.RESET, Op.ERASE, Op.PROGRAM, Op.READ, Op.SET_READ_OFFSET, Op.CYCLE, Op.MEASURE,
-            Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD}
+            Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD, Op.FLARES_CONFIG, Op.FLARES_PROGRAM, Op.FLARES_READ}
 CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
 DISTURB_CHUNK = 100_000
 MAX_CYCLES = 1_000_000  # per CYCLE command; longer campaigns send several
@@ -83,6 +83,7 @@ class VirtualRig:
         self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
+        self.flares = adaptive.RigFlares(self.t_max)
 
     # -- persistence ------------------------------------------------------------
     @classmethod
@@ -96,6 +97,8 @@ class VirtualRig:
                 rig.cache = OrderedDict(st["cache"])
                 rig.bad = dict(st["bad"])
                 rig.session = int(st["session"])
+                if "flares" in st:  # states saved before FLARES ran on the rig have none
+                    rig.flares = adaptive.RigFlares.from_state(st["flares"])
             except (KeyError, TypeError) as e:
                 raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
             if chip.profile.name != profile or chip.seed != seed:
@@ -107,7 +110,7 @@ class VirtualRig:
     def save(self) -> None:
         if self.state_path:
             save_state(self.state_path, {"chip": self.chip.state(), "cache": list(self.cache.items()),
-                                         "bad": self.bad, "session": self.session})
+                                         "bad": self.bad, "session": self.session, "flares": self.flares.state()})
 
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
@@ -213,7 +216,7 @@ class VirtualRig:
         return body
 
     def _caps(self) -> P.Cap:
-        return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ
+        return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | (P.Cap.FLARES if self.t_max else P.Cap(0))
 
     def _op_info(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.REQ[Op.INFO])
@@ -306,13 +309,18 @@ class VirtualRig:
         self._flags(flags, Flag.COMPARE | Flag.RAW)
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
+        return self._read_reply(self.chip.read(block, page), block, page, t, flags, seed)[0]
+
+    def _read_reply(self, r, block: int, page: int, t: int, flags: int, seed: int) -> tuple[bytes, int, int]:
+        """READ's reply for a page as read, decoded at t; with the bits corrected and the data codewords
+        that failed, over the data codewords."""
         g = self.chip.geometry
-        r = self.chip.read(block, page)
         got = bits(r.data)
         want = page_bits(seed, block, page, g.raw_page_bytes) if flags & Flag.COMPARE else got
         bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
         out = bytearray(P.STATUS_BUSY.pack(self.chip.status, r.busy_ns) + bytes([len(bounds) - 1]))
-        page = bytearray(r.data)
+        data = bytearray(r.data)
+        corrected_bits = failed = 0
         if t:  # the spare's ECC area holds no pattern: its errors are the decoder's to count
             area = ecc.ecc_area(g.page_bytes, t)
             got[area.start * 8:area.stop * 8] = want[area.start * 8:area.stop * 8]
@@ -321,11 +329,72 @@ class VirtualRig:
             corrected = 0
             if t and hi <= g.page_bytes:
                 parity = r.data[ecc.parity_slice(g.page_bytes, k, t)]
-                page[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
+                data[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
+                failed += corrected < 0
+                corrected_bits += max(corrected, 0)
             out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
         if flags & Flag.RAW:
-            out += page
-        return bytes(out)
+            out += data
+        return bytes(out), corrected_bits, failed
+
+    # -- FLARES on the rig (boards/sim/adaptive.py) --------------------------------
+    def _now_s(self) -> int:
+        return self.chip.clock_ns // 1_000_000_000
+
+    def _flares_supported(self) -> None:
+        if not self.t_max:
+            raise Reject(Err.UNSUPPORTED)
+
+    def _op_flares_config(self, req: Frame, io: RigIO) -> bytes:
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.REQ[Op.FLARES_CONFIG])
+        self._flares_supported()
+        if not 1 <= wsize <= 1024 or mix > 1000 or saferange > 1000:
+            raise Reject(Err.BAD_PARAMETER)
+        self.flares.configure(adaptive.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
+        return P.FLARES_CONFIG_REPLY.pack(adaptive.rig_tables().t_min, self.flares.config.t_cap, adaptive.PROFILE_SLOTS)
+
+    def _op_flares_program(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed, pe = self._args(req, P.REQ[Op.FLARES_PROGRAM])
+        self._flares_supported()
+        self._block(block)
+        self._page(page)
+        self._flags(flags, Flag.FORCE)
+        if not 1 <= pe <= adaptive.PE_MAX:
+            raise Reject(Err.BAD_PARAMETER)
+        self._guard(block, flags)
+        if (block, page) not in self.flares.profiles and self.flares.full():
+            raise Reject(Err.NO_SPACE)
+        pp, d, new = self.flares.program((block, page), pe, self._now_s())
+        g = self.chip.geometry
+        raw = bytearray(prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes))
+        raw = ecc.encode_page(bytes(raw), g.page_bytes, pp.p_cur, adaptive.pack(pp))
+        r = self.chip.program(block, page, raw)
+        body = P.STATUS_BUSY.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
+        if r.status & 0x01:
+            raise Reject(Err.CHIP_FAIL, body)
+        return body
+
+    def _op_flares_read(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed = self._args(req, P.REQ[Op.FLARES_READ])
+        self._flares_supported()
+        self._block(block)
+        self._page(page)
+        self._flags(flags, Flag.COMPARE | Flag.RAW)
+        key = (block, page)
+        if key not in self.flares.profiles and self.flares.full():
+            raise Reject(Err.NO_SPACE)
+        g = self.chip.geometry
+        r = self.chip.read(block, page)
+        pp, source = self.flares.profile_for_read(key, r.data[ecc.profile_slice(g.page_bytes)])
+        t = pp.p_cur if pp else 0
+        body, corrected, failed = self._read_reply(r, block, page, t, flags, seed)
+        d, deterr = adaptive.NO_DECISION, 0
+        if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
+            n_data = g.page_bytes // self.codeword_bytes
+            deterr = -(-corrected // n_data)
+            d = self.flares.read(pp, deterr, failed > 0, self._now_s())
+        head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
+        return head + body
 
     def _op_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
         (offset,) = self._args(req, P.REQ[Op.SET_READ_OFFSET])
@@ -427,6 +496,11 @@ class VirtualRig:
     def _op_abort(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.REQ[Op.ABORT])
         return bytes([0])  # nothing runs when ABORT reaches the dispatcher
+
+
+def _decision(t: int, d: adaptive.Decision, new: bool) -> bytes:
+    flags = (P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0) | (P.Decide.NEW_PROFILE if new else 0)
+    return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))
 
 
 def _crc(frame: Frame) -> int:

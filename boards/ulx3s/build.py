@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from nandrig.errors import NandrigError
+from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.synth import yowasp_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +75,8 @@ def _output_to(log: Path):
                 os.close(fd)
 
 
-def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=lambda s: None) -> dict:
+def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, bch: BchConfig | None = BchConfig(),
+          echo=lambda s: None) -> dict:
     """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock."""
     from litex.soc.integration.builder import Builder
     from litex_boards.platforms.radiona_ulx3s import Platform
@@ -86,9 +88,8 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=l
     os.environ["PATH"] = f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     platform = Platform(device=DEVICE, revision="2.0", toolchain="trellis")
     platform.add_extension(nand_io())
-    # no BCH engine on the board yet: its decoder does not reach the 50 MHz system clock (docs/bch.md)
     soc = RigSoC(platform, _crg(platform, sys_clk_hz), sys_clk_hz, platform.request("nand"), out / "amaranth",
-                 uart_name="serial", firmware=out / "software" / "firmware" / "firmware.bin", bch=None)
+                 uart_name="serial", firmware=out / "software" / "firmware" / "firmware.bin", bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
     builder = Builder(soc, output_dir=str(out), compile_gateware=True)
     builder.add_software_package("firmware", str(FIRMWARE))
@@ -102,10 +103,14 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = 1, echo=l
     gw = out / "gateware"
     # ABC9, yosys 0.70's only LUT mapper inside synth_ecp5, trips an assertion (ABC_OPS_REINTEGRATE) on
     # this design: map the LUTs with classic ABC between synth_ecp5's own steps instead
+    # The BCH engine's modules keep their hierarchy through mapping, so ABC sees each one alone: the
+    # decoder flattened into the SoC is one XOR network ABC did not finish mapping (gateware/synth.py)
     ys = gw / f"{NAME}.ys"
-    text = re.sub(r"synth_ecp5\s+-top (\S+)", r"synth_ecp5 -top \1 -run :map_luts\n"
+    text = re.sub(r"synth_ecp5\s+-top (\S+)", r"setattr -mod -set keep_hierarchy 1 nandrig_onfi.bch*\n"
+                  r"synth_ecp5 -top \1 -run :map_luts\n"
                   r"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
-                  r"synth_ecp5 -top \1 -run map_cells:", ys.read_text(), count=1)
+                  r"synth_ecp5 -top \1 -run map_cells:\n"
+                  r"setattr -mod -unset keep_hierarchy *\nflatten\nopt_clean", ys.read_text(), count=1)
     # sources by relative path: a yowasp tool sees the working directory and its parents, but its own
     # /tmp in place of the real one (a checkout under /tmp would be invisible by absolute path)
     ys.write_text(re.sub(r"(?<=\s)/\S+", lambda m: os.path.relpath(m.group(0), gw) if Path(m.group(0)).exists()

@@ -16,7 +16,7 @@ SOURCES = ("flares.c", "pprof.c")
 class Config(ctypes.Structure):
     _fields_ = [("wsize", ctypes.c_uint16), ("mix_pm", ctypes.c_uint16), ("saferange_pm", ctypes.c_uint16),
                 ("maxfail", ctypes.c_uint8), ("maxcritical", ctypes.c_uint8), ("maxover", ctypes.c_uint8),
-                ("req_ret_s", ctypes.c_uint32)]
+                ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8)]
 
 
 class Pprof(ctypes.Structure):
@@ -68,11 +68,14 @@ class Native:
         lib.flares_pprof_pack.argtypes = [ctypes.POINTER(Pprof), ctypes.c_char_p]
         lib.flares_pprof_unpack.argtypes = [ctypes.c_char_p, ctypes.POINTER(Pprof)]
         lib.flares_pprof_unpack.restype = ctypes.c_int
+        lib.flares_cold_start.argtypes = [ctypes.POINTER(Config), ctypes.c_uint32]
+        lib.flares_cold_start.restype = ctypes.c_uint8
         self.lib = lib
 
     @staticmethod
     def config(cfg) -> Config:
-        return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s)
+        return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
+                      cfg.t_cap)
 
     def new_page(self, t: int) -> Pprof:
         pp = Pprof()

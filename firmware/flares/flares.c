@@ -56,6 +56,17 @@ uint8_t flares_t_for(uint64_t proj)
     return FLARES_T_MAX;
 }
 
+static uint8_t cap(const flares_config_t *cfg)
+{
+    return cfg->t_cap && cfg->t_cap < FLARES_T_MAX ? cfg->t_cap : (uint8_t)FLARES_T_MAX;
+}
+
+uint8_t flares_cold_start(const flares_config_t *cfg, uint32_t pe)
+{
+    uint8_t t = flares_t_for(2u * (flares_rber_wr(pe) + flares_rber_rd(pe, cfg->req_ret_s)));
+    return t < cap(cfg) ? t : cap(cfg);
+}
+
 void flares_new_page(flares_pprof_t *pp, uint8_t t)
 {
     flares_pprof_t z = {0};
@@ -120,8 +131,8 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
     }
     if (next < (int32_t)FLARES_T_MIN)
         next = FLARES_T_MIN;
-    if (next > (int32_t)FLARES_T_MAX)
-        next = FLARES_T_MAX;
+    if (next > (int32_t)cap(cfg))
+        next = cap(cfg);
     pp->p_next = (uint8_t)next;
     pp->errc = 0;
     out->p = p;

@@ -29,6 +29,7 @@ typedef struct {
     uint8_t maxcritical;
     uint8_t maxover;
     uint32_t req_ret_s;
+    uint8_t t_cap; /* the largest t the rig can use (its spare area, its engine); 0: the tables' t max */
 } flares_config_t;
 
 /* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);
@@ -56,6 +57,9 @@ typedef struct {
 void flares_new_page(flares_pprof_t *pp, uint8_t t);
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t op, uint16_t deterr, uint8_t fail,
                     uint32_t now, flares_decision_t *out);
+/* the t for a page with no history at wear pe: the model's projection with a margin of 2, the
+ * model's stated accuracy (a measurement corrects it after the first window) */
+uint8_t flares_cold_start(const flares_config_t *cfg, uint32_t pe);
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t now, flares_decision_t *out);
 
 /* model lookups (exposed for tests) */

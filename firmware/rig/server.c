@@ -3,16 +3,24 @@
 #include "frame.h"
 #include "link.h"
 #include "pattern.h"
+#include "profiles.h"
 #include "server.h"
+#include "flares_tables.h"
 
 #define VERSION_MAJOR 1
-#define VERSION_MINOR 0
+#define VERSION_MINOR 1
 #define CACHE_SIZE 8
 #define CODEWORD_BYTES 1024
 #define MAX_BLOCKS 8192
 #define MAX_CYCLE_BLOCKS 256
 #define MAX_ROUNDS 1000000u  /* per CYCLE: longer campaigns send several */
 #define ENCODED_MAX (MAX_BODY + MAX_BODY / 254 + 2)
+#define PE_MAX 0x1FFFFu  /* the page profile's P/E field */
+#define CAP_FLARES 8u    /* HELLO's capability bit, set when the rig can decode */
+
+#if FLARES_CODEWORD_BYTES != CODEWORD_BYTES
+#error "flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 1024)"
+#endif
 
 struct cached {
 	int used;
@@ -31,6 +39,7 @@ static struct chip *chip;
 static uint8_t kind;
 static uint32_t caps, session;
 static uint8_t t_max;  /* the BCH engine's, limited by what the spare area holds */
+static flares_config_t fcfg;
 static struct cached cache[CACHE_SIZE];
 static int cache_next;
 static struct job job;
@@ -278,11 +287,12 @@ static void fill_pattern(uint32_t seed, uint32_t n)
 		buf[i] = prbs31_next(&state);
 }
 
-static void encode_page(uint8_t t)
+/* profile: the FLARES record for the spare, or 0 for none (erased bytes) */
+static void encode_page(uint8_t t, const uint8_t *profile)
 {
 	volatile uint8_t *buf = onfi_buffer();
-	for (uint32_t i = chip->page_bytes + ECC_PROFILE_OFFSET; i < chip->page_bytes + ECC_PARITY_OFFSET; i++)
-		buf[i] = 0xFF;  /* no page profile */
+	for (uint32_t i = 0; i < FLARES_PPROF_BYTES; i++)
+		buf[chip->page_bytes + ECC_PROFILE_OFFSET + i] = profile ? profile[i] : 0xFF;
 	for (uint32_t cw = 0; cw < chip->page_bytes / CODEWORD_BYTES; cw++)
 		bch_encode(cw * CODEWORD_BYTES, parity_addr(cw, t), t);
 }
@@ -340,25 +350,19 @@ static uint32_t op_program(const struct request *q, uint8_t *out, int *st)
 		fill_pattern(seed, raw_bytes());
 	}
 	if (t)
-		encode_page(t);
+		encode_page(t, 0);
 	return chip_result(out, onfi_program(chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes()), st);
 }
 
-static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
+struct decoded {
+	uint32_t corrected;  /* bits, over the data codewords that decoded */
+	uint8_t failed;      /* data codewords that did not */
+};
+
+/* READ's reply once the page is in the buffer: status, busy, each codeword's counts (decoded at t),
+ * the page if flags ask for it */
+static uint32_t read_reply(struct op_result r, uint8_t t, uint8_t flags, uint32_t seed, uint8_t *out, struct decoded *d)
 {
-	NEED(12);
-	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
-	uint8_t t = q->payload[6], flags = q->payload[7];
-	uint32_t seed = page_seed((uint32_t)get_le(q->payload + 8, 4), block, page);
-	if (check_blocks(block, 1) || check_pages(page, 1))
-		FAIL(E_OUT_OF_RANGE);
-	if (flags & ~6u || t > t_max)
-		FAIL(E_BAD_PARAMETER);
-	uint32_t raw = raw_bytes();
-	struct op_result r = onfi_read(chip, block, page, (flags & 2) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER, seed, raw,
-	                               CODEWORD_BYTES);
-	if (r.timed_out)
-		FAIL(E_TIMEOUT);
 	out[0] = r.status;
 	put_le(out + 1, r.busy_ns, 4);
 	uint32_t n_data = (chip->page_bytes + CODEWORD_BYTES - 1) / CODEWORD_BYTES;
@@ -372,16 +376,42 @@ static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
 		if ((flags & 2) && t && i == n_data)
 			ecc_area_flips(seed, t, &e10, &e01);
 		int16_t corrected = (t && i < n_data) ? (int16_t)bch_decode(i * CODEWORD_BYTES, parity_addr(i, t), t) : 0;
+		if (corrected < 0)
+			d->failed++;
+		else
+			d->corrected += (uint32_t)corrected;
 		put_le(p, e10, 2);
 		put_le(p + 2, e01, 2);
 		put_le(p + 4, (uint16_t)corrected, 2);
 	}
 	if (flags & 4) {
 		volatile uint8_t *buf = onfi_buffer();
-		for (uint32_t i = 0; i < raw; i++)
+		for (uint32_t i = 0; i < raw_bytes(); i++)
 			*p++ = buf[i];
 	}
 	return (uint32_t)(p - out);
+}
+
+static struct op_result read_page(uint32_t block, uint32_t page, uint8_t flags, uint32_t seed)
+{
+	return onfi_read(chip, block, page, (flags & 2) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER, seed, raw_bytes(), CODEWORD_BYTES);
+}
+
+static uint32_t op_read(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(12);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint8_t t = q->payload[6], flags = q->payload[7];
+	uint32_t seed = page_seed((uint32_t)get_le(q->payload + 8, 4), block, page);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~6u || t > t_max)
+		FAIL(E_BAD_PARAMETER);
+	struct op_result r = read_page(block, page, flags, seed);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	struct decoded d = {0, 0};
+	return read_reply(r, t, flags, seed, out, &d);
 }
 
 static uint32_t op_set_read_offset(const struct request *q, uint8_t *out, int *st)
@@ -498,6 +528,138 @@ static uint32_t op_read_disturb(const struct request *q, uint8_t *out, int *st)
 	return end_job(st, timed_out, 8);
 }
 
+/* ---- FLARES on the rig: t per page from its profile, the profile in the spare ------------------- */
+
+enum { PROFILE_RAM = 0, PROFILE_SPARE = 1, PROFILE_NONE = 2, PROFILE_UNREADABLE = 3 };
+enum { DECIDE_ALARM = 1, DECIDE_INVALIDATE = 2, DECIDE_NEW_PROFILE = 4 };
+
+/* FLARES keeps time in whole seconds of the rig's clock */
+static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
+
+static void flares_defaults(void)
+{
+	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0};
+	fcfg = c;
+	fcfg.t_cap = t_max < FLARES_T_MAX ? t_max : (uint8_t)FLARES_T_MAX;
+	profiles_clear();
+}
+
+/* t used, zone, computed t, decision flags */
+static uint32_t decision(uint8_t *out, uint8_t t, const flares_decision_t *d, uint8_t extra)
+{
+	out[0] = t;
+	out[1] = d->zone;
+	out[2] = d->p;
+	out[3] = (uint8_t)((d->alarm ? DECIDE_ALARM : 0) | (d->invalidate ? DECIDE_INVALIDATE : 0) | extra);
+	return 4;
+}
+
+static uint32_t op_flares_config(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(13);
+	const uint8_t *p = q->payload;
+	flares_config_t c = {(uint16_t)get_le(p, 2), (uint16_t)get_le(p + 2, 2), (uint16_t)get_le(p + 4, 2), p[6], p[7], p[8],
+	                     (uint32_t)get_le(p + 9, 4), fcfg.t_cap};
+	if (!t_max)
+		FAIL(E_UNSUPPORTED);
+	if (c.wsize < 1 || c.wsize > 1024 || c.mix_pm > 1000 || c.saferange_pm > 1000)
+		FAIL(E_BAD_PARAMETER);
+	fcfg = c;
+	profiles_clear();  /* new constants, new windows: counters from before would mix the two */
+	out[0] = FLARES_T_MIN;
+	out[1] = fcfg.t_cap;
+	put_le(out + 2, PROFILE_SLOTS, 2);
+	return 4;
+}
+
+static uint32_t op_flares_program(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(15);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint8_t flags = q->payload[6];
+	uint32_t seed = page_seed((uint32_t)get_le(q->payload + 7, 4), block, page), pe = (uint32_t)get_le(q->payload + 11, 4);
+	if (!t_max)
+		FAIL(E_UNSUPPORTED);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~1u || pe == 0 || pe > PE_MAX)
+		FAIL(E_BAD_PARAMETER);
+	if (is_bad(block) && !(flags & 1))
+		FAIL(E_BAD_BLOCK);
+	uint8_t extra = 0;
+	flares_pprof_t *pp = profiles_find(block, page);
+	if (!pp) {
+		if (!(pp = profiles_add(block, page)))
+			FAIL(E_NO_SPACE);
+		flares_new_page(pp, flares_cold_start(&fcfg, pe));
+		extra = DECIDE_NEW_PROFILE;
+	}
+	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
+	flares_decision_t d;
+	flares_up_page(&fcfg, pp, FLARES_PROGRAM, 0, 0, now_s(), &d);
+	uint8_t rec[FLARES_PPROF_BYTES];
+	flares_pprof_pack(pp, rec);
+	fill_pattern(seed, raw_bytes());
+	encode_page(pp->p_cur, rec);
+	uint32_t n = chip_result(out, onfi_program(chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes()), st);
+	return n ? n + decision(out + n, pp->p_cur, &d, extra) : 0;
+}
+
+/* the page's profile from the spare as read, into a RAM slot; its source */
+static uint8_t profile_from_spare(uint32_t block, uint32_t page, flares_pprof_t **pp)
+{
+	volatile uint8_t *buf = onfi_buffer();
+	uint8_t rec[FLARES_PPROF_BYTES];
+	flares_pprof_t disk;
+	for (uint32_t i = 0; i < FLARES_PPROF_BYTES; i++)
+		rec[i] = buf[chip->page_bytes + ECC_PROFILE_OFFSET + i];
+	int n = flares_pprof_unpack(rec, &disk);
+	if (n == -2)
+		return PROFILE_NONE;
+	if (n < 0 || disk.p_cur < FLARES_T_MIN || disk.p_cur > fcfg.t_cap)
+		return PROFILE_UNREADABLE;
+	*pp = profiles_add(block, page);  /* the caller checked there is room */
+	flares_new_page(*pp, disk.p_cur);
+	(*pp)->pecycles = disk.pecycles;
+	(*pp)->writestamp = disk.writestamp;
+	return PROFILE_SPARE;
+}
+
+static uint32_t op_flares_read(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(11);
+	uint32_t block = (uint32_t)get_le(q->payload, 4), page = (uint32_t)get_le(q->payload + 4, 2);
+	uint8_t flags = q->payload[6];
+	uint32_t seed = page_seed((uint32_t)get_le(q->payload + 7, 4), block, page);
+	if (!t_max)
+		FAIL(E_UNSUPPORTED);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~6u)
+		FAIL(E_BAD_PARAMETER);
+	flares_pprof_t *pp = profiles_find(block, page);
+	if (!pp && profiles_used() == PROFILE_SLOTS)
+		FAIL(E_NO_SPACE);
+	struct op_result r = read_page(block, page, flags, seed);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	uint8_t source = pp ? PROFILE_RAM : profile_from_spare(block, page, &pp);
+	uint8_t t = pp ? pp->p_cur : 0;
+	struct decoded dec = {0, 0};
+	uint32_t n = read_reply(r, t, flags, seed, out + 8, &dec);
+	flares_decision_t d = {0, 0, 0, 0, 0};
+	uint32_t n_data = chip->page_bytes / CODEWORD_BYTES, deterr = 0;
+	if (pp) {  /* FLARES' error count: the mean over the page's codewords, rounded up */
+		deterr = (dec.corrected + n_data - 1) / n_data;
+		flares_up_page(&fcfg, pp, FLARES_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
+	}
+	decision(out, t, &d, 0);
+	out[4] = source;
+	put_le(out + 5, deterr, 2);
+	out[7] = dec.failed;
+	return 8 + n;
+}
+
 static uint32_t op_time(const struct request *q, uint8_t *out, int *st)
 {
 	NEED(0);
@@ -554,6 +716,9 @@ static handler find(uint8_t op)
 	case OP_CYCLE: return op_cycle;
 	case OP_MEASURE: return op_measure;
 	case OP_READ_DISTURB: return op_read_disturb;
+	case OP_FLARES_CONFIG: return op_flares_config;
+	case OP_FLARES_PROGRAM: return op_flares_program;
+	case OP_FLARES_READ: return op_flares_read;
 	default: return 0;
 	}
 }
@@ -632,6 +797,9 @@ void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
 	kind = rig_kind;
 	caps = capabilities;
 	t_max = bch_t_max(c->page_bytes, c->spare_bytes, CODEWORD_BYTES);
+	if (t_max)
+		caps |= CAP_FLARES;  /* FLARES needs the decoder and room in the spare */
+	flares_defaults();
 }
 
 void server_step(void)

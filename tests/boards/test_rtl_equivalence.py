@@ -1,6 +1,6 @@
 """The golden model and the RTL kept honest: the same short campaigns on the virtual rig and on the RTL rig
 (SoC + firmware in Verilator, the same chip seed on its pins) give the same measurements, FLARES decisions
-and BCH-decoded reads.
+(host-side over measured errors, and the rig's own over its decoder's counts) and BCH-decoded reads.
 
 The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
@@ -12,8 +12,10 @@ import pytest
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.characterization.rber import load_params
 from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
+from nandrig.host.protocol import Source
 from nandrig.host.rig import Rig
 from nandrig.host.session import create, export_rows, run
 from nandrig.host.store import Store
@@ -81,6 +83,27 @@ def ecc_reads(rig: Rig) -> list[tuple]:
     return out
 
 
+def rig_flares(rig: Rig) -> list[tuple]:
+    """FLARES in the rig: two program/bake/read rounds on the worn block with windows of 4, then the RAM
+    profiles forgotten and the pages read through the records in their spare areas (and one page with
+    pattern where a record would be, one erased)."""
+    cfg = FlaresConfig(wsize=4)
+    rig.flares_config(cfg)
+    steps, pe = [], PRE_WEAR + 1  # ecc_reads erased the block once
+    for rnd in range(2):
+        rig.erase(FLARES_BLOCK)
+        pe += 1
+        steps += [rig.flares_program(FLARES_BLOCK, page, seed=50 + rnd, pe=pe).step for page in range(3)]
+        rig.advance(hours=16, temp_c=125)
+        for _ in range(3):
+            steps += [rig.flares_read(FLARES_BLOCK, page, seed=50 + rnd) for page in range(3)]
+    rig.program(FLARES_BLOCK, 3, seed=1)
+    rig.flares_config(cfg)
+    steps += [rig.flares_read(FLARES_BLOCK, page, seed=51) for page in range(5)]
+    return [s if hasattr(s, "zone") else (s.step, s.source, s.deterr, s.failed, s.read.chip_status, s.read.codewords)
+            for s in steps]
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """Campaigns on the default RTL rig; BCH-decoded reads on its BCH variant, from a fresh chip on each rig."""
@@ -93,6 +116,7 @@ def results(tmp_path_factory):
             out[name] = {"endurance": endurance(r, tmp / f"{name}.db"), "flares": flares(r)}
         with open_rig(True) as r:
             out[name]["ecc"] = ecc_reads(r)
+            out[name]["rig_flares"] = rig_flares(r)
     return out
 
 
@@ -127,4 +151,13 @@ def test_bch_decoded_reads_are_the_same(results):
     v, r = results["virtual"]["ecc"], results["rtl"]["ecc"]
     corrected = [c.corrected for _, cws, _ in v for c in cws]
     assert max(corrected) > 0 and -1 in corrected  # corrections and failures both happened
+    assert v == r
+
+
+def test_flares_in_the_rig_decides_and_decodes_the_same(results):
+    v, r = results["virtual"]["rig_flares"], results["rtl"]["rig_flares"]
+    reads = [x for x in v if isinstance(x, tuple)]
+    assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
+    assert {x[1] for x in reads} == set(Source)  # RAM, the spare's record, erased, unreadable
+    assert sum(x[2] for x in reads) > 0  # the decoder corrected errors, which FLARES counted
     assert v == r

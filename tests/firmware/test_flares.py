@@ -88,9 +88,12 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
                            saferange_pm=rng.choice([50, 0, 200]), maxfail=rng.choice([3, 0, 1]),
                            maxcritical=rng.choice([5, 0, 2]), maxover=rng.choice([15, 0, 3]),
-                           req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]))
+                           req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]),
+                           t_cap=rng.choice([0, 0, ft.t_max + 5, rng.randrange(1, ft.t_max + 1)]))
         ref = Flares(ft, cfg)
-        t0 = rng.randrange(ft.t_min, ft.t_max + 1)
+        t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
+        pe0 = rng.randrange(0, 12_000)
+        assert ref.cold_start(pe0) == lib.lib.flares_cold_start(lib.config(cfg), pe0) <= ref.t_cap
         py, c, ccfg = ref.new_page(t0), lib.new_page(t0), lib.config(cfg)
         gen = scenario_sequence if k % 2 else random_sequence
         for op, deterr, fail, now in gen(rng, rng.randrange(1, 40)):
@@ -99,6 +102,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate) == (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate))
             assert (py.p_cur, py.p_next, py.pecycles, py.writestamp, py.errc, py.failc, py.overc, py.criticalc, py.ops) == (
                 c.p_cur, c.p_next, c.pecycles, c.writestamp, c.errc, c.failc, c.overc, c.criticalc, c.ops)
+            assert py.p_next <= ref.t_cap
             decisions += 1
             evaluations += d.zone != Zone.NONE
             zones.add(d.zone)

@@ -21,8 +21,9 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # profile (mlc-small). Verilator evaluates every register's next value each clock, the decoder's too,
 # which slows the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds
 RTL_BCH = BchConfig(t_max=14)
-SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE, BRIDGE,
-           Path(__file__)]
+SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE,
+           REPO / "firmware" / "flares" / "flares.c", REPO / "firmware" / "flares" / "flares.h",
+           REPO / "firmware" / "flares" / "pprof.c", BRIDGE, Path(__file__)]
 
 
 def digest() -> str:

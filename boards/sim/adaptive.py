@@ -1,0 +1,142 @@
+"""FLARES on the rig (docs/protocol.md, "FLARES on the rig"): the virtual rig's golden model of the firmware's.
+
+The firmware decides with ``firmware/flares`` over the tables compiled into it
+(``firmware/rig/flares_tables.h``, made by :data:`RIG_TABLES`); this model
+decides with the Python reference over the same tables, which tests hold bit
+for bit equal to the C. Page profiles live in a table of fixed size keyed by
+(block, page); p_cur, pecycles and writestamp also go into the page's spare
+area as the 12-byte record of ``firmware/flares/pprof.c`` (lib/bch.c-
+compatible BCH, here by bchlib), so a page whose RAM profile is gone (a new
+configuration, a power cycle) is still read with the t it was written with.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import bchlib
+
+from nandrig.characterization.flares import Decision, Flares, FlaresConfig, Op, Pprof, Zone
+from nandrig.characterization.flares_tables import FixedTables
+from nandrig.characterization.rber import load_params
+from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
+from nandrig.host.protocol import Source
+
+PROFILE_SLOTS = 1024  # firmware/rig/profiles.h
+PE_MAX = (1 << 17) - 1  # the record's P/E field
+RECORD_BYTES = 12
+
+
+@dataclass(frozen=True)
+class TableRecipe:
+    """How the rig's compiled-in tables are made (`nandrig tables` with these options)."""
+
+    params: str = "flares-taco2014"
+    uber: float = 1e-11
+    codeword_bytes: int = 1024
+    t_max: int = 40
+    pe_max: int = 10_000
+    pe_step: int = 250
+
+    def build(self) -> tuple[FixedTables, str]:
+        params = load_params(self.params)
+        table = CorrTable.build(self.uber, self.codeword_bytes * 8, 1, self.t_max)
+        grid = RetentionGrid.build(params, table, self.pe_max, self.pe_step)
+        return FixedTables.build(params, table, grid), c_header(params, table, grid)
+
+
+RIG_TABLES = TableRecipe()
+
+
+@lru_cache(maxsize=None)
+def rig_tables() -> FixedTables:
+    return RIG_TABLES.build()[0]
+
+
+# -- the spare-area record: p_cur 7 bits, pecycles 17, writestamp 32 (big-endian), then 5 parity bytes --
+@lru_cache(maxsize=None)
+def _record_bch() -> bchlib.BCH:
+    return bchlib.BCH(5, prim_poly=0x83)
+
+
+def pack(pp: Pprof) -> bytes:
+    v = (pp.p_cur & 0x7F) << 49 | (pp.pecycles & PE_MAX) << 32 | (pp.writestamp & 0xFFFF_FFFF)
+    data = v.to_bytes(7, "big")
+    return data + bytes(_record_bch().encode(data))
+
+
+def unpack(rec: bytes) -> tuple[int, Pprof | None]:
+    """(corrected bits, the record's fields) or (-2, None) erased, (-1, None) uncorrectable."""
+    if rec == b"\xff" * RECORD_BYTES:
+        return -2, None
+    data, ecc = bytearray(rec[:7]), bytearray(rec[7:])
+    n = _record_bch().decode(data, ecc)
+    if n < 0:
+        return -1, None
+    _record_bch().correct(data, ecc)
+    v = int.from_bytes(data, "big")
+    p = v >> 49 & 0x7F
+    return n, Pprof(p_cur=p, p_next=p, pecycles=v >> 32 & PE_MAX, writestamp=v & 0xFFFF_FFFF)
+
+
+@dataclass
+class RigFlares:
+    """The rig's FLARES state: constants and the RAM profile table."""
+
+    t_cap: int
+    config: FlaresConfig = field(init=False)
+    profiles: dict[tuple[int, int], Pprof] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.configure(FlaresConfig())
+
+    @property
+    def flares(self) -> Flares:
+        return Flares(rig_tables(), self.config)
+
+    def configure(self, cfg: FlaresConfig) -> None:
+        """New constants; every RAM profile is forgotten (windows under old constants would mix)."""
+        self.config = replace(cfg, t_cap=min(self.t_cap, rig_tables().t_max))
+        self.profiles.clear()
+
+    def full(self) -> bool:
+        return len(self.profiles) >= PROFILE_SLOTS
+
+    def program(self, key: tuple[int, int], pe: int, now: int) -> tuple[Pprof, Decision, bool]:
+        """upPage for a program of the page at the block's wear ``pe``; (profile, decision, new).
+        The caller checked there is room when the page has no profile."""
+        f = self.flares
+        pp = self.profiles.get(key)
+        new = pp is None
+        if new:
+            pp = self.profiles[key] = f.new_page(f.cold_start(pe))
+        pp.pecycles = pe - 1  # the host counts the block's wear; upPage adds this program
+        return pp, f.up_page(pp, Op.PROGRAM, 0, False, now), new
+
+    def profile_for_read(self, key: tuple[int, int], record: bytes) -> tuple[Pprof | None, Source]:
+        if key in self.profiles:
+            return self.profiles[key], Source.RAM
+        n, disk = unpack(record)
+        if n == -2:
+            return None, Source.NONE
+        if disk is None or not rig_tables().t_min <= disk.p_cur <= self.config.t_cap:
+            return None, Source.UNREADABLE
+        self.profiles[key] = disk
+        return disk, Source.SPARE
+
+    def read(self, pp: Pprof, deterr: int, fail: bool, now: int) -> Decision:
+        return self.flares.up_page(pp, Op.READ, min(deterr, 0xFFFF), fail, now)
+
+    def state(self) -> dict:
+        return {"t_cap": self.t_cap, "config": self.config.__dict__,
+                "profiles": [(k, v.__dict__) for k, v in self.profiles.items()]}
+
+    @classmethod
+    def from_state(cls, st: dict) -> "RigFlares":
+        rf = cls(st["t_cap"])
+        rf.config = FlaresConfig(**st["config"])
+        rf.profiles = {tuple(k): Pprof(**v) for k, v in st["profiles"]}
+        return rf
+
+
+NO_DECISION = Decision(Zone.NONE)
