@@ -177,7 +177,7 @@ static uint32_t chip_result(uint8_t *out, struct op_result r, int *status)
 
 static uint32_t op_hello(const struct request *q, uint8_t *out, int *st)
 {
-	static const char ident[] = "nandrig-rtl/1.0 firmware";
+	static const char ident[] = "nandrig-rtl/1.1 firmware";
 	NEED(8);
 	put_le(out, VERSION_MAJOR, 2);
 	put_le(out + 2, VERSION_MINOR, 2);
