@@ -247,14 +247,25 @@ def run_vth(url, db, profile, seed, chip_label, blocks, pattern_seed, oven, temp
               help="Page under test (2: the upper page of wordline 0, the weaker kind).")
 @click.option("--scale", type=click.FloatRange(0.01, 1.0), default=1.0, show_default=True,
               help="Fraction of the paper's operation counts (for quick looks).")
+@click.option("--on-rig", is_flag=True, help="Let the rig run FLARES (its tables, its BCH decoder) instead of "
+              "replaying FLARES on the host over the measured errors.")
+@click.option("--wsize", type=click.IntRange(1, 1024), help="WSIZE for --on-rig.  [default: 10]")
+@click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--db", type=click.Path(dir_okay=False), help="Also store the run for `nandrig report`.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def run_flares_validate(url, profile, seed, params_name, block, page, scale, db, as_json) -> None:
+def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_rig, wsize, mix, db, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
+    from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_params
     from nandrig.host.flares_validate import dumps, summary, validate
     from nandrig.host.rig import Rig
 
+    if not on_rig and (wsize is not None or mix is not None):
+        raise click.UsageError("--wsize and --mix set FLARES in the rig: use them with --on-rig (host replays try "
+                               "WSIZE 10 and 100, MIX 0, 0.5 and 1)")
+    if on_rig and params_name:
+        raise click.UsageError("--params sets the host's model; with --on-rig the rig uses its compiled-in tables")
+    live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix))) if on_rig else None
     params = load_params(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
     with Rig.open(url, chip=profile, seed=seed) as rig:
@@ -263,7 +274,7 @@ def run_flares_validate(url, profile, seed, params_name, block, page, scale, db,
         if block is None:
             block = good[0]
         spare = [b for b in good if b != block][:8]
-        result = validate(rig, params, block, page, scale, echo, spare)
+        result = validate(rig, params, block, page, scale, echo, spare, live)
         label = f"sim:{profile}:{seed}" if url == "sim" else rig.info().model
     if db:
         from nandrig.host.store import Store

@@ -32,7 +32,7 @@ import json
 import random
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import CorrTable, RetentionGrid
 from nandrig.errors import NandrigError
+from nandrig.host import protocol as P
 from nandrig.host.rig import Rig
 
 UBER = 1e-11
@@ -76,6 +77,11 @@ class Trace:
     point: list[int]  # operating-point index
     read_busy_ns: list[int]
     prog_busy_ns: list[int]
+    # FLARES in the rig (live runs): the t each operation used, and what the rig's decoder and FLARES reported
+    t_used: list[int] = field(default_factory=list)
+    failed: list[bool] = field(default_factory=list)
+    alarm: list[bool] = field(default_factory=list)
+    zone: list[int] = field(default_factory=list)
 
 
 def decode_us(t: int) -> float:
@@ -115,17 +121,24 @@ def calibrate(rig: Rig, blocks: list[int], upper: bool, seed: int = 7) -> tuple[
 
 
 class Validator:
-    def __init__(self, rig: Rig, params: RberParams, block: int, page: int, seed: int = 1,
-                 echo: Callable[[str], None] = lambda s: None) -> None:
+    """Measures scenarios on the rig. With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ,
+    its compiled-in tables, its BCH decoder): the trace then holds the t it chose and the failures it saw."""
+
+    def __init__(self, rig: Rig, params: RberParams | None, block: int, page: int, seed: int = 1,
+                 echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None) -> None:
         self.rig, self.params, self.block, self.page, self.seed = rig, params, block, page, seed
-        self.echo = echo
+        self.echo, self.live = echo, live
         info = rig.info()
         if not 0 <= page < info.pages_per_block:
             raise NandrigError(f"page {page} is outside 0..{info.pages_per_block - 1}")
+        if live and not info.capabilities & P.Cap.FLARES:
+            raise NandrigError("this rig does not run FLARES itself (it needs a BCH decoder and room for parity)")
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
-        self.table = CorrTable.build(UBER, CODEWORD_BYTES * 8)
-        self.tables = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
+        # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own
+        self.table = CorrTable.build(UBER, (info.codeword_bytes if live else CODEWORD_BYTES) * 8)
+        if params is not None:
+            self.tables = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
         self.programs = 0
         self.pe = 0
 
@@ -140,20 +153,37 @@ class Validator:
         self.pe += 1
         self.programs += 1
         seed = self.seed * 1_000_003 + self.programs
-        busy = 0
         for p in range(self.page + 1):  # pages in order up to the one under test
-            busy = self.rig.program(self.block, p, seed=seed).busy_ns
+            if self.live:
+                res = self.rig.flares_program(self.block, p, seed=seed, pe=self.pe)
+            else:
+                res = self.rig.program(self.block, p, seed=seed)
         now = self.rig.time_ns() // 1_000_000_000
         self.rig.advance(hours=retention_h / acceleration_factor(temp_c), temp_c=temp_c)
         self._record(trace, Op.PROGRAM, 0, now, point)
-        trace.prog_busy_ns.append(busy)
+        trace.prog_busy_ns.append(res.busy_ns)
+        if self.live:
+            self._record_live(trace, res.step, False)
 
     def _read(self, trace: Trace, point: int) -> None:
         seed = self.seed * 1_000_003 + self.programs
-        r = self.rig.read(self.block, self.page, seed=seed)
+        if self.live:
+            fr = self.rig.flares_read(self.block, self.page, seed=seed)
+            r = fr.read
+        else:
+            r = self.rig.read(self.block, self.page, seed=seed)
         errors = sum(c.errors for c in r.codewords[:self.data_codewords])
         self._record(trace, Op.READ, errors, self.rig.time_ns() // 1_000_000_000, point)
         trace.read_busy_ns.append(r.busy_ns)
+        if self.live:
+            self._record_live(trace, fr.step, fr.failed > 0)
+
+    @staticmethod
+    def _record_live(trace: Trace, step, failed: bool) -> None:
+        trace.t_used.append(step.t)
+        trace.failed.append(failed)
+        trace.alarm.append(bool(step.flags & P.Decide.ALARM))
+        trace.zone.append(int(step.zone))
 
     def _record(self, trace: Trace, op: Op, errors: int, now: int, point: int) -> None:
         trace.ops.append(int(op))
@@ -214,12 +244,32 @@ class Validator:
         out[out < 0] = self.table.t_max
         return out
 
+    def outcome(self, tr: Trace, target: np.ndarray, chosen: list[int], fails: int, alarms: int,
+                under_after: int) -> dict:
+        """A run's figures from the t chosen per operation against the target t."""
+        reads = [c for c, op in zip(chosen, tr.ops) if op == Op.READ]
+        over = [c - int(t) for c, t in zip(chosen, target)]
+        return {"ops": len(tr.ops), "reads": len(reads),
+                "under_target_ops": int(sum(c < t for c, t in zip(chosen, target))),
+                "under_target_ops_after_first_evaluation": int(under_after),
+                "decode_failures": int(fails), "mean_overprovision": float(np.mean(over)),
+                "rewrite_alarms": int(alarms), "mean_t": float(np.mean(chosen)),
+                "mean_target_t": float(np.mean(target)),
+                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(chosen)}
+
+    def live_run(self, tr: Trace, target: np.ndarray) -> dict:
+        """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
+        fails = sum(f for f, op in zip(tr.failed, tr.ops) if op == Op.READ)
+        evaluated = np.cumsum(np.array(tr.zone) != 0) > 0
+        under_after = int(np.sum(evaluated & (np.array(tr.t_used) < target)))
+        return self.outcome(tr, target, tr.t_used, fails, sum(tr.alarm), under_after)
+
     def replay(self, tr: Trace, target: np.ndarray, wsize: int, mix_pm: int) -> dict:
         f = Flares(self.tables, FlaresConfig(wsize=wsize, mix_pm=mix_pm))
         pe0 = tr.pe[0]
         pp = f.new_page(f.cold_start(pe0))
         pp.pecycles = pe0 - 1
-        chosen, under, fails, alarms, over = [], 0, 0, 0, []
+        chosen, fails, alarms = [], 0, 0
         under_after, evaluated = 0, False
         for op, err, now, tgt, pe in zip(tr.ops, tr.errors, tr.now_s, target, tr.pe):
             if op == Op.PROGRAM:
@@ -232,15 +282,7 @@ class Validator:
             if op == Op.READ:
                 fails += fail
             chosen.append(pp.p_cur)
-            under += pp.p_cur < tgt
-            over.append(pp.p_cur - int(tgt))
-        reads = [c for c, op in zip(chosen, tr.ops) if op == Op.READ]
-        return {"ops": len(tr.ops), "reads": len(reads), "under_target_ops": int(under),
-                "under_target_ops_after_first_evaluation": int(under_after),
-                "decode_failures": int(fails), "mean_overprovision": float(np.mean(over)),
-                "rewrite_alarms": int(alarms), "mean_t": float(np.mean(chosen)),
-                "mean_target_t": float(np.mean(target)),
-                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": chosen}
+        return self.outcome(tr, target, chosen, fails, alarms, under_after)
 
     def gains(self, tr: Trace, read_ts: list[int]) -> dict:
         """Throughput with FLARES' t against a fixed t = 50 for each operation mix."""
@@ -257,36 +299,49 @@ class Validator:
 
 
 def validate(rig: Rig, params: RberParams | None, block: int, page: int, scale: float = 1.0,
-             echo: Callable[[str], None] = lambda s: None, spare_blocks: list[int] | None = None) -> dict:
-    """Run the three scenarios; with ``params`` None, FLARES' model is calibrated on ``spare_blocks`` first."""
+             echo: Callable[[str], None] = lambda s: None, spare_blocks: list[int] | None = None,
+             live: FlaresConfig | None = None) -> dict:
+    """Run the three scenarios; with ``params`` None, FLARES' model is calibrated on ``spare_blocks`` first.
+
+    With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
+    scenario (no model is calibrated or replayed: the rig's is compiled in)."""
     from nandrig.boards.sim.chip import page_map
 
-    pages = rig.info().pages_per_block
-    if not 0 <= page < pages:
-        raise NandrigError(f"page {page} is outside 0..{pages - 1}")
-    model = {"model": params.name if params else ""}
-    if params is None:
+    info = rig.info()
+    if not 0 <= page < info.pages_per_block:
+        raise NandrigError(f"page {page} is outside 0..{info.pages_per_block - 1}")
+    model = {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)" if live
+             else params.name if params else ""}
+    if params is None and live is None:
         if not spare_blocks or len(spare_blocks) < len(CALIBRATION_WEAR):
             raise NandrigError("calibrating FLARES' model needs at least 4 spare blocks")
-        upper = page_map(page, rig.info().pages_per_block)[1]
+        upper = page_map(page, info.pages_per_block)[1]
         echo(f"calibrating the RBER model on {'upper' if upper else 'lower'} pages of blocks "
              f"{spare_blocks[0]}-{spare_blocks[-1]}")
         params, model = calibrate(rig, spare_blocks, upper)
-    v = Validator(rig, params, block, page, echo=echo)
+    v = Validator(rig, params, block, page, echo=echo, live=live)
     runs = []
     traces = {}
     for scenario in ("operating-points", "long-retention", "continuous-wear"):
-        echo(f"measuring {scenario} on block {block} page {page}")
+        echo(f"measuring {scenario} on block {block} page {page}" + (" with FLARES in the rig" if live else ""))
+        if live:
+            rig.flares_config(live)  # every scenario starts without page history
         tr = v.measure(scenario, scale)
         target = v.targets(tr)
         traces[scenario] = {"target_t": target.tolist(), "pe": tr.pe, "point": tr.point, "ops": tr.ops}
+        if live:
+            runs.append({"scenario": scenario, "wsize": live.wsize, "mix": live.mix_pm / 1000, **v.live_run(tr, target)})
+            continue
         for wsize in WSIZES:
             for mix in MIXES_PM:
                 r = v.replay(tr, target, wsize, mix)
                 runs.append({"scenario": scenario, "wsize": wsize, "mix": mix / 1000, **r})
     return {
-        "chip_block": block, "page": page, "model": model, "uber": UBER, "codeword_bytes": CODEWORD_BYTES,
-        "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear; BCH core not yet in the loop",
+        "chip_block": block, "page": page, "model": model, "uber": UBER,
+        "codeword_bytes": info.codeword_bytes if live else CODEWORD_BYTES,
+        "flares_in_rig": live is not None,
+        "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
+            "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
         "paper": PAPER, "runs": runs, "traces": traces,
     }
 

@@ -216,7 +216,8 @@ def flares_section(r: Report, runs: list) -> None:
             sel = [x for x in res["runs"] if x["scenario"] == scenario and "chosen_t" in x]
             if not sel:
                 continue
-            fig, axes = plt.subplots(len(sel) // 3, 3, figsize=(13, 3.2 * (len(sel) // 3)), sharex=True, sharey=True,
+            rows, cols = -(-len(sel) // 3), min(3, len(sel))
+            fig, axes = plt.subplots(rows, cols, figsize=(max(6.5, 4.4 * cols), 3.2 * rows), sharex=True, sharey=True,
                                      squeeze=False)
             for ax, x in zip(axes.ravel(), sel):
                 ax.plot(x["chosen_t"], lw=0.8, label="t chosen by FLARES")

@@ -42,3 +42,28 @@ def test_continuous_wear_mix_half_wsize_100_never_underestimates():
 
 def test_flares_validate_bad_page(run_cli):
     run_cli("run", "flares-validate", "--rig", "sim", "--chip", "mlc-small", "--page", "99").assert_one_line_error("page 99")
+
+
+def test_flares_in_the_rig_run_and_report(run_cli, tmp_path):
+    """--on-rig: the rig picks t and decodes; its failures are the decoder's, its t never above its cap."""
+    db = tmp_path / "f.db"
+    res = run_cli("run", "flares-validate", "--rig", "sim", "--chip", "mlc-small", "--on-rig", "--wsize", "5",
+                  "--mix", "1", "--scale", "0.02", "--json", "--db", db)
+    assert res.code == 0, res.err
+    j = json.loads(res.out)
+    assert j["flares_in_rig"] and j["codeword_bytes"] == 1024 and "rig's compiled-in" in j["model"]["model"]
+    assert [(r["scenario"], r["wsize"], r["mix"]) for r in j["runs"]] == [
+        ("operating-points", 5, 1.0), ("long-retention", 5, 1.0), ("continuous-wear", 5, 1.0)]
+    for r in j["runs"]:
+        assert KEYS <= set(r) and 1 <= r["mean_t"] <= 14  # mlc-small's spare holds parity for t <= 14
+    page = run_cli("report", "--db", db, "--out", tmp_path / "rep")
+    assert page.code == 0 and "flares_1_operating-points.png" in (tmp_path / "rep" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--wsize", "5"], "use them with --on-rig"),
+    (["--on-rig", "--params", "flares-taco2014"], "compiled-in tables"),
+])
+def test_flares_in_the_rig_options_are_checked(run_cli, args, message):
+    res = run_cli("run", "flares-validate", "--rig", "sim", *args)
+    assert res.code != 0 and message in res.err and "Traceback" not in res.err
