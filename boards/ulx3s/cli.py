@@ -20,7 +20,7 @@ def board_grp() -> None:
 @click.option("--seed", type=int, default=1, show_default=True, help="nextpnr placement seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
 def build_cmd(board, clock_mhz, seed, as_json) -> None:
-    """SoC + firmware + ONFI controller for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
+    """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
     res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, echo=(lambda s: None) if as_json else
@@ -31,6 +31,7 @@ def build_cmd(board, clock_mhz, seed, as_json) -> None:
     click.echo(f"bitstream: {res['bitstream']} ({res['bitstream_bytes']} bytes) for {res['device']}")
     for k in ("lut4", "ff", "bram"):
         click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
+    click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword")
     ok = "meets" if res["meets_sys_clk"] else "MISSES"
     click.echo(f" Fmax: {res['sys_fmax_mhz']} MHz for the system clock ({ok} {res['sys_clk_mhz']} MHz)")
 

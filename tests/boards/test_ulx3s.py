@@ -65,4 +65,5 @@ def test_bitstream_builds_and_meets_the_system_clock(run_cli):
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
     assert j["meets_sys_clk"], j["fmax_mhz"]
+    assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (40, 1024)  # the BCH engine is in the SoC
     assert 0 < j["lut4"]["used"] < j["lut4"]["available"]
