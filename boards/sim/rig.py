@@ -366,9 +366,8 @@ class VirtualRig:
             raise Reject(Err.NO_SPACE)
         pp, d, new = self.flares.program((block, page), pe, self._now_s())
         g = self.chip.geometry
-        raw = bytearray(prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes))
-        raw = ecc.encode_page(bytes(raw), g.page_bytes, pp.p_cur, adaptive.pack(pp))
-        r = self.chip.program(block, page, raw)
+        raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
+        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, adaptive.pack(pp)))
         body = P.STATUS_BUSY.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
         if r.status & 0x01:
             raise Reject(Err.CHIP_FAIL, body)
