@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nandrig.characterization.arrhenius import acceleration_factor
-from nandrig.characterization.flares import Flares, FlaresConfig, Op
+from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import CorrTable, RetentionGrid
@@ -80,8 +80,7 @@ class Trace:
     # FLARES in the rig (live runs): the t each operation used, and what the rig's decoder and FLARES reported
     t_used: list[int] = field(default_factory=list)
     failed: list[bool] = field(default_factory=list)
-    alarm: list[bool] = field(default_factory=list)
-    zone: list[int] = field(default_factory=list)
+    zone: list[int] = field(default_factory=list)  # Zone.ALARM is a rewrite alarm
 
 
 def decode_us(t: int) -> float:
@@ -182,7 +181,6 @@ class Validator:
     def _record_live(trace: Trace, step, failed: bool) -> None:
         trace.t_used.append(step.t)
         trace.failed.append(failed)
-        trace.alarm.append(bool(step.flags & P.Decide.ALARM))
         trace.zone.append(int(step.zone))
 
     def _record(self, trace: Trace, op: Op, errors: int, now: int, point: int) -> None:
@@ -260,9 +258,10 @@ class Validator:
     def live_run(self, tr: Trace, target: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
         fails = sum(f for f, op in zip(tr.failed, tr.ops) if op == Op.READ)
-        evaluated = np.cumsum(np.array(tr.zone) != 0) > 0
+        zone = np.array(tr.zone)
+        evaluated = np.cumsum(zone != Zone.NONE) > 0
         under_after = int(np.sum(evaluated & (np.array(tr.t_used) < target)))
-        return self.outcome(tr, target, tr.t_used, fails, sum(tr.alarm), under_after)
+        return self.outcome(tr, target, tr.t_used, fails, int(np.sum(zone == Zone.ALARM)), under_after)
 
     def replay(self, tr: Trace, target: np.ndarray, wsize: int, mix_pm: int) -> dict:
         f = Flares(self.tables, FlaresConfig(wsize=wsize, mix_pm=mix_pm))

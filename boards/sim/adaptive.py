@@ -99,8 +99,9 @@ class RigFlares:
         self.config = replace(cfg, t_cap=min(self.t_cap, rig_tables().t_max))
         self.profiles.clear()
 
-    def full(self) -> bool:
-        return len(self.profiles) >= PROFILE_SLOTS
+    def has_room(self, key: tuple[int, int]) -> bool:
+        """Whether the page has a profile or the table a free slot for one."""
+        return key in self.profiles or len(self.profiles) < PROFILE_SLOTS
 
     def program(self, key: tuple[int, int], pe: int, now: int) -> tuple[Pprof, Decision, bool]:
         """upPage for a program of the page at the block's wear ``pe``; (profile, decision, new).

@@ -362,7 +362,7 @@ class VirtualRig:
         if not 1 <= pe <= adaptive.PE_MAX:
             raise Reject(Err.BAD_PARAMETER)
         self._guard(block, flags)
-        if (block, page) not in self.flares.profiles and self.flares.full():
+        if not self.flares.has_room((block, page)):
             raise Reject(Err.NO_SPACE)
         pp, d, new = self.flares.program((block, page), pe, self._now_s())
         g = self.chip.geometry
@@ -380,7 +380,7 @@ class VirtualRig:
         self._page(page)
         self._flags(flags, Flag.COMPARE | Flag.RAW)
         key = (block, page)
-        if key not in self.flares.profiles and self.flares.full():
+        if not self.flares.has_room(key):
             raise Reject(Err.NO_SPACE)
         g = self.chip.geometry
         r = self.chip.read(block, page)
@@ -498,7 +498,8 @@ class VirtualRig:
 
 
 def _decision(t: int, d: adaptive.Decision, new: bool) -> bytes:
-    flags = (P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0) | (P.Decide.NEW_PROFILE if new else 0)
+    flags = ((P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0)
+             | (P.Decide.NEW_PROFILE if new else 0))
     return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))
 
 

@@ -87,6 +87,9 @@ def rig_flares(rig: Rig) -> list[tuple]:
     """FLARES in the rig: two program/bake/read rounds on the worn block with windows of 4, then the RAM
     profiles forgotten and the pages read through the records in their spare areas (and one page with
     pattern where a record would be, one erased)."""
+    def seen(r):
+        return r.step, r.source, r.deterr, r.failed, r.read.chip_status, r.read.codewords
+
     cfg = FlaresConfig(wsize=4)
     rig.flares_config(cfg)
     steps, pe = [], PRE_WEAR + 1  # ecc_reads erased the block once
@@ -96,12 +99,11 @@ def rig_flares(rig: Rig) -> list[tuple]:
         steps += [rig.flares_program(FLARES_BLOCK, page, seed=50 + rnd, pe=pe).step for page in range(3)]
         rig.advance(hours=16, temp_c=125)
         for _ in range(3):
-            steps += [rig.flares_read(FLARES_BLOCK, page, seed=50 + rnd) for page in range(3)]
+            steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=50 + rnd)) for page in range(3)]
     rig.program(FLARES_BLOCK, 3, seed=1)
     rig.flares_config(cfg)
-    steps += [rig.flares_read(FLARES_BLOCK, page, seed=51) for page in range(5)]
-    return [s if hasattr(s, "zone") else (s.step, s.source, s.deterr, s.failed, s.read.chip_status, s.read.codewords)
-            for s in steps]
+    steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=51)) for page in range(5)]
+    return steps
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from nandrig.boards.sim import adaptive
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
-from nandrig.host.protocol import Decide, Err, Source
+from nandrig.host.protocol import Cap, Decide, Err, Op as POp, Source
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
 
@@ -40,7 +40,7 @@ def test_record_round_trip_and_correction():
 def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
     """Wear the block far beyond what the program announces, so reads fail and FLARES must react."""
     with open_rig() as rig:
-        assert rig.hello().capabilities & rig.hello().capabilities.FLARES
+        assert rig.hello().capabilities & Cap.FLARES
         cfg = FlaresConfig(wsize=4, mix_pm=1000, maxfail=1)
         t_min, t_cap, slots = rig.flares_config(cfg)
         assert (t_min, t_cap, slots) == (1, rig.info().t_max, adaptive.PROFILE_SLOTS)
@@ -106,8 +106,8 @@ def test_profiles_persist_with_the_rig_state(tmp_path):
 
 @pytest.mark.parametrize("call, code", [
     (lambda r: r.flares_config(FlaresConfig(wsize=1024, mix_pm=1000)), None),
-    (lambda r: r.call(r_op("FLARES_CONFIG"), b"\x00" * 13), Err.BAD_PARAMETER),  # wsize 0
-    (lambda r: r.call(r_op("FLARES_CONFIG"), b"\x00" * 12), Err.BAD_FRAME),
+    (lambda r: r.call(POp.FLARES_CONFIG, b"\x00" * 13), Err.BAD_PARAMETER),  # wsize 0
+    (lambda r: r.call(POp.FLARES_CONFIG, b"\x00" * 12), Err.BAD_FRAME),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=0), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=1 << 17), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(99, 0, seed=1, pe=1), Err.OUT_OF_RANGE),
@@ -121,11 +121,6 @@ def test_bad_requests_are_refused(call, code):
         with pytest.raises(RigError) as e:
             call(rig)
         assert e.value.code == code
-
-
-def r_op(name):
-    from nandrig.host.protocol import Op as POp
-    return POp[name]
 
 
 def test_table_full_is_refused_and_loses_nothing(monkeypatch):
@@ -146,7 +141,7 @@ def test_a_rig_without_a_decoder_refuses_flares():
         rig._info = None
         rig.t.rig.t_max = 0  # as a SoC without the engine reports
         rig.t.rig.flares = adaptive.RigFlares(0)
-        assert not rig.hello().capabilities & rig.hello().capabilities.FLARES
+        assert not rig.hello().capabilities & Cap.FLARES
         with pytest.raises(RigError) as e:
             rig.flares_read(BLOCK, 0, seed=1)
         assert e.value.code == Err.UNSUPPORTED
