@@ -41,7 +41,7 @@ class Zone(enum.IntEnum):
     SAFE = 6
 
 
-class Op(enum.IntEnum):
+class FlaresAccess(enum.IntEnum):
     READ = 0
     PROGRAM = 1
 
@@ -109,9 +109,9 @@ class Flares:
         t = self.tables.t_min if t is None else t
         return Pprof(p_cur=t, p_next=t)
 
-    def up_page(self, pp: Pprof, op: Op, deterr: int, fail: bool, now: int) -> Decision:
+    def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int) -> Decision:
         """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
-        if op == Op.READ:
+        if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
             pp.failc += 1 if fail else 0
         else:

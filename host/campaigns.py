@@ -13,31 +13,28 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from nandrig.boards.sim.profile import Geometry
+from nandrig.chip.geometry import Geometry
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.errors import NandrigError
-from nandrig.host import protocol as P
+from nandrig import protocol as P
 from nandrig.host.oven import Oven
-from nandrig.host.protocol import Err, Op
-from nandrig.host.rig import Rig
+from nandrig.host.rig import MEASURE_DTYPE, Rig, decode_cycle_reply
+from nandrig.protocol import Err, Limit, Opcode
 from nandrig.host.store import Campaign, Store
 
 KINDS = ("endurance", "retention", "read-disturb", "program-disturb", "latency", "vth")
-MAX_CYCLE_BLOCKS = 256
-MAX_CYCLES = 1_000_000
 
 
 @dataclass(frozen=True)
 class Step:
     kind: str  # cycle, measure, erase, program, read_disturb, set_offset, oven
-    op: Op | None
+    op: Opcode | None
     payload: bytes
     meta: dict = field(default_factory=dict)
 
@@ -45,12 +42,12 @@ class Step:
 # -- plans --------------------------------------------------------------------------
 def _cycle_steps(blocks: list[int], cycles: int, seed: int) -> list[Step]:
     steps = []
-    for i in range(0, len(blocks), MAX_CYCLE_BLOCKS):
-        chunk = blocks[i:i + MAX_CYCLE_BLOCKS]
+    for i in range(0, len(blocks), Limit.CYCLE_MAX_BLOCKS):
+        chunk = blocks[i:i + Limit.CYCLE_MAX_BLOCKS]
         left = cycles
         while left > 0:
-            n = min(left, MAX_CYCLES)
-            steps.append(Step("cycle", Op.CYCLE, struct.pack(P.REQ[Op.CYCLE], chunk[0], len(chunk), n, seed, 0),
+            n = min(left, Limit.CYCLE_MAX_ROUNDS)
+            steps.append(Step("cycle", Opcode.CYCLE, P.CYCLE_REQ.pack(chunk[0], len(chunk), n, seed, 0),
                               {"blocks": chunk, "cycles": n}))
             left -= n
     return steps
@@ -63,8 +60,8 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_
     steps = []
     for i in range(0, len(blocks), per):
         chunk = blocks[i:i + per]
-        steps.append(Step("measure", Op.MEASURE,
-                          struct.pack(P.REQ[Op.MEASURE], chunk[0], len(chunk), first_page, n_pages, seed),
+        steps.append(Step("measure", Opcode.MEASURE,
+                          P.MEASURE_REQ.pack(chunk[0], len(chunk), first_page, n_pages, seed),
                           {**meta, "blocks": chunk, "first_page": first_page, "n_pages": n_pages}))
     return steps
 
@@ -120,15 +117,15 @@ def plan(kind: str, p: dict, g: Geometry) -> list[Step]:
         done = 0
         for target in p["read_points"]:
             for b in blocks:
-                steps.append(Step("read_disturb", Op.READ_DISTURB,
-                                  struct.pack(P.REQ[Op.READ_DISTURB], b, p["page"], target - done), {"block": b}))
+                steps.append(Step("read_disturb", Opcode.READ_DISTURB,
+                                  P.READ_DISTURB_REQ.pack(b, p["page"], target - done), {"block": b}))
             done = target
             steps += _measure(blocks, seed, g, {"label": f"reads={target}", "pe": p["pe"], "reads": target})
     elif kind == "program-disturb":
         target = p["page"]
         steps += _cycle_to(blocks, 0, p["pe"], seed)
         for b in blocks:
-            steps.append(Step("erase", Op.ERASE, struct.pack(P.REQ[Op.ERASE], b, 0), {"block": b}))
+            steps.append(Step("erase", Opcode.ERASE, P.ERASE_REQ.pack(b, 0), {"block": b}))
             for page in range(target + 1):
                 steps.append(_program(b, page, seed))
         steps += _measure(blocks, seed, g, {"label": "repeats=0", "pe": p["pe"] + 1, "reads": 0}, n_pages=target)
@@ -144,7 +141,7 @@ def plan(kind: str, p: dict, g: Geometry) -> list[Step]:
         for cp in p["checkpoints"]:
             steps += _cycle_to(blocks, have, cp - 1, seed)
             for b in blocks:
-                steps.append(Step("erase", Op.ERASE, struct.pack(P.REQ[Op.ERASE], b, 0), {"block": b, "pe": cp}))
+                steps.append(Step("erase", Opcode.ERASE, P.ERASE_REQ.pack(b, 0), {"block": b, "pe": cp}))
                 steps += [_program(b, page, seed, pe=cp) for page in range(g.pages_per_block)]
             have = cp
             steps += _measure(blocks, seed, g, {"label": f"pe={cp}", "pe": cp})
@@ -153,10 +150,10 @@ def plan(kind: str, p: dict, g: Geometry) -> list[Step]:
         if p["retention_h"] > 0:
             steps.append(_wait(p, p["retention_h"]))
         for off in p["offsets"]:
-            steps.append(Step("set_offset", Op.SET_READ_OFFSET, struct.pack("<b", off), {"offset": off}))
+            steps.append(Step("set_offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(off), {"offset": off}))
             steps += _measure(blocks, seed, g, {"label": f"offset={off}", "pe": p["pe"], "offset": off,
                                                 "retention": True})
-        steps.append(Step("set_offset", Op.SET_READ_OFFSET, struct.pack("<b", 0), {"offset": 0}))
+        steps.append(Step("set_offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(0), {"offset": 0}))
     else:
         raise NandrigError(f"unknown campaign kind {kind!r} ({', '.join(KINDS)})")
     return steps
@@ -170,12 +167,12 @@ def _wait(p: dict, equiv_h: float) -> Step:
     meta = {"equiv_h": equiv_h, "actual_h": actual, "temp_c": temp}
     if p.get("oven", "virtual") == "virtual":
         ns = int(round(actual * 3.6e12))
-        return Step("advance", Op.ADVANCE, struct.pack(P.REQ[Op.ADVANCE], ns, int(round(temp * 100))), meta)
+        return Step("advance", Opcode.ADVANCE, P.ADVANCE_REQ.pack(ns, int(round(temp * 100))), meta)
     return Step("oven", None, b"", meta)
 
 
 def _program(block: int, page: int, seed: int, pe: int | None = None) -> Step:
-    return Step("program", Op.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + struct.pack("<I", seed),
+    return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + P.PATTERN_SEED.pack(seed),
                 {"block": block, "page": page, "pe": pe})
 
 
@@ -208,7 +205,7 @@ class Runner:
         if pending is not None:  # a request was in flight when the host stopped: collect its reply
             new_session = self.rig.session
             self.rig.hello(session=pending.session)
-            reply = self.rig.call(Op(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err))
+            reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err))
             self._apply(pending.step, self.steps[pending.step], reply)
             self.rig.hello(session=new_session)
             self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
@@ -256,15 +253,17 @@ class Runner:
             self.store.finish_step(db, self.c.id, i, self.context)
 
     def _record_cycle(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
-        for k, b in enumerate(step.meta["blocks"]):
-            done, failed = P.CYCLE_BLOCK.unpack_from(reply.payload, 4 + k * P.CYCLE_BLOCK.size)
+        blocks = step.meta["blocks"]
+        done_by_block, failed_by_block = decode_cycle_reply(reply.payload, blocks[0], len(blocks))
+        for b in blocks:
+            done, failed = done_by_block[b], failed_by_block[b]
             db.execute("UPDATE blocks SET pe = pe + ?, failed = failed OR ? WHERE chip_id=? AND block=?",
                        (done, failed, self.c.chip_id, b))
             if failed:
                 Store._event(db, self.c.id, "block_failed", f"block {b} failed after {done} of {step.meta['cycles']} cycles")
 
     def _record_erase(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
-        status, busy = P.STATUS_BUSY.unpack(reply.payload)
+        status, busy = P.CHIP_RESULT.unpack(reply.payload)
         b = step.meta["block"]
         db.execute("UPDATE blocks SET pe = pe + 1, failed = failed OR ? WHERE chip_id=? AND block=?",
                    (status & 1, self.c.chip_id, b))
@@ -272,7 +271,7 @@ class Runner:
         db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)", (self.c.id, i, "erase", b, -1, pe, busy))
 
     def _record_program(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
-        status, busy = P.STATUS_BUSY.unpack(reply.payload)
+        status, busy = P.CHIP_RESULT.unpack(reply.payload)
         b = step.meta["block"]
         pe = db.execute("SELECT pe FROM blocks WHERE chip_id=? AND block=?", (self.c.chip_id, b)).fetchone()[0]
         db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)", (self.c.id, i, "program", b, step.meta["page"], pe, busy))
@@ -299,12 +298,12 @@ class Runner:
             (self.c.id, i, m["label"], m["pe"], equiv, actual, temp, m.get("reads", m.get("repeats", 0)),
              m.get("offset", 0)))
         cp = cur.lastrowid
-        recs = np.frombuffer(reply.payload, dtype=np.dtype([("e10", "<u2"), ("e01", "<u2"), ("busy", "<u4")]))
+        recs = np.frombuffer(reply.payload, dtype=MEASURE_DTYPE)
         recs = recs.reshape(len(m["blocks"]), m["n_pages"])
         pes = dict(db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (self.c.chip_id,)).fetchall())
         db.executemany("INSERT INTO measurements VALUES (?,?,?,?,?,?,?,?)", (
-            (cp, b, m["first_page"] + j, pes[b], int(recs[k, j]["e10"]), int(recs[k, j]["e01"]), self.g.raw_page_bytes * 8,
-             int(recs[k, j]["busy"]))
+            (cp, b, m["first_page"] + j, pes[b], int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),
+             self.g.raw_page_bytes * 8, int(recs[k, j]["busy_ns"]))
             for k, b in enumerate(m["blocks"]) for j in range(m["n_pages"])))
 
 

@@ -35,7 +35,7 @@ def rig_grp() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def info_cmd(url, profile, seed, state, as_json) -> None:
     """Chip identity and geometry, read from the chip's ONFI parameter page."""
-    from nandrig.boards.sim.onfi_identity import decode_first_valid
+    from nandrig.chip.onfi import decode_first_valid
 
     with open_rig(url, profile, seed, state) as rig:
         hello = rig.hello_info

@@ -37,16 +37,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nandrig.characterization.arrhenius import acceleration_factor
-from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
+from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
+from nandrig.chip.geometry import page_map
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import CorrTable, RetentionGrid
 from nandrig.errors import NandrigError
-from nandrig.host import protocol as P
+from nandrig import protocol as P
 from nandrig.host.rig import Rig
 
 UBER = 1e-11
-CODEWORD_BYTES = 4096
+PAPER_CODEWORD_BYTES = 4096
 BAKE_C = 125.0
 WSIZES = (10, 100)
 MIXES_PM = (0, 500, 1000)
@@ -70,7 +71,7 @@ PAPER = {
 class Trace:
     """What the rig did and measured: one entry per operation."""
 
-    ops: list[int]  # Op.READ / Op.PROGRAM
+    ops: list[int]  # FlaresAccess.READ / FlaresAccess.PROGRAM
     errors: list[int]  # data-codeword errors of reads (0 for programs)
     now_s: list[int]  # rig clock, seconds, FLARES' time base
     pe: list[int]
@@ -94,7 +95,6 @@ CALIBRATION_HOURS = (0.0, 24.0, 720.0, 8760.0)
 
 def calibrate(rig: Rig, blocks: list[int], upper: bool, seed: int = 7) -> tuple[RberParams, dict]:
     """Fit eq. 5 to the pages of one kind (upper or lower) measured on ``blocks``."""
-    from nandrig.boards.sim.chip import page_map
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
@@ -135,7 +135,7 @@ class Validator:
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
         # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own
-        self.table = CorrTable.build(UBER, (info.codeword_bytes if live else CODEWORD_BYTES) * 8)
+        self.table = CorrTable.build(UBER, (info.codeword_bytes if live else PAPER_CODEWORD_BYTES) * 8)
         if params is not None:
             self.tables = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
         self.programs = 0
@@ -159,7 +159,7 @@ class Validator:
                 res = self.rig.program(self.block, p, seed=seed)
         now = self.rig.time_ns() // 1_000_000_000
         self.rig.advance(hours=retention_h / acceleration_factor(temp_c), temp_c=temp_c)
-        self._record(trace, Op.PROGRAM, 0, now, point)
+        self._record(trace, FlaresAccess.PROGRAM, 0, now, point)
         trace.prog_busy_ns.append(res.busy_ns)
         if self.live:
             self._record_live(trace, res.step, False)
@@ -172,7 +172,7 @@ class Validator:
         else:
             r = self.rig.read(self.block, self.page, seed=seed)
         errors = sum(c.errors for c in r.codewords[:self.data_codewords])
-        self._record(trace, Op.READ, errors, self.rig.time_ns() // 1_000_000_000, point)
+        self._record(trace, FlaresAccess.READ, errors, self.rig.time_ns() // 1_000_000_000, point)
         trace.read_busy_ns.append(r.busy_ns)
         if self.live:
             self._record_live(trace, fr.step, fr.failed > 0)
@@ -183,7 +183,7 @@ class Validator:
         trace.failed.append(failed)
         trace.zone.append(int(step.zone))
 
-    def _record(self, trace: Trace, op: Op, errors: int, now: int, point: int) -> None:
+    def _record(self, trace: Trace, op: FlaresAccess, errors: int, now: int, point: int) -> None:
         trace.ops.append(int(op))
         trace.errors.append(errors)
         trace.now_s.append(now)
@@ -231,7 +231,7 @@ class Validator:
         """Target t per operation: what the measured RBER of its operating point (or of its
         neighbourhood in continuous wear) requires."""
         ops, errs, point = np.array(tr.ops), np.array(tr.errors, float), np.array(tr.point)
-        reads = ops == int(Op.READ)
+        reads = ops == int(FlaresAccess.READ)
         out = np.zeros(len(ops), dtype=int)
         n_points = point.max() + 1
         half = 25 if n_points > 50 else 0  # continuous wear: smooth over +-25 operating points
@@ -245,7 +245,7 @@ class Validator:
     def outcome(self, tr: Trace, target: np.ndarray, chosen: list[int], fails: int, alarms: int,
                 under_after: int) -> dict:
         """A run's figures from the t chosen per operation against the target t."""
-        reads = [c for c, op in zip(chosen, tr.ops) if op == Op.READ]
+        reads = [c for c, op in zip(chosen, tr.ops) if op == FlaresAccess.READ]
         over = [c - int(t) for c, t in zip(chosen, target)]
         return {"ops": len(tr.ops), "reads": len(reads),
                 "under_target_ops": int(sum(c < t for c, t in zip(chosen, target))),
@@ -257,7 +257,7 @@ class Validator:
 
     def live_run(self, tr: Trace, target: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
-        fails = sum(f for f, op in zip(tr.failed, tr.ops) if op == Op.READ)
+        fails = sum(f for f, op in zip(tr.failed, tr.ops) if op == FlaresAccess.READ)
         zone = np.array(tr.zone)
         evaluated = np.cumsum(zone != Zone.NONE) > 0
         under_after = int(np.sum(evaluated & (np.array(tr.t_used) < target)))
@@ -271,14 +271,14 @@ class Validator:
         chosen, fails, alarms = [], 0, 0
         under_after, evaluated = 0, False
         for op, err, now, tgt, pe in zip(tr.ops, tr.errors, tr.now_s, target, tr.pe):
-            if op == Op.PROGRAM:
+            if op == FlaresAccess.PROGRAM:
                 pp.pecycles = pe - 1  # the rig's cycling programmed this page too; upPage counts this one
-            fail = op == Op.READ and err > pp.p_cur
-            d = f.up_page(pp, Op(op), err, fail, now)
+            fail = op == FlaresAccess.READ and err > pp.p_cur
+            d = f.up_page(pp, FlaresAccess(op), err, fail, now)
             alarms += d.alarm
             evaluated |= d.zone != 0
             under_after += evaluated and pp.p_cur < tgt
-            if op == Op.READ:
+            if op == FlaresAccess.READ:
                 fails += fail
             chosen.append(pp.p_cur)
         return self.outcome(tr, target, chosen, fails, alarms, under_after)
@@ -304,7 +304,6 @@ def validate(rig: Rig, params: RberParams | None, block: int, page: int, scale: 
 
     With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
     scenario (no model is calibrated or replayed: the rig's is compiled in)."""
-    from nandrig.boards.sim.chip import page_map
 
     info = rig.info()
     if not 0 <= page < info.pages_per_block:
@@ -337,7 +336,7 @@ def validate(rig: Rig, params: RberParams | None, block: int, page: int, scale: 
                 runs.append({"scenario": scenario, "wsize": wsize, "mix": mix / 1000, **r})
     return {
         "chip_block": block, "page": page, "model": model, "uber": UBER,
-        "codeword_bytes": info.codeword_bytes if live else CODEWORD_BYTES,
+        "codeword_bytes": info.codeword_bytes if live else PAPER_CODEWORD_BYTES,
         "flares_in_rig": live is not None,
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),

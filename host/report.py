@@ -1,8 +1,7 @@
 """``nandrig report``: one HTML page with PNG plots for everything a database holds.
 
-Upper/lower page roles follow the common MLC shuffle (lower page of wordline
-k+1 before the upper page of wordline k), which the virtual chip uses; a real
-part with another order needs its own map.
+Upper/lower page roles come from each chip's page map, stored with the chip's
+record (nandrig.chip.geometry.PageMap).
 """
 from __future__ import annotations
 
@@ -19,11 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from nandrig import __version__  # noqa: E402
-from nandrig.boards.sim.chip import page_map  # noqa: E402
 from nandrig.characterization.fitting import FitResult, fit  # noqa: E402
 from nandrig.characterization.measurements import Measurements  # noqa: E402
 from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
+from nandrig.chip.geometry import PageMap  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.session import export_rows  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
@@ -38,8 +37,8 @@ def _save(fig, path: Path) -> str:
     return path.name
 
 
-def _upper(pages: np.ndarray, ppb: int) -> np.ndarray:
-    return np.array([page_map(int(p), ppb)[1] for p in pages])
+def _upper(pages: np.ndarray, pm: PageMap) -> np.ndarray:
+    return np.array([pm.is_upper(int(p)) for p in pages])
 
 
 class Report:
@@ -105,16 +104,16 @@ class Report:
         self.sections.append(f'<figure><img src="{Path(path).name}" alt="{html.escape(caption)}">'
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
-    def page_profile(self, c: Campaign, ppb: int) -> None:
+    def page_profile(self, c: Campaign, pm: PageMap) -> None:
         rows = self.store.rows(c.id)
         last = rows[-1][0]
         sel = [r for r in rows if r[0] == last]
         pages = np.array([r[8] for r in sel])
         errs = np.array([r[9] + r[10] for r in sel], float)
         bits = np.array([r[11] for r in sel], float)
-        idx = np.arange(ppb)
+        idx = np.arange(len(pm.pages))
         rate = np.array([errs[pages == p].sum() / max(bits[pages == p].sum(), 1) for p in idx])
-        up = _upper(idx, ppb)
+        up = _upper(idx, pm)
         fig, ax = plt.subplots(figsize=(8, 3.8))
         ax.bar(idx[~up], rate[~up], color="tab:blue", label="lower (LSB) pages")
         ax.bar(idx[up], rate[up], color="tab:red", label="upper (MSB) pages")
@@ -124,7 +123,7 @@ class Report:
         ax.legend()
         self.fig(fig, f"pages_{c.id}", f"Per-page error rate at {last} (campaign {c.id}, {c.kind}), averaged over its blocks")
 
-    def latency(self, c: Campaign, ppb: int) -> None:
+    def latency(self, c: Campaign, pm: PageMap) -> None:
         ops = self.store.op_times(c.id)
         progs = [(b, p, pe, busy) for op, b, p, pe, busy in ops if op == "program"]
         erases = [(pe, busy) for op, b, p, pe, busy in ops if op == "erase"]
@@ -145,7 +144,7 @@ class Report:
         lines = []
         for pe in sorted(by_pe):
             pts = np.array(by_pe[pe])
-            up = _upper(pts[:, 0], ppb)
+            up = _upper(pts[:, 0], pm)
             lsb, msb = pts[~up, 1].mean() / 1000, pts[up, 1].mean() / 1000
             lines.append(f"<tr><td>{pe}</td><td>{lsb:.0f}</td><td>{msb:.0f}</td><td>{msb / lsb:.2f}</td></tr>")
         er = defaultdict(list)
@@ -179,12 +178,12 @@ class Report:
         ax.grid(True, alpha=0.3)
         self.fig(fig, f"program_disturb_{c.id}", "Program disturb: errors in the pages before the re-programmed one")
 
-    def vth(self, c: Campaign, ppb: int) -> None:
+    def vth(self, c: Campaign, pm: PageMap) -> None:
         rows = self.store.rows(c.id)
         offs = sorted({r[6] for r in rows})
         curves = {k: np.zeros((len(offs), 2)) for k in ("lower", "upper")}
         for r in rows:
-            kind = "upper" if page_map(r[8], ppb)[1] else "lower"
+            kind = "upper" if pm.is_upper(r[8]) else "lower"
             curves[kind][offs.index(r[6])] += (r[9], r[10])
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         o = np.array(offs, float)
@@ -256,7 +255,7 @@ def write_report(db: str | Path, out: str | Path) -> Path:
         for chip_id in sorted({c.chip_id for c in campaigns}):
             chip = store.chip(chip_id)
             mine = [c for c in campaigns if c.chip_id == chip_id]
-            ppb = chip["pages_per_block"]
+            ppb, pm = chip["pages_per_block"], store.page_map(chip_id)
             r.sections.append(f"<h1>Chip {html.escape(chip['label'])}</h1>")
             r.p(f"{html.escape(chip['manufacturer'])} {html.escape(chip['model'])}, read ID {chip['read_id']}; "
                 f"{chip['page_bytes']}+{chip['spare_bytes']}-byte pages, {ppb} pages per block, "
@@ -267,15 +266,15 @@ def write_report(db: str | Path, out: str | Path) -> Path:
                     continue
                 r.h2(f"Campaign {c.id}: {c.kind}")
                 if c.kind in ("endurance", "retention"):
-                    r.page_profile(c, ppb)
+                    r.page_profile(c, pm)
                 elif c.kind == "latency":
-                    r.latency(c, ppb)
+                    r.latency(c, pm)
                 elif c.kind == "read-disturb":
                     r.read_disturb(c)
                 elif c.kind == "program-disturb":
                     r.program_disturb(c)
                 elif c.kind == "vth":
-                    r.vth(c, ppb)
+                    r.vth(c, pm)
             r.h2("Campaigns and provenance")
             rows = []
             for c in mine:

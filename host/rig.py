@@ -10,7 +10,6 @@ cache, so a retried ERASE or CYCLE is never applied twice.
 from __future__ import annotations
 
 import random
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,15 +18,15 @@ import numpy as np
 
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.errors import NandrigError
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Err, Flag, Frame, Op, Source
+from nandrig import protocol as P
+from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, Opcode,
+                              ProfileSource, ProgramFlag, ReadFlag)
 from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
 
-LONG = {Op.CYCLE, Op.MEASURE, Op.READ_DISTURB, Op.SCAN_BAD}
 
 
 class RigError(NandrigError):
-    def __init__(self, op: Op, code: int, message: str = "") -> None:
+    def __init__(self, op: Opcode, code: int, message: str = "") -> None:
         self.op, self.code = op, code
         name = Err(code).name if code in Err._value2member_map_ else f"error {code}"
         super().__init__(message or f"rig refused {op.name}: {name}")
@@ -64,7 +63,7 @@ class RigInfo:
 
 
 @dataclass(frozen=True)
-class OpResult:
+class ChipResult:
     chip_status: int
     busy_ns: int
 
@@ -107,7 +106,7 @@ class FlaresStep:
 
     @classmethod
     def unpack(cls, payload: bytes, offset: int = 0) -> "FlaresStep":
-        t, zone, p, flags = P.FLARES_DECISION.unpack_from(payload, offset)
+        t, zone, p, flags = P.FLARES_DECISION.unpack(payload, offset)
         return cls(t, Zone(zone), p, P.Decide(flags))
 
 
@@ -121,7 +120,7 @@ class FlaresProgramResult:
 @dataclass(frozen=True)
 class FlaresReadResult:
     step: FlaresStep
-    source: Source  # where the page's profile came from
+    source: ProfileSource  # where the page's profile came from
     deterr: int  # the error count FLARES took: corrected bits per data codeword, rounded up
     failed: int  # data codewords the decoder could not correct
     read: ReadResult
@@ -199,7 +198,7 @@ class Rig:
         self._seq = (self._seq + 1) & 0xFFFF
         return self._seq
 
-    def call(self, op: Op, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None) -> Frame:
+    def call(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None) -> Frame:
         """Send one request and return its reply, retrying until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
@@ -209,9 +208,9 @@ class Rig:
         now = time.monotonic()
         deadline, next_poll = now + self.timeout, now + self.poll_s
         while True:
-            remaining = max(0.0, min(deadline, next_poll if op in LONG else deadline) - time.monotonic())
+            remaining = max(0.0, min(deadline, next_poll if op in P.LONG else deadline) - time.monotonic())
             for f in self._deframer.feed(self.t.read(min(remaining, 0.05))):
-                if f.type != P.REPLY:
+                if f.type != P.REPLY_TYPE:
                     continue
                 if f.seq == seq and f.op == op:
                     if f.status == Err.BUSY:  # another command still runs (a previous session's)
@@ -222,7 +221,7 @@ class Rig:
                     if f.status not in ok:
                         raise RigError(op, f.status)
                     return f
-                if status_seq is not None and f.seq == status_seq and f.op == Op.STATUS and f.status == Err.OK:
+                if status_seq is not None and f.seq == status_seq and f.op == Opcode.STATUS and f.status == Err.OK:
                     st = _status(f.payload)
                     if st.busy and st.seq == seq:
                         deadline = time.monotonic() + self.timeout  # alive and working on it
@@ -231,9 +230,9 @@ class Rig:
                     elif not st.busy:
                         self.t.write(raw)  # it finished but its reply got lost: ask again
             now = time.monotonic()
-            if op in LONG and now >= next_poll:
+            if op in P.LONG and now >= next_poll:
                 status_seq = self.next_seq()
-                self.t.write(P.request(Op.STATUS, status_seq).encode())
+                self.t.write(P.request(Opcode.STATUS, status_seq).encode())
                 next_poll = now + self.poll_s
             if now >= deadline:
                 attempts += 1
@@ -250,15 +249,15 @@ class Rig:
     def hello(self, session: int | None = None) -> Hello:
         if session is not None:
             self.session = session
-        f = self.call(Op.HELLO, struct.pack(P.REQ[Op.HELLO], *P.VERSION, self.session))
-        major, minor, kind, caps, n = P.HELLO_REPLY.unpack_from(f.payload)
+        f = self.call(Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, self.session))
+        major, minor, kind, caps, n = P.HELLO_REPLY.unpack(f.payload)
         ident = f.payload[P.HELLO_REPLY.size:P.HELLO_REPLY.size + n].decode("ascii", "replace")
         return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident)
 
     def info(self) -> RigInfo:
         if self._info is None:
-            f = self.call(Op.INFO)
-            v = P.INFO_REPLY.unpack(f.payload)
+            f = self.call(Opcode.INFO)
+            v = P.INFO_REPLY.unpack_exact(f.payload)
             self._info = RigInfo(
                 read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(),
                 model=v[2].decode("ascii", "replace").strip(), page_bytes=v[3], spare_bytes=v[4],
@@ -269,76 +268,73 @@ class Rig:
         return self._info
 
     def reset(self) -> int:
-        return self.call(Op.RESET).payload[0]
+        return P.BYTE_REPLY.unpack(self.call(Opcode.RESET).payload).value
 
     def read_id(self, address: int = 0x00) -> bytes:
-        p = self.call(Op.READ_ID, struct.pack("<B", address)).payload
+        p = self.call(Opcode.READ_ID, P.READ_ID_REQ.pack(address)).payload
         return p[1:1 + p[0]]
 
     def read_param_page(self) -> bytes:
-        return self.call(Op.READ_PARAM_PAGE).payload
+        return self.call(Opcode.READ_PARAM_PAGE).payload
 
     def scan_bad(self, first: int = 0, count: int | None = None) -> list[int]:
         count = self.info().blocks - first if count is None else count
         bad: list[int] = []
-        for start in range(first, first + count, 4096):
-            n = min(4096, first + count - start)
-            bits = self.call(Op.SCAN_BAD, struct.pack("<IH", start, n)).payload
+        for start in range(first, first + count, P.Limit.SCAN_BAD_MAX_BLOCKS):
+            n = min(P.Limit.SCAN_BAD_MAX_BLOCKS, first + count - start)
+            bits = self.call(Opcode.SCAN_BAD, P.SCAN_BAD_REQ.pack(start, n)).payload
             bad += [start + i for i in range(n) if bits[i // 8] >> (i % 8) & 1]
         return bad
 
-    def erase(self, block: int, *, force: bool = False) -> OpResult:
-        f = self.call(Op.ERASE, struct.pack("<IB", block, Flag.FORCE if force else 0), ok=(Err.OK, Err.CHIP_FAIL))
-        return OpResult(*P.STATUS_BUSY.unpack(f.payload))
+    def erase(self, block: int, *, force: bool = False) -> ChipResult:
+        f = self.call(Opcode.ERASE, P.ERASE_REQ.pack(block, EraseFlag.FORCE if force else 0), ok=(Err.OK, Err.CHIP_FAIL))
+        return ChipResult(*P.CHIP_RESULT.unpack(f.payload))
 
     def program(self, block: int, page: int, *, seed: int | None = None, data: bytes | None = None, t: int = 0,
-                force: bool = False) -> OpResult:
+                force: bool = False) -> ChipResult:
         if (seed is None) == (data is None):
             raise NandrigError("program needs either a pattern seed or data")
-        flags = (Flag.FORCE if force else 0) | (Flag.EXPLICIT if data is not None else 0)
-        body = P.PROGRAM_HEAD.pack(block, page, t, flags) + (bytes(data) if data is not None else struct.pack("<I", seed))
-        f = self.call(Op.PROGRAM, body, ok=(Err.OK, Err.CHIP_FAIL))
-        return OpResult(*P.STATUS_BUSY.unpack(f.payload))
+        flags = (ProgramFlag.FORCE if force else 0) | (ProgramFlag.EXPLICIT if data is not None else 0)
+        body = P.PROGRAM_HEAD.pack(block, page, t, flags) + (bytes(data) if data is not None else P.PATTERN_SEED.pack(seed))
+        f = self.call(Opcode.PROGRAM, body, ok=(Err.OK, Err.CHIP_FAIL))
+        return ChipResult(*P.CHIP_RESULT.unpack(f.payload))
 
     def read(self, block: int, page: int, *, seed: int | None = None, t: int = 0, raw: bool = False) -> ReadResult:
-        flags = (Flag.COMPARE if seed is not None else 0) | (Flag.RAW if raw else 0)
-        f = self.call(Op.READ, struct.pack(P.REQ[Op.READ], block, page, t, flags, seed or 0))
+        flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if raw else 0)
+        f = self.call(Opcode.READ, P.READ_REQ.pack(block, page, t, flags, seed or 0))
         return _read_result(f.payload, raw)
 
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
     def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:
         """Set FLARES' constants (the rig forgets every page's counters); (t_min, t_cap, profile slots)."""
-        f = self.call(Op.FLARES_CONFIG, struct.pack(P.REQ[Op.FLARES_CONFIG], cfg.wsize, cfg.mix_pm, cfg.saferange_pm,
-                                                    cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s))
-        return P.FLARES_CONFIG_REPLY.unpack(f.payload)
+        f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail,
+                                                                     cfg.maxcritical, cfg.maxover, cfg.req_ret_s))
+        return tuple(P.FLARES_CONFIG_REPLY.unpack_exact(f.payload))
 
     def flares_program(self, block: int, page: int, *, seed: int, pe: int, force: bool = False) -> FlaresProgramResult:
         """Program the pattern at the t FLARES holds for the page; ``pe`` is the block's P/E count with
         this program's erase (the host counts wear, the rig keeps the page's profile)."""
-        f = self.call(Op.FLARES_PROGRAM, struct.pack(P.REQ[Op.FLARES_PROGRAM], block, page,
-                                                     Flag.FORCE if force else 0, seed, pe), ok=(Err.OK, Err.CHIP_FAIL))
-        status, busy = P.STATUS_BUSY.unpack_from(f.payload)
-        return FlaresProgramResult(status, busy, FlaresStep.unpack(f.payload, P.STATUS_BUSY.size))
+        f = self.call(Opcode.FLARES_PROGRAM, P.FLARES_PROGRAM_REQ.pack(block, page, FlaresProgramFlag.FORCE if force else 0,
+                                                                       seed, pe), ok=(Err.OK, Err.CHIP_FAIL))
+        status, busy = P.CHIP_RESULT.unpack(f.payload)
+        return FlaresProgramResult(status, busy, FlaresStep.unpack(f.payload, P.CHIP_RESULT.size))
 
     def flares_read(self, block: int, page: int, *, seed: int | None = None, raw: bool = False) -> FlaresReadResult:
         """Read and decode the page at its profile's t; FLARES counts the corrected bits."""
-        flags = (Flag.COMPARE if seed is not None else 0) | (Flag.RAW if raw else 0)
-        f = self.call(Op.FLARES_READ, struct.pack(P.REQ[Op.FLARES_READ], block, page, flags, seed or 0))
-        source, deterr, failed = P.FLARES_READ_TAIL.unpack_from(f.payload, P.FLARES_DECISION.size)
+        flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if raw else 0)
+        f = self.call(Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(block, page, flags, seed or 0))
+        source, deterr, failed = P.FLARES_READ_TAIL.unpack(f.payload, P.FLARES_DECISION.size)
         head = P.FLARES_DECISION.size + P.FLARES_READ_TAIL.size
-        return FlaresReadResult(FlaresStep.unpack(f.payload), Source(source), deterr, failed,
+        return FlaresReadResult(FlaresStep.unpack(f.payload), ProfileSource(source), deterr, failed,
                                 _read_result(f.payload[head:], raw))
 
     def set_read_offset(self, offset: int) -> int:
-        return self.call(Op.SET_READ_OFFSET, struct.pack("<b", offset)).payload[0]
+        return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset)).payload).value
 
     def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False) -> CycleResult:
-        f = self.call(Op.CYCLE, struct.pack(P.REQ[Op.CYCLE], first, n_blocks, cycles, seed, Flag.FORCE if force else 0),
+        f = self.call(Opcode.CYCLE, P.CYCLE_REQ.pack(first, n_blocks, cycles, seed, CycleFlag.FORCE if force else 0),
                       ok=(Err.OK, Err.ABORTED))
-        done, failed = {}, {}
-        for i in range(n_blocks):
-            d, bad = P.CYCLE_BLOCK.unpack_from(f.payload, 4 + i * P.CYCLE_BLOCK.size)
-            done[first + i], failed[first + i] = d, bool(bad)
+        done, failed = decode_cycle_reply(f.payload, first, n_blocks)
         return CycleResult(done, failed, f.status == Err.ABORTED)
 
     def measure(self, first: int, n_blocks: int, seed: int, first_page: int = 0, n_pages: int | None = None) -> MeasureResult:
@@ -348,42 +344,54 @@ class Rig:
         rows = []
         for start in range(first, first + n_blocks, per_call):
             nb = min(per_call, first + n_blocks - start)
-            f = self.call(Op.MEASURE, struct.pack(P.REQ[Op.MEASURE], start, nb, first_page, n_pages, seed))
-            rows.append(np.frombuffer(f.payload, dtype=np.dtype([("e10", "<u2"), ("e01", "<u2"), ("busy", "<u4")])))
+            f = self.call(Opcode.MEASURE, P.MEASURE_REQ.pack(start, nb, first_page, n_pages, seed))
+            rows.append(np.frombuffer(f.payload, dtype=MEASURE_DTYPE))
         a = np.concatenate(rows).reshape(n_blocks, n_pages)
         return MeasureResult(tuple(range(first, first + n_blocks)), tuple(range(first_page, first_page + n_pages)),
-                             a["e10"].astype(np.int64), a["e01"].astype(np.int64), a["busy"].astype(np.int64))
+                             a["err_1to0"].astype(np.int64), a["err_0to1"].astype(np.int64), a["busy_ns"].astype(np.int64))
 
     def read_disturb(self, block: int, page: int, reads: int) -> tuple[int, int]:
-        f = self.call(Op.READ_DISTURB, struct.pack(P.REQ[Op.READ_DISTURB], block, page, reads), ok=(Err.OK, Err.ABORTED))
-        return struct.unpack("<II", f.payload)
+        f = self.call(Opcode.READ_DISTURB, P.READ_DISTURB_REQ.pack(block, page, reads), ok=(Err.OK, Err.ABORTED))
+        return tuple(P.READ_DISTURB_REPLY.unpack_exact(f.payload))
 
     def time_ns(self) -> int:
-        return struct.unpack("<Q", self.call(Op.TIME).payload)[0]
+        return P.CLOCK_REPLY.unpack_exact(self.call(Opcode.TIME).payload).rig_clock_ns
 
     def advance(self, *, hours: float = 0.0, temp_c: float = 25.0) -> int:
         """Let virtual time pass (simulated rigs only), optionally as a bake at ``temp_c``."""
         if hours < 0:
             raise NandrigError("cannot advance time backwards")
         ns = int(round(hours * 3.6e12))
-        f = self.call(Op.ADVANCE, struct.pack(P.REQ[Op.ADVANCE], ns, int(round(temp_c * 100))))
-        return struct.unpack("<Q", f.payload)[0]
+        f = self.call(Opcode.ADVANCE, P.ADVANCE_REQ.pack(ns, int(round(temp_c * 100))))
+        return P.CLOCK_REPLY.unpack_exact(f.payload).rig_clock_ns
 
     def status(self) -> Status:
-        return _status(self.call(Op.STATUS).payload)
+        return _status(self.call(Opcode.STATUS).payload)
 
     def abort(self) -> bool:
-        return bool(self.call(Op.ABORT).payload[0])
+        return bool(P.BYTE_REPLY.unpack(self.call(Opcode.ABORT).payload).value)
 
 
 def _read_result(payload: bytes, raw: bool) -> ReadResult:
-    status, busy = P.STATUS_BUSY.unpack_from(payload)
-    n = payload[P.STATUS_BUSY.size]
-    off = P.STATUS_BUSY.size + 1
-    cws = tuple(Codeword(*P.CODEWORD.unpack_from(payload, off + i * P.CODEWORD.size)) for i in range(n))
-    return ReadResult(status, busy, cws, payload[off + n * P.CODEWORD.size:] if raw else None)
+    status, busy, n = P.READ_HEAD.unpack(payload)
+    off = P.READ_HEAD.size
+    cws = tuple(Codeword(*P.CODEWORD_COUNTS.unpack(payload, off + i * P.CODEWORD_COUNTS.size)) for i in range(n))
+    return ReadResult(status, busy, cws, payload[off + n * P.CODEWORD_COUNTS.size:] if raw else None)
+
+
+# MEASURE's reply as a numpy record array, from the same layout
+MEASURE_DTYPE = np.dtype(P.MEASURE_PAGE.dtype())
+
+
+def decode_cycle_reply(payload: bytes, first: int, n_blocks: int) -> tuple[dict[int, int], dict[int, bool]]:
+    """CYCLE's reply: per block, the rounds it did and whether it failed."""
+    done, failed = {}, {}
+    for i in range(n_blocks):
+        d, bad = P.CYCLE_BLOCK.unpack(payload, P.CYCLE_HEAD.size + i * P.CYCLE_BLOCK.size)
+        done[first + i], failed[first + i] = d, bool(bad)
+    return done, failed
 
 
 def _status(payload: bytes) -> Status:
-    busy, op, seq, done, total = P.STATUS_REPLY.unpack(payload)
+    busy, op, seq, done, total = P.STATUS_REPLY.unpack_exact(payload)
     return Status(bool(busy), op, seq, done, total)

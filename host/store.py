@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from nandrig.chip.geometry import PageMap
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chips carry their page map
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,6 +33,7 @@ CREATE TABLE chips (
     pages_per_block INTEGER NOT NULL,
     blocks INTEGER NOT NULL,
     param_page BLOB NOT NULL,
+    page_map TEXT NOT NULL,              -- JSON: per page [wordline, 0 lower / 1 upper] (nandrig.chip.geometry)
     sim_profile TEXT,                    -- simulated chips: profile, seed and the rig state file
     sim_seed INTEGER,
     sim_state TEXT,
@@ -180,9 +182,19 @@ class Store:
         if version > SCHEMA_VERSION:
             raise NandrigError(f"{self.path} was written by a newer nandrig (schema {version}; "
                                f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
-        if version < SCHEMA_VERSION:
+        if version == 1:
+            self._migrate_from_1()
+        elif version < SCHEMA_VERSION:
             raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
         self.db.execute(FLARES_TABLE)
+
+    def _migrate_from_1(self) -> None:
+        """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
+        with self.tx() as db:
+            db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
+            for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
+                db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
+            db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -203,13 +215,20 @@ class Store:
         row = self.db.execute("SELECT id FROM chips WHERE label=?", (label,)).fetchone()
         return row[0] if row else None
 
-    def add_chip(self, label: str, info, param_page: bytes, sim: tuple[str, int, str] | None) -> int:
+    def add_chip(self, label: str, info, param_page: bytes, sim: tuple[str, int, str] | None,
+                 page_map: PageMap | None = None) -> int:
+        """A new chip record; its page map is the shuffled MLC order unless the part has another."""
+        pm = page_map or PageMap.shuffled_mlc(info.pages_per_block)
+        if len(pm.pages) != info.pages_per_block:
+            raise NandrigError(f"page map has {len(pm.pages)} pages, the chip {info.pages_per_block} per block")
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO chips (label, read_id, manufacturer, model, page_bytes, spare_bytes, pages_per_block,"
-                " blocks, param_page, sim_profile, sim_seed, sim_state, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " blocks, param_page, page_map, sim_profile, sim_seed, sim_state, created)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (label, info.read_id.hex(), info.manufacturer, info.model, info.page_bytes, info.spare_bytes,
-                 info.pages_per_block, info.blocks, param_page, *(sim or (None, None, None)), time.time()))
+                 info.pages_per_block, info.blocks, param_page, pm.to_json(), *(sim or (None, None, None)),
+                 time.time()))
             cid = cur.lastrowid
             db.executemany("INSERT INTO blocks (chip_id, block) VALUES (?,?)", ((cid, b) for b in range(info.blocks)))
         return cid
@@ -229,6 +248,12 @@ class Store:
             return self.db.execute("SELECT * FROM chips WHERE id=?", (chip_id,)).fetchone()
         finally:
             self.db.row_factory = None
+
+    def page_map(self, chip_id: int) -> PageMap:
+        row = self.db.execute("SELECT page_map FROM chips WHERE id=?", (chip_id,)).fetchone()
+        if row is None:
+            raise NandrigError(f"no chip {chip_id} in {self.path}")
+        return PageMap.from_json(row[0])
 
     def pe_counts(self, chip_id: int, blocks: list[int] | None = None) -> dict[int, int]:
         rows = self.db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()

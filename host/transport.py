@@ -6,7 +6,7 @@ import time
 from typing import Protocol
 
 from nandrig.errors import NandrigError
-from nandrig.host.protocol import Deframer
+from nandrig.protocol import Deframer
 
 
 class Transport(Protocol):

@@ -5,7 +5,7 @@ import statistics
 import time
 
 from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.pattern import page_seed
+from nandrig.chip.pattern import page_seed
 from nandrig.characterization.rber import load_params
 
 GRID_PE = (1000, 2000, 5000, 10000)

@@ -35,41 +35,24 @@ from pathlib import Path
 import numpy as np
 
 from nandrig.boards.sim import rng
-from nandrig.boards.sim.onfi_identity import PARAM_PAGE_COPIES
-from nandrig.boards.sim.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
     page_error_probs,
 )
 from nandrig.boards.sim.profile import ChipProfile, load_profile
 from nandrig.characterization.arrhenius import acceleration_factor
+from nandrig.chip.geometry import page_map, page_of
+from nandrig.chip.onfi import PARAM_PAGE_COPIES, Feature, StatusBit
+from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
 
-STATUS_FAIL = 0x01
-STATUS_READY = 0x60  # RDY | ARDY
-STATUS_NOT_PROTECTED = 0x80
-FEATURE_TIMING_MODE = 0x01
-FEATURE_READ_RETRY = 0x89  # vendor-specific: P1 = signed read-reference offset in retry steps
+STATUS_FAIL = StatusBit.FAIL
+STATUS_READY = StatusBit.RDY | StatusBit.ARDY
+STATUS_NOT_PROTECTED = StatusBit.WP_N
+FEATURE_TIMING_MODE = Feature.TIMING_MODE
+FEATURE_READ_RETRY = Feature.READ_RETRY
 NS_PER_HOUR = 3_600_000_000_000
 STATE_VERSION = 1
-
-
-def page_map(page: int, pages_per_block: int) -> tuple[int, bool]:
-    """Page index -> (wordline, is_upper_page) for the shuffled MLC order."""
-    last = pages_per_block - 1
-    if page == 0:
-        return 0, False
-    if page == last:
-        return pages_per_block // 2 - 1, True
-    if page % 2:
-        return (page + 1) // 2, False
-    return page // 2 - 1, True
-
-
-def page_of(wordline: int, upper: bool, pages_per_block: int) -> int:
-    if not upper:
-        return 0 if wordline == 0 else 2 * wordline - 1
-    return pages_per_block - 1 if wordline == pages_per_block // 2 - 1 else 2 * wordline + 2
 
 
 @dataclass
@@ -103,7 +86,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class OpResult:
+class ChipOp:
     status: int
     busy_ns: int
 
@@ -113,7 +96,7 @@ class OpResult:
 
 
 @dataclass(frozen=True)
-class ReadResult:
+class ChipRead:
     data: bytes
     busy_ns: int
 
@@ -171,7 +154,7 @@ class VirtualChip:
         """The parameter page and its redundant copies, as READ PARAMETER PAGE streams them."""
         return self.profile.parameter_page().encode() * PARAM_PAGE_COPIES
 
-    def set_features(self, address: int, params: bytes) -> OpResult:
+    def set_features(self, address: int, params: bytes) -> ChipOp:
         if len(params) != 4:
             raise NandrigError("SET FEATURES takes 4 parameter bytes")
         if address == FEATURE_TIMING_MODE and params[0] & 0x0F not in self.profile.onfi["timing_modes"]:
@@ -186,7 +169,7 @@ class VirtualChip:
     def read_offset(self) -> int:
         return struct.unpack("b", self.features[FEATURE_READ_RETRY][:1])[0]
 
-    def reset(self) -> OpResult:
+    def reset(self) -> ChipOp:
         self.features[FEATURE_READ_RETRY] = bytes(4)
         self.features[FEATURE_TIMING_MODE] = bytes(4)
         return self._done(0, 5_000)
@@ -211,7 +194,7 @@ class VirtualChip:
             self.temperature_c = saved
 
     # -- operations -----------------------------------------------------------
-    def erase(self, block: int) -> OpResult:
+    def erase(self, block: int) -> ChipOp:
         self._check_block(block)
         blk = self.blocks.setdefault(block, Block())
         busy = self._jitter(self._t_bers(blk.pe), block, -1, blk.pe, 0)
@@ -219,7 +202,7 @@ class VirtualChip:
         self.blocks[block] = Block(pe=blk.pe + 1)
         return self._done(STATUS_FAIL if fail else 0, busy)
 
-    def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> OpResult:
+    def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> ChipOp:
         """Program a page with explicit bytes (data + spare, shorter data pads with 0xFF) or a PRBS seed."""
         self._check_page(block, page)
         g = self.geometry
@@ -258,7 +241,7 @@ class VirtualChip:
         fail = self._wearout_fails(block, blk.pe, 1 + page)
         return self._done(STATUS_FAIL if fail else 0, busy)
 
-    def read(self, block: int, page: int) -> ReadResult:
+    def read(self, block: int, page: int) -> ChipRead:
         """Byte path: every cell drawn from its Vth distribution, read at the current references."""
         self._check_page(block, page)
         blk = self.blocks.setdefault(block, Block())
@@ -267,7 +250,7 @@ class VirtualChip:
         cells = self._read_bits(block, blk, wl_idx, upper, page)
         blk.reads += 1
         self._done(0, busy)
-        return ReadResult(np.packbits(cells).tobytes(), busy)
+        return ChipRead(np.packbits(cells).tobytes(), busy)
 
     def measure(self, block: int, pages: list[int] | range | None = None) -> PageCounts:
         """Statistical path: bit errors per page against what was programmed, each page read once.
@@ -416,10 +399,10 @@ class VirtualChip:
         if not (isinstance(page, (int, np.integer)) and 0 <= page < self.geometry.pages_per_block):
             raise NandrigError(f"page {page} is out of range 0..{self.geometry.pages_per_block - 1}")
 
-    def _done(self, fail: int, busy_ns: int) -> OpResult:
+    def _done(self, fail: int, busy_ns: int) -> ChipOp:
         self.status = STATUS_READY | STATUS_NOT_PROTECTED | fail
         self.advance_ns(busy_ns)
-        return OpResult(self.status, int(busy_ns))
+        return ChipOp(self.status, int(busy_ns))
 
     def _physics(self, block: int) -> Physics:
         ph = self._phys_cache.get(block)
@@ -544,5 +527,5 @@ def load_state(path: str | Path) -> dict:
     return state
 
 
-__all__ = ["VirtualChip", "OpResult", "ReadResult", "PageCounts", "page_map", "page_of",
+__all__ = ["VirtualChip", "ChipOp", "ChipRead", "PageCounts", "page_map", "page_of",
            "LSB_OF_STATE", "MSB_OF_STATE", "FEATURE_READ_RETRY", "FEATURE_TIMING_MODE"]

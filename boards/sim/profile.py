@@ -6,25 +6,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from nandrig.boards.sim.onfi_identity import ParameterPage
+from nandrig.chip.geometry import Geometry
+from nandrig.chip.onfi import ParameterPage
 from nandrig.boards.sim.physics import Physics
 from nandrig.errors import NandrigError
-
-
-@dataclass(frozen=True)
-class Geometry:
-    page_bytes: int
-    spare_bytes: int
-    pages_per_block: int
-    blocks: int
-
-    @property
-    def raw_page_bytes(self) -> int:
-        return self.page_bytes + self.spare_bytes
-
-    @property
-    def wordlines(self) -> int:
-        return self.pages_per_block // 2
 
 
 @dataclass(frozen=True)

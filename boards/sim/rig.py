@@ -27,21 +27,18 @@ from pathlib import Path
 import numpy as np
 
 from nandrig import __version__
-from nandrig.boards.sim import adaptive, ecc
+from nandrig.boards.sim import ecc, rig_flares
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
-from nandrig.boards.sim.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
+from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Err, Flag, Frame, Op
+from nandrig import protocol as P
+from nandrig.protocol import (CycleFlag, EraseFlag, Err, FlaresProgramFlag, Frame, Limit, Opcode, ProgramFlag,
+                              ReadFlag)
 
-CACHE_SIZE = 8
-# read-only commands stay out of the reply cache so it holds what a retry must not redo
-UNCACHED = {Op.STATUS, Op.ABORT, Op.HELLO, Op.INFO, Op.TIME, Op.READ_ID, Op.READ_PARAM_PAGE}
-MUTATING = {Op.HELLO, Op.RESET, Op.ERASE, Op.PROGRAM, Op.READ, Op.SET_READ_OFFSET, Op.CYCLE, Op.MEASURE,
-            Op.READ_DISTURB, Op.ADVANCE, Op.SCAN_BAD, Op.FLARES_CONFIG, Op.FLARES_PROGRAM, Op.FLARES_READ}
+# commands after which the persisted state may differ
+MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT}
 CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
 DISTURB_CHUNK = 100_000
-MAX_CYCLES = 1_000_000  # per CYCLE command; longer campaigns send several
 
 
 class Reject(Exception):
@@ -83,7 +80,7 @@ class VirtualRig:
         self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
-        self.flares = adaptive.RigFlares(self.t_max)
+        self.flares = rig_flares.RigFlares(self.t_max)
 
     # -- persistence ------------------------------------------------------------
     @classmethod
@@ -98,7 +95,7 @@ class VirtualRig:
                 rig.bad = dict(st["bad"])
                 rig.session = int(st["session"])
                 if "flares" in st:  # states saved before FLARES ran on the rig have none
-                    rig.flares = adaptive.RigFlares.from_state(st["flares"])
+                    rig.flares = rig_flares.RigFlares.from_state(st["flares"])
             except (KeyError, TypeError) as e:
                 raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
             if chip.profile.name != profile or chip.seed != seed:
@@ -115,18 +112,18 @@ class VirtualRig:
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
         """The reply to one request (None for frames a rig ignores)."""
-        if req.type != P.REQUEST:
+        if req.type != P.REQUEST_TYPE:
             return None
         key = (self.session, req.seq, _crc(req))
         if key in self.cache:
             return self.cache[key]
         try:
-            op = Op(req.op)
+            op = Opcode(req.op)
         except ValueError:
             return P.reply(req, Err.UNKNOWN_COMMAND)
         io = io or RigIO()
         try:
-            payload = getattr(self, f"_op_{op.name.lower()}")(req, io)
+            payload = getattr(self, f"_cmd_{op.name.lower()}")(req, io)
             rep = P.reply(req, Err.OK, payload)
         except Reject as r:
             rep = P.reply(req, r.code, r.payload)
@@ -134,19 +131,19 @@ class VirtualRig:
             rep = P.reply(req, Err.BAD_PARAMETER)
         except struct.error:
             rep = P.reply(req, Err.BAD_FRAME)
-        if op not in UNCACHED:
+        if op not in P.UNCACHED:
             self.cache[key] = rep
-            while len(self.cache) > CACHE_SIZE:
+            while len(self.cache) > Limit.REPLY_CACHE_ENTRIES:
                 self.cache.popitem(last=False)
         if op in MUTATING:
             self.save()
         return rep
 
     # -- helpers ----------------------------------------------------------------
-    def _args(self, req: Frame, fmt: str) -> tuple:
-        if struct.calcsize(fmt) != len(req.payload):
+    def _args(self, req: Frame, layout: P.Layout) -> tuple:
+        if layout.size != len(req.payload):
             raise Reject(Err.BAD_FRAME)
-        return struct.unpack(fmt, req.payload)
+        return layout.unpack(req.payload)
 
     def _block(self, block: int, count: int = 1) -> None:
         if count < 1 or block < 0 or block + count > self.chip.geometry.blocks:
@@ -166,20 +163,20 @@ class VirtualRig:
             self.bad[block] = self.chip.read(block, 0).data[self.chip.geometry.page_bytes] != 0xFF
         return self.bad[block]
 
-    def _guard(self, block: int, flags: int) -> None:
-        if self.is_bad(block) and not flags & Flag.FORCE:
+    def _guard(self, block: int, forced: int) -> None:
+        if self.is_bad(block) and not forced:
             raise Reject(Err.BAD_BLOCK)
 
     def _poll(self, io: RigIO) -> None:
         """Between two block operations: answer STATUS/ABORT, refuse other commands."""
         for f in io.poll():
-            if f.type != P.REQUEST:
+            if f.type != P.REQUEST_TYPE:
                 continue
-            if f.op == Op.STATUS:
+            if f.op == Opcode.STATUS:
                 io.send(P.reply(f, Err.OK, self._status_payload()))
-            elif f.op == Op.ABORT:
+            elif f.op == Opcode.ABORT:
                 self.job.abort = True
-                io.send(P.reply(f, Err.OK, bytes([1])))
+                io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(1)))
             elif f.seq == self.job.seq and f.op == self.job.op:
                 continue  # a retry of the running command: its reply comes when it ends
             else:
@@ -191,7 +188,7 @@ class VirtualRig:
 
     def _status_payload(self) -> bytes:
         j = self.job
-        return P.STATUS_REPLY.pack(1 if j.running else 0, j.op, j.seq, j.done, j.total)
+        return P.STATUS_REPLY.pack(P.JobState.BUSY if j.running else P.JobState.IDLE, j.op, j.seq, j.done, j.total)
 
     def _page_errors(self, block: int, pages: range, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-page (1->0, 0->1, busy ns) against the pattern."""
@@ -206,8 +203,8 @@ class VirtualRig:
                 np.array([r.busy_ns for r in reads]))
 
     # -- commands ---------------------------------------------------------------
-    def _op_hello(self, req: Frame, io: RigIO) -> bytes:
-        major, _minor, session = self._args(req, P.REQ[Op.HELLO])
+    def _cmd_hello(self, req: Frame, io: RigIO) -> bytes:
+        major, _minor, session = self._args(req, P.HELLO_REQ)
         ident = f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed}".encode()
         body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), len(ident)) + ident
         if major != P.VERSION[0]:
@@ -218,8 +215,8 @@ class VirtualRig:
     def _caps(self) -> P.Cap:
         return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | (P.Cap.FLARES if self.t_max else P.Cap(0))
 
-    def _op_info(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.INFO])
+    def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
         pp = self.chip.profile.parameter_page()
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
         return P.INFO_REPLY.pack(
@@ -229,22 +226,22 @@ class VirtualRig:
             int(self._caps()),
         )
 
-    def _op_reset(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.RESET])
-        return bytes([self.chip.reset().status])
+    def _cmd_reset(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
+        return P.BYTE_REPLY.pack(self.chip.reset().status)
 
-    def _op_read_id(self, req: Frame, io: RigIO) -> bytes:
-        (addr,) = self._args(req, P.REQ[Op.READ_ID])
+    def _cmd_read_id(self, req: Frame, io: RigIO) -> bytes:
+        (addr,) = self._args(req, P.READ_ID_REQ)
         ident = self.chip.read_id(addr)
         return bytes([len(ident)]) + ident
 
-    def _op_read_param_page(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.READ_PARAM_PAGE])
+    def _cmd_read_param_page(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
         return self.chip.read_parameter_page()
 
-    def _op_scan_bad(self, req: Frame, io: RigIO) -> bytes:
-        first, count = self._args(req, P.REQ[Op.SCAN_BAD])
-        if count > 4096:
+    def _cmd_scan_bad(self, req: Frame, io: RigIO) -> bytes:
+        first, count = self._args(req, P.SCAN_BAD_REQ)
+        if count > Limit.SCAN_BAD_MAX_BLOCKS:
             raise Reject(Err.OUT_OF_RANGE)
         self._block(first, count)
         bits = bytearray(math.ceil(count / 8))
@@ -261,40 +258,40 @@ class VirtualRig:
             raise Reject(Err.ABORTED, bytes(bits))
         return bytes(bits)
 
-    def _op_erase(self, req: Frame, io: RigIO) -> bytes:
-        block, flags = self._args(req, P.REQ[Op.ERASE])
+    def _cmd_erase(self, req: Frame, io: RigIO) -> bytes:
+        block, flags = self._args(req, P.ERASE_REQ)
         self._block(block)
-        self._flags(flags, Flag.FORCE)
-        self._guard(block, flags)
+        self._flags(flags, P.all_flags(EraseFlag))
+        self._guard(block, flags & EraseFlag.FORCE)
         r = self.chip.erase(block)
         return self._chip_result(r.status, r.busy_ns)
 
     def _chip_result(self, status: int, busy_ns: int) -> bytes:
-        body = P.STATUS_BUSY.pack(status, min(busy_ns, 0xFFFFFFFF))
+        body = P.CHIP_RESULT.pack(status, min(busy_ns, 0xFFFFFFFF))
         if status & 0x01:
             raise Reject(Err.CHIP_FAIL, body)
         return body
 
-    def _op_program(self, req: Frame, io: RigIO) -> bytes:
+    def _cmd_program(self, req: Frame, io: RigIO) -> bytes:
         if len(req.payload) < P.PROGRAM_HEAD.size:
             raise Reject(Err.BAD_FRAME)
-        block, page, t, flags = P.PROGRAM_HEAD.unpack_from(req.payload)
+        block, page, t, flags = P.PROGRAM_HEAD.unpack(req.payload)
         rest = req.payload[P.PROGRAM_HEAD.size:]
         self._block(block)
         self._page(page)
-        self._flags(flags, Flag.FORCE | Flag.EXPLICIT)
+        self._flags(flags, P.all_flags(ProgramFlag))
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
         g = self.chip.geometry
-        if flags & Flag.EXPLICIT:
+        if flags & ProgramFlag.EXPLICIT:
             if not 0 < len(rest) <= g.raw_page_bytes:
                 raise Reject(Err.BAD_FRAME)
             raw = rest + b"\xff" * (g.raw_page_bytes - len(rest))
-        elif len(rest) != 4:
+        elif len(rest) != P.PATTERN_SEED.size:
             raise Reject(Err.BAD_FRAME)
-        self._guard(block, flags)
-        if not flags & Flag.EXPLICIT:
-            seed = page_seed(struct.unpack("<I", rest)[0], block, page)
+        self._guard(block, flags & ProgramFlag.FORCE)
+        if not flags & ProgramFlag.EXPLICIT:
+            seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
             if t == 0:
                 r = self.chip.program(block, page, seed=seed)
                 return self._chip_result(r.status, r.busy_ns)
@@ -302,11 +299,11 @@ class VirtualRig:
         r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, t) if t else raw)
         return self._chip_result(r.status, r.busy_ns)
 
-    def _op_read(self, req: Frame, io: RigIO) -> bytes:
-        block, page, t, flags, seed = self._args(req, P.REQ[Op.READ])
+    def _cmd_read(self, req: Frame, io: RigIO) -> bytes:
+        block, page, t, flags, seed = self._args(req, P.READ_REQ)
         self._block(block)
         self._page(page)
-        self._flags(flags, Flag.COMPARE | Flag.RAW)
+        self._flags(flags, P.all_flags(ReadFlag))
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
         return self._read_reply(self.chip.read(block, page), block, page, t, flags, seed)[0]
@@ -316,9 +313,9 @@ class VirtualRig:
         that failed, over the data codewords."""
         g = self.chip.geometry
         got = bits(r.data)
-        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & Flag.COMPARE else got
+        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & ReadFlag.COMPARE else got
         bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
-        out = bytearray(P.STATUS_BUSY.pack(self.chip.status, r.busy_ns) + bytes([len(bounds) - 1]))
+        out = bytearray(P.READ_HEAD.pack(self.chip.status, r.busy_ns, len(bounds) - 1))
         data = bytearray(r.data)
         corrected_bits = failed = 0
         if t:  # the spare's ECC area holds no pattern: its errors are the decoder's to count
@@ -332,12 +329,12 @@ class VirtualRig:
                 data[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
                 failed += corrected < 0
                 corrected_bits += max(corrected, 0)
-            out += P.CODEWORD.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
-        if flags & Flag.RAW:
+            out += P.CODEWORD_COUNTS.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
+        if flags & ReadFlag.RAW:
             out += data
         return bytes(out), corrected_bits, failed
 
-    # -- FLARES on the rig (boards/sim/adaptive.py) --------------------------------
+    # -- FLARES on the rig (boards/sim/rig_flares.py) --------------------------------
     def _now_s(self) -> int:
         return self.chip.clock_ns // 1_000_000_000
 
@@ -345,40 +342,40 @@ class VirtualRig:
         if not self.t_max:
             raise Reject(Err.UNSUPPORTED)
 
-    def _op_flares_config(self, req: Frame, io: RigIO) -> bytes:
-        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.REQ[Op.FLARES_CONFIG])
+    def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.FLARES_CONFIG_REQ)
         self._flares_supported()
-        if not 1 <= wsize <= 1024 or mix > 1000 or saferange > 1000:
+        if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX:
             raise Reject(Err.BAD_PARAMETER)
-        self.flares.configure(adaptive.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
-        return P.FLARES_CONFIG_REPLY.pack(adaptive.rig_tables().t_min, self.flares.config.t_cap, adaptive.PROFILE_SLOTS)
+        self.flares.configure(rig_flares.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
+        return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS)
 
-    def _op_flares_program(self, req: Frame, io: RigIO) -> bytes:
-        block, page, flags, seed, pe = self._args(req, P.REQ[Op.FLARES_PROGRAM])
+    def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed, pe = self._args(req, P.FLARES_PROGRAM_REQ)
         self._flares_supported()
         self._block(block)
         self._page(page)
-        self._flags(flags, Flag.FORCE)
-        if not 1 <= pe <= adaptive.PE_MAX:
+        self._flags(flags, P.all_flags(FlaresProgramFlag))
+        if not 1 <= pe <= rig_flares.PE_MAX:
             raise Reject(Err.BAD_PARAMETER)
-        self._guard(block, flags)
+        self._guard(block, flags & FlaresProgramFlag.FORCE)
         if not self.flares.has_room((block, page)):
             raise Reject(Err.NO_SPACE)
         pp, d, new = self.flares.program((block, page), pe, self._now_s())
         g = self.chip.geometry
         raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
-        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, adaptive.pack(pp)))
-        body = P.STATUS_BUSY.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
+        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
+        body = P.CHIP_RESULT.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
         if r.status & 0x01:
             raise Reject(Err.CHIP_FAIL, body)
         return body
 
-    def _op_flares_read(self, req: Frame, io: RigIO) -> bytes:
-        block, page, flags, seed = self._args(req, P.REQ[Op.FLARES_READ])
+    def _cmd_flares_read(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed = self._args(req, P.FLARES_READ_REQ)
         self._flares_supported()
         self._block(block)
         self._page(page)
-        self._flags(flags, Flag.COMPARE | Flag.RAW)
+        self._flags(flags, P.all_flags(ReadFlag))
         key = (block, page)
         if not self.flares.has_room(key):
             raise Reject(Err.NO_SPACE)
@@ -387,7 +384,7 @@ class VirtualRig:
         pp, source = self.flares.profile_for_read(key, r.data[ecc.profile_slice(g.page_bytes)])
         t = pp.p_cur if pp else 0
         body, corrected, failed = self._read_reply(r, block, page, t, flags, seed)
-        d, deterr = adaptive.NO_DECISION, 0
+        d, deterr = rig_flares.NO_DECISION, 0
         if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
             n_data = g.page_bytes // self.codeword_bytes
             deterr = -(-corrected // n_data)
@@ -395,22 +392,22 @@ class VirtualRig:
         head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
         return head + body
 
-    def _op_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
-        (offset,) = self._args(req, P.REQ[Op.SET_READ_OFFSET])
+    def _cmd_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
+        (offset,) = self._args(req, P.SET_READ_OFFSET_REQ)
         r = self.chip.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
-        return bytes([r.status])
+        return P.BYTE_REPLY.pack(r.status)
 
-    def _op_cycle(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, cycles, seed, flags = self._args(req, P.REQ[Op.CYCLE])
-        if n_blocks > 256:
+    def _cmd_cycle(self, req: Frame, io: RigIO) -> bytes:
+        first, n_blocks, cycles, seed, flags = self._args(req, P.CYCLE_REQ)
+        if n_blocks > Limit.CYCLE_MAX_BLOCKS:
             raise Reject(Err.OUT_OF_RANGE)
-        if cycles > MAX_CYCLES:
+        if cycles > Limit.CYCLE_MAX_ROUNDS:
             raise Reject(Err.BAD_PARAMETER)
         self._block(first, n_blocks)
-        self._flags(flags, Flag.FORCE)
+        self._flags(flags, P.all_flags(CycleFlag))
         blocks = range(first, first + n_blocks)
         for b in blocks:
-            self._guard(b, flags)
+            self._guard(b, flags & CycleFlag.FORCE)
         done = {b: 0 for b in blocks}
         failed = {b: False for b in blocks}
         job = self._start(req, n_blocks * cycles)
@@ -433,14 +430,14 @@ class VirtualRig:
                 self._poll(io)
             rounds += step
         job.running = False
-        body = struct.pack("<I", min(done.values())) + b"".join(
+        body = P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
             P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks)
         if job.abort:
             raise Reject(Err.ABORTED, body)
         return body
 
-    def _op_measure(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, first_page, n_pages, seed = self._args(req, P.REQ[Op.MEASURE])
+    def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
+        first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)
         self._block(first, n_blocks)
         self._page(first_page, n_pages)
         if n_blocks * n_pages * P.MEASURE_PAGE.size > P.MAX_PAYLOAD:
@@ -460,8 +457,8 @@ class VirtualRig:
             raise Reject(Err.ABORTED, bytes(out))
         return bytes(out)
 
-    def _op_read_disturb(self, req: Frame, io: RigIO) -> bytes:
-        block, page, reads = self._args(req, P.REQ[Op.READ_DISTURB])
+    def _cmd_read_disturb(self, req: Frame, io: RigIO) -> bytes:
+        block, page, reads = self._args(req, P.READ_DISTURB_REQ)
         self._block(block)
         self._page(page)
         job = self._start(req, reads)
@@ -472,32 +469,32 @@ class VirtualRig:
             job.done += n
             self._poll(io)
         job.running = False
-        body = struct.pack("<II", job.done, min(busy // 1000, 0xFFFFFFFF))
+        body = P.READ_DISTURB_REPLY.pack(job.done, min(busy // 1000, 0xFFFFFFFF))
         if job.abort:
             raise Reject(Err.ABORTED, body)
         return body
 
-    def _op_time(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.TIME])
-        return struct.pack("<Q", self.chip.clock_ns)
+    def _cmd_time(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
+        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
 
-    def _op_advance(self, req: Frame, io: RigIO) -> bytes:
-        ns, temp = self._args(req, P.REQ[Op.ADVANCE])
-        if temp < -4000 or temp > 30000:  # -40 .. 300 degC
+    def _cmd_advance(self, req: Frame, io: RigIO) -> bytes:
+        ns, temp = self._args(req, P.ADVANCE_REQ)
+        if not Limit.ADVANCE_TEMP_MIN_CENTI_C <= temp <= Limit.ADVANCE_TEMP_MAX_CENTI_C:
             raise Reject(Err.BAD_PARAMETER)
         self.chip.wait(ns / 3.6e12, temp_c=temp / 100.0)
-        return struct.pack("<Q", self.chip.clock_ns)
+        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
 
-    def _op_status(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.STATUS])
+    def _cmd_status(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
         return self._status_payload()
 
-    def _op_abort(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.REQ[Op.ABORT])
-        return bytes([0])  # nothing runs when ABORT reaches the dispatcher
+    def _cmd_abort(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
+        return P.BYTE_REPLY.pack(0)  # nothing runs when ABORT reaches the dispatcher
 
 
-def _decision(t: int, d: adaptive.Decision, new: bool) -> bytes:
+def _decision(t: int, d: rig_flares.Decision, new: bool) -> bytes:
     flags = ((P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0)
              | (P.Decide.NEW_PROFILE if new else 0))
     return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))

@@ -9,24 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_MASK = (1 << 64) - 1
-
-
-def _splitmix(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
-    return x ^ (x >> 31)
-
-
-def key(*parts: int) -> int:
-    """A 128-bit key from integers (negative ones allowed)."""
-    a, b = 0x6A09E667F3BCC908, 0xBB67AE8584CAA73B
-    for p in parts:
-        p &= _MASK
-        a = _splitmix(a ^ p)
-        b = _splitmix(b ^ a ^ (p * 0x9E3779B97F4A7C15 & _MASK))
-    return (a << 64) | b
+from nandrig.chip.pattern import key  # the page seed hashes with the same key
 
 
 def generator(*parts: int) -> np.random.Generator:

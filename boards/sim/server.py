@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 
 from nandrig.boards.sim.rig import RigIO, VirtualRig
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Err, Frame
+from nandrig import protocol as P
+from nandrig.protocol import Deframer, Err, Frame
 
 
 class _Connection:

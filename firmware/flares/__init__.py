@@ -82,9 +82,9 @@ class Native:
         self.lib.flares_new_page(ctypes.byref(pp), t)
         return pp
 
-    def up_page(self, cfg: Config, pp: Pprof, op: int, deterr: int, fail: bool, now: int) -> Decision:
+    def up_page(self, cfg: Config, pp: Pprof, access: int, deterr: int, fail: bool, now: int) -> Decision:
         d = Decision()
-        self.lib.flares_up_page(ctypes.byref(cfg), ctypes.byref(pp), op, deterr, int(fail), now, ctypes.byref(d))
+        self.lib.flares_up_page(ctypes.byref(cfg), ctypes.byref(pp), access, deterr, int(fail), now, ctypes.byref(d))
         return d
 
     def pack(self, pp: Pprof) -> bytes:

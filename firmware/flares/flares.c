@@ -1,7 +1,11 @@
 /* FLARES decisions in fixed point; see flares.h and nandrig.characterization.flares. */
 #include "flares.h"
 
-#include "flares_tables.h"
+/* the tables: flares_tables.h on the include path, or the header a build names (the rig's) */
+#ifndef FLARES_TABLES_HEADER
+#define FLARES_TABLES_HEADER "flares_tables.h"
+#endif
+#include FLARES_TABLES_HEADER
 
 #define ERRC_MAX 32767u
 
@@ -139,10 +143,10 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
     out->proj = proj;
 }
 
-void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t op, uint16_t deterr, uint8_t fail,
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t access, uint16_t deterr, uint8_t fail,
                     uint32_t now, flares_decision_t *out)
 {
-    if (op == FLARES_READ) {
+    if (access == FLARES_ACCESS_READ) {
         uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
         pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
         if (fail)

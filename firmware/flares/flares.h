@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-enum flares_op { FLARES_READ = 0, FLARES_PROGRAM = 1 };
+enum flares_access { FLARES_ACCESS_READ = 0, FLARES_ACCESS_PROGRAM = 1 };
 
 enum flares_zone {
     FLARES_ZONE_NONE = 0,  /* no evaluation this operation */
@@ -55,7 +55,7 @@ typedef struct {
 } flares_decision_t;
 
 void flares_new_page(flares_pprof_t *pp, uint8_t t);
-void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t op, uint16_t deterr, uint8_t fail,
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t access, uint16_t deterr, uint8_t fail,
                     uint32_t now, flares_decision_t *out);
 /* the t for a page with no history at wear pe: the model's projection with a margin of 2, the
  * model's stated accuracy (a measurement corrects it after the first window) */

@@ -2,10 +2,8 @@
 #include <generated/csr.h>
 #include "bch.h"
 #include "onfi.h"
+#include "protocol.h"
 #include "server.h"
-
-enum { KIND_RTL = 2, KIND_HARDWARE = 3 };
-enum { CAP_VIRTUAL_TIME = 1, CAP_BCH = 2, CAP_RAW_READ = 4 };
 
 static struct chip chip;
 
@@ -20,9 +18,9 @@ int main(void)
 	}
 	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0);
 #ifdef CSR_VTIME_BASE
-	server_init(&chip, KIND_RTL, caps | CAP_VIRTUAL_TIME);
+	server_init(&chip, RIG_KIND_RTL, caps | CAP_VIRTUAL_TIME);
 #else
-	server_init(&chip, KIND_HARDWARE, caps);
+	server_init(&chip, RIG_KIND_HARDWARE, caps);
 #endif
 	for (;;)
 		server_step();

@@ -15,11 +15,11 @@ volatile uint8_t *onfi_buffer(void) { return (volatile uint8_t *)NANDBUF_BASE; }
 
 uint16_t onfi_crc16(const uint8_t *p, int n)
 {
-	uint16_t crc = 0x4F4E;  /* ONFI: x^16 + x^15 + x^2 + 1, initial value 4F4Eh, MSB first */
+	uint16_t crc = ONFI_CRC16_INIT;
 	for (int i = 0; i < n; i++) {
 		crc ^= (uint16_t)p[i] << 8;
 		for (int k = 0; k < 8; k++)
-			crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ 0x8005) : (uint16_t)(crc << 1);
+			crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ ONFI_CRC16_POLY) : (uint16_t)(crc << 1);
 	}
 	return crc;
 }
@@ -79,7 +79,7 @@ int onfi_read_param(uint8_t *out)
 	onfi_src_write(ONFI_SRC_BUFFER);
 	if (run(ONFI_OP_READ_PARAM).timed_out)
 		return -1;
-	for (int i = 0; i < 768; i++)
+	for (int i = 0; i < ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES; i++)
 		out[i] = onfi_buffer()[i];
 	return 0;
 }
@@ -92,27 +92,27 @@ int onfi_identify(struct chip *c)
 	onfi_wp_n_write(1);
 	onfi_timeout_write(CONFIG_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
-	onfi_read_id(0x00, c->id, 5);
+	onfi_read_id(0x00, c->id, sizeof c->id);
 	if (onfi_read_param(c->param))
 		return -1;
 	c->valid_copy = -1;
-	for (int k = 0; k < 3 && c->valid_copy < 0; k++) {  /* first copy whose signature and CRC hold */
-		const uint8_t *p = c->param + 256 * k;
-		if (!memcmp(p, "ONFI", 4) && onfi_crc16(p, 254) == (p[254] | p[255] << 8))
+	for (int k = 0; k < ONFI_PARAM_PAGE_COPIES && c->valid_copy < 0; k++) {  /* first copy whose signature and CRC hold */
+		const uint8_t *p = c->param + ONFI_PARAM_PAGE_BYTES * k;
+		if (!memcmp(p + ONFI_PP_SIGNATURE, "ONFI", 4) && onfi_crc16(p, ONFI_PP_CRC) == (p[ONFI_PP_CRC] | p[ONFI_PP_CRC + 1] << 8))
 			c->valid_copy = k;
 	}
 	if (c->valid_copy < 0)
 		return -1;
-	const uint8_t *p = c->param + 256 * c->valid_copy;
-	memcpy(c->manufacturer, p + 32, 12);
-	memcpy(c->model, p + 44, 20);
-	c->page_bytes = u32at(p + 80);
-	c->spare_bytes = p[84] | p[85] << 8;
-	c->pages_per_block = u32at(p + 92);
-	c->blocks = u32at(p + 96);
-	c->bits_per_cell = p[102];
-	c->ecc_bits = p[112];
-	c->timing_modes = p[129] | p[130] << 8;
+	const uint8_t *p = c->param + ONFI_PARAM_PAGE_BYTES * c->valid_copy;
+	memcpy(c->manufacturer, p + ONFI_PP_MANUFACTURER, sizeof c->manufacturer);
+	memcpy(c->model, p + ONFI_PP_MODEL, sizeof c->model);
+	c->page_bytes = u32at(p + ONFI_PP_PAGE_BYTES);
+	c->spare_bytes = (uint16_t)(p[ONFI_PP_SPARE_BYTES] | p[ONFI_PP_SPARE_BYTES + 1] << 8);
+	c->pages_per_block = u32at(p + ONFI_PP_PAGES_PER_BLOCK);
+	c->blocks = u32at(p + ONFI_PP_BLOCKS_PER_LUN);
+	c->bits_per_cell = p[ONFI_PP_BITS_PER_CELL];
+	c->ecc_bits = p[ONFI_PP_ECC_BITS];
+	c->timing_modes = (uint16_t)(p[ONFI_PP_TIMING_MODES] | p[ONFI_PP_TIMING_MODES + 1] << 8);
 	while ((1u << c->page_bits) < c->pages_per_block)
 		c->page_bits++;
 	return 0;

@@ -2,6 +2,7 @@
 #ifndef NANDRIG_ONFI_H
 #define NANDRIG_ONFI_H
 #include <stdint.h>
+#include "onfi_facts.h"
 
 struct chip {
 	uint8_t id[5];
@@ -10,7 +11,7 @@ struct chip {
 	uint16_t spare_bytes, timing_modes;
 	uint8_t bits_per_cell, ecc_bits, page_bits, mode;
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
-	uint8_t param[768];
+	uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
 };
 
 struct op_result {
@@ -20,14 +21,12 @@ struct op_result {
 };
 
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
-/* feature addresses: ONFI's timing mode; the vendor read-retry offset (P1 signed, in retry steps) */
-enum { FEATURE_TIMING_MODE = 0x01, FEATURE_READ_RETRY = 0x89 };
 
 uint16_t onfi_crc16(const uint8_t *p, int n);
 int onfi_identify(struct chip *c);  /* 0, or -1 when no parameter-page copy is valid */
 struct op_result onfi_reset(void);
 int onfi_read_id(uint8_t addr, uint8_t *out, int n);
-int onfi_read_param(uint8_t *out768);
+int onfi_read_param(uint8_t *out);  /* every copy of the parameter page */
 struct op_result onfi_set_feature(uint8_t addr, uint32_t params);
 int onfi_set_timing_mode(struct chip *c, uint8_t mode);
 struct op_result onfi_erase(const struct chip *c, uint32_t block);

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "flares.h"
 
-#define PROFILE_SLOTS 1024u
+#include "protocol.h"  /* PROFILE_SLOTS */
 
 void profiles_clear(void);
 flares_pprof_t *profiles_find(uint32_t block, uint32_t page);

@@ -1,5 +1,5 @@
 """ONFI asynchronous SDR NAND controller: PHY, microcoded sequencer, page buffer, PRBS and error counter."""
 from nandrig.gateware.onfi.core import OnfiController
-from nandrig.gateware.onfi.registers import Op, Source
+from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 
-__all__ = ["OnfiController", "Op", "Source"]
+__all__ = ["OnfiController", "OnfiOp", "OnfiSource"]

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.pattern import page_seed
+from nandrig.chip.pattern import page_seed
 from nandrig.gateware.onfi.bfm import ns_per_byte
-from nandrig.gateware.onfi.registers import Op, Source
+from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.sim import run
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, limit_ns, mode_cycles
 
@@ -22,16 +22,16 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
 
     async def script(d):
         rows = []
-        await d.op(Op.RESET)
-        await d.op(Op.ERASE, row=block << page_bits)
+        await d.op(OnfiOp.RESET)
+        await d.op(OnfiOp.ERASE, row=block << page_bits)
         for mode in range(6):
-            st = await d.op(Op.SET_FEATURES, faddr=0x01, params=mode)
+            st = await d.op(OnfiOp.SET_FEATURES, faddr=0x01, params=mode)
             d.ctrl["mode"] = mode
             before = d.model.log.violation_count
             s = page_seed(seed, block, mode)
-            p = await d.op(Op.PROGRAM, row=block << page_bits | mode, length=n, src=Source.PRBS, seed=s)
+            p = await d.op(OnfiOp.PROGRAM, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             w_ns = ns_per_byte(d.model.din_times)
-            r = await d.op(Op.READ, row=block << page_bits | mode, length=n, src=Source.PRBS, seed=s)
+            r = await d.op(OnfiOp.READ, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             r_ns = ns_per_byte(d.model.dout_times)
             c = mode_cycles(mode, clk_hz)
             twc, trc = limit_ns(mode)

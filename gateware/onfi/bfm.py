@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, STATUS_FAIL, VirtualChip
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.chip.onfi import Feature, StatusBit
 from nandrig.gateware.onfi.timing import MODES
 
 NEVER = -math.inf
@@ -87,7 +88,7 @@ class NandBusModel:
 
     @property
     def timing(self):
-        return MODES[self.chip.features[FEATURE_TIMING_MODE][0] & 0x0F]
+        return MODES[self.chip.features[Feature.TIMING_MODE][0] & 0x0F]
 
     # -- the testbench ------------------------------------------------------------
     async def run(self, ctx, pins) -> None:
@@ -230,7 +231,7 @@ class NandBusModel:
         elif c == 0xD0 and self.cmd == 0x60:
             block, _ = self._row()
             if protected:
-                chip.status = STATUS_FAIL | 0x60
+                chip.status = StatusBit.FAIL | 0x60
                 self._go_busy(now, 0, "erase-protected", (block,))
             else:
                 self._go_busy(now, chip.erase(block).busy_ns, "erase", (block,))
@@ -238,7 +239,7 @@ class NandBusModel:
         elif c == 0x10 and self.cmd == 0x80:
             block, page = self._row()
             if protected:
-                chip.status = STATUS_FAIL | 0x60
+                chip.status = StatusBit.FAIL | 0x60
                 self._go_busy(now, 0, "program-protected", (block, page))
             else:
                 self._go_busy(now, chip.program(block, page, bytes(self.register)).busy_ns, "program", (block, page))

@@ -22,7 +22,7 @@ from nandrig.gateware.onfi.counter import ErrorCounter
 from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
 from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
 from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, STATUS_LAYOUT,
-                                             Op, Source)
+                                             OnfiOp, OnfiSource)
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
 
@@ -78,24 +78,24 @@ DATA_IN = Step(Kind.DIN, Byte.DATA, count=Count.LENGTH)
 DATA_OUT = Step(Kind.DOUT, count=Count.LENGTH)
 STATUS_READ = [cmd(0x70), Step(Kind.DOUT, dest=Dest.STATUS)]
 
-PROGRAMS: dict[Op, list[Step]] = {
-    Op.RESET: [SEL, cmd(0xFF), WAIT, DESEL, END],
-    Op.READ_ID: [SEL, cmd(0x90), addr(Byte.FADDR), DATA_OUT, DESEL, END],
-    Op.READ_PARAM: [SEL, cmd(0xEC), addr(Byte.IMM), WAIT, DATA_OUT, DESEL, END],
-    Op.READ_STATUS: [SEL, *STATUS_READ, DESEL, END],
-    Op.SET_FEATURES: [SEL, cmd(0xEF), addr(Byte.FADDR), Step(Kind.DIN, Byte.PARAM, count=Count.FOUR), WAIT, DESEL, END],
-    Op.GET_FEATURES: [SEL, cmd(0xEE), addr(Byte.FADDR), WAIT, Step(Kind.DOUT, count=Count.FOUR), DESEL, END],
-    Op.ERASE: [SEL, cmd(0x60), *ROW, cmd(0xD0), WAIT, *STATUS_READ, DESEL, END],
-    Op.PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), WAIT, *STATUS_READ, DESEL, END],
-    Op.READ: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DATA_OUT, DESEL, END],
-    Op.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
+PROGRAMS: dict[OnfiOp, list[Step]] = {
+    OnfiOp.RESET: [SEL, cmd(0xFF), WAIT, DESEL, END],
+    OnfiOp.READ_ID: [SEL, cmd(0x90), addr(Byte.FADDR), DATA_OUT, DESEL, END],
+    OnfiOp.READ_PARAM: [SEL, cmd(0xEC), addr(Byte.IMM), WAIT, DATA_OUT, DESEL, END],
+    OnfiOp.READ_STATUS: [SEL, *STATUS_READ, DESEL, END],
+    OnfiOp.SET_FEATURES: [SEL, cmd(0xEF), addr(Byte.FADDR), Step(Kind.DIN, Byte.PARAM, count=Count.FOUR), WAIT, DESEL, END],
+    OnfiOp.GET_FEATURES: [SEL, cmd(0xEE), addr(Byte.FADDR), WAIT, Step(Kind.DOUT, count=Count.FOUR), DESEL, END],
+    OnfiOp.ERASE: [SEL, cmd(0x60), *ROW, cmd(0xD0), WAIT, *STATUS_READ, DESEL, END],
+    OnfiOp.PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), WAIT, *STATUS_READ, DESEL, END],
+    OnfiOp.READ: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DATA_OUT, DESEL, END],
+    OnfiOp.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
     # load the page register without confirming and read it back; the next 80h or 00h-30h overwrites it
     # (not RESET, which would also drop the chip to timing mode 0)
-    Op.SELFTEST: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
+    OnfiOp.SELFTEST: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
 }
 
 
-def assemble() -> tuple[list[int], dict[Op, int]]:
+def assemble() -> tuple[list[int], dict[OnfiOp, int]]:
     """The microcode ROM and each operation's entry point."""
     rom, entry = [], {}
     for op, steps in PROGRAMS.items():
@@ -151,8 +151,8 @@ class OnfiController(wiring.Component):
         rom_words, entry = assemble()
         rom = Array(Const(w, STEP_LAYOUT.size) for w in rom_words)
         end_of = {op: entry[op] + len(PROGRAMS[op]) - 1 for op in entry}
-        entries = Array(Const(entry.get(op, end_of[Op.RESET]), 8) for op in range(16))  # unknown ops do nothing
-        exits = Array(Const(end_of.get(op, end_of[Op.RESET]) - 1, 8) for op in range(16))  # each program's DESEL
+        entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8) for op in range(16))  # unknown ops do nothing
+        exits = Array(Const(end_of.get(op, end_of[OnfiOp.RESET]) - 1, 8) for op in range(16))  # each program's DESEL
 
         c = Signal(CONTROL_LAYOUT)  # operands latched at start
         pc = Signal(range(len(rom_words)))
@@ -173,9 +173,9 @@ class OnfiController(wiring.Component):
         # data source for DIN beats
         pattern = Signal(8)
         with mod.Switch(c.src):
-            with mod.Case(Source.PRBS):
+            with mod.Case(OnfiSource.PRBS):
                 mod.d.comb += pattern.eq(prbs.byte)
-            with mod.Case(Source.WALK):
+            with mod.Case(OnfiSource.WALK):
                 mod.d.comb += pattern.eq(walk_logic(rep))
             with mod.Default():
                 mod.d.comb += pattern.eq(buf.eng_rdata)
@@ -208,8 +208,8 @@ class OnfiController(wiring.Component):
                 mod.d.sync += [pc.eq(pc + 1), rep_last.eq(count_of(step_nx) <= 1)]
             with mod.Else():
                 mod.d.sync += rep_last.eq(rep + 2 >= count_of(step))
-        mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == Source.PRBS))
-        mod.d.sync += hold.eq(fire & is_din & (c.src == Source.BUFFER))  # the PHY needs >= 2 cycles a byte anyway
+        mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == OnfiSource.PRBS))
+        mod.d.sync += hold.eq(fire & is_din & (c.src == OnfiSource.BUFFER))  # the PHY needs >= 2 cycles a byte anyway
 
         # read data: DOUT beats remember their destination; bytes arrive sample cycles later
         rdest = Signal(1)
@@ -219,8 +219,8 @@ class OnfiController(wiring.Component):
             mod.d.sync += rdest.eq(step.dest)
         arrive = phy.rdata.valid
         to_data = arrive & (rdest == Dest.DATA)
-        compare = c.src != Source.BUFFER
-        expected = Mux(c.src == Source.PRBS, prbs.byte, walk_logic(ridx))
+        compare = c.src != OnfiSource.BUFFER
+        expected = Mux(c.src == OnfiSource.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
             # one engine address (block RAM ports): no operation reads and writes the buffer at once
             buf.eng_addr.eq(Mux(to_data, wa, raddr)),
@@ -230,7 +230,7 @@ class OnfiController(wiring.Component):
         ]
         with mod.If(to_data):
             mod.d.sync += [ridx.eq(ridx + 1), wa.eq(wa + 1)]
-            with mod.If(c.src == Source.PRBS):
+            with mod.If(c.src == OnfiSource.PRBS):
                 mod.d.comb += prbs.advance.eq(1)
         with mod.If(arrive & (rdest == Dest.STATUS)):
             mod.d.sync += self.stat.chip_status.eq(phy.rdata.payload)

@@ -6,7 +6,7 @@ import enum
 from amaranth.lib import data
 
 
-class Op(enum.IntEnum):
+class OnfiOp(enum.IntEnum):
     RESET = 0
     READ_ID = 1
     READ_PARAM = 2
@@ -20,21 +20,21 @@ class Op(enum.IntEnum):
     SELFTEST = 10
 
 
-class Source(enum.IntEnum):
+class OnfiSource(enum.IntEnum):
     BUFFER = 0  # program from the page buffer; reads only store
     PRBS = 1  # program the seeded PRBS; reads store and count errors against it
     WALK = 2  # walking ones then zeros (interface self-test)
 
 
 CONTROL = [
-    ("op", 4, "Operation to run on `start` (Op: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
+    ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
               "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST)"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", 24, "Row address: page | block << page bits"),
     ("col", 16, "Column address (byte within the page)"),
     ("length", 16, "Data bytes to transfer"),
     ("buf_addr", 16, "Page-buffer byte address the transfer starts at"),
-    ("src", 2, "Data source / expected pattern (Source: BUFFER, PRBS, WALK)"),
+    ("src", 2, "Data source / expected pattern (OnfiSource: BUFFER, PRBS, WALK)"),
     ("seed", 31, "PRBS-31 seed of the page (nandrig.boards.sim.pattern.page_seed of campaign, block, page)"),
     ("faddr", 8, "Feature address (SET/GET FEATURES) or READ ID address"),
     ("params", 32, "SET FEATURES P1..P4, P1 in the low byte"),

@@ -6,10 +6,10 @@ from amaranth.sim import Simulator
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 from nandrig.gateware.onfi.core import OnfiController
-from nandrig.gateware.onfi.registers import CONTROL, STATUS, Op, Source
+from nandrig.gateware.onfi.registers import CONTROL, STATUS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
-DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": Source.BUFFER}
+DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": OnfiSource.BUFFER}
 
 
 class Driver:
@@ -19,7 +19,7 @@ class Driver:
         self.ctx, self.dut, self.model = ctx, dut, model
         self.ctrl = {name: 0 for name, _, _ in CONTROL} | DEFAULTS
 
-    async def op(self, op: Op, **fields) -> dict:
+    async def op(self, op: OnfiOp, **fields) -> dict:
         ctx, dut = self.ctx, self.dut
         unknown = set(fields) - set(self.ctrl)
         if unknown:

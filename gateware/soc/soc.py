@@ -15,7 +15,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.onfi.registers import Op, Source
+from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
 NANDBUF_BASE = 0x9000_0000
@@ -45,9 +45,10 @@ class RigSoC(SoCCore):
         if bch is not None:  # the firmware's BCH driver sizes codewords and parity from these
             for name, value in (("M", bch.m), ("K_BYTES", bch.k_bytes), ("T_MAX", bch.t_max)):
                 self.add_constant(f"BCH_{name}", value)
-        for enum in (Op, Source):  # the firmware takes the controller's codes from soc.h, not a copy
+        # the firmware takes the controller's codes from soc.h, not a copy
+        for prefix, enum in (("ONFI_OP", OnfiOp), ("ONFI_SOURCE", OnfiSource)):
             for v in enum:
-                self.add_constant(f"ONFI_{enum.__name__.upper()}_{v.name}", int(v))
+                self.add_constant(f"{prefix}_{v.name}", int(v))
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))
         if vtime_pads is not None:
             self.vtime = VirtualTime(vtime_pads)

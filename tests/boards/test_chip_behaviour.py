@@ -6,7 +6,7 @@ import pytest
 from nandrig.boards.sim.bench import calibration_grid
 from nandrig.boards.sim.calibrate import GRID_H, GRID_PE, population_rber
 from nandrig.boards.sim.chip import VirtualChip, page_map
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.physics import PageCondition, lsb_only_error_probs, page_error_probs
 from nandrig.boards.sim.profile import load_profile
 from nandrig.characterization import load_params

@@ -2,7 +2,7 @@ import crcmod
 import pytest
 
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip
-from nandrig.boards.sim.onfi_identity import ParameterPage, decode_first_valid, onfi_crc16
+from nandrig.chip.onfi import ParameterPage, decode_first_valid, onfi_crc16
 from nandrig.boards.sim.profile import load_profile, profile_names
 from nandrig.errors import NandrigError
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip, page_map, page_of
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, page_error_probs,
 )

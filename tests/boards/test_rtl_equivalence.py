@@ -15,7 +15,7 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.characterization.rber import load_params
 from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
-from nandrig.host.protocol import Source
+from nandrig.protocol import ProfileSource
 from nandrig.host.rig import Rig
 from nandrig.host.session import create, export_rows, run
 from nandrig.host.store import Store
@@ -160,6 +160,6 @@ def test_flares_in_the_rig_decides_and_decodes_the_same(results):
     v, r = results["virtual"]["rig_flares"], results["rtl"]["rig_flares"]
     reads = [x for x in v if isinstance(x, tuple)]
     assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
-    assert {x[1] for x in reads} == set(Source)  # RAM, the spare's record, erased, unreadable
+    assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable
     assert sum(x[2] for x in reads) > 0  # the decoder corrected errors, which FLARES counted
     assert v == r

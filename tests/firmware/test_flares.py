@@ -8,7 +8,7 @@ import bchlib
 import pytest
 
 from nandrig.characterization import CorrTable, RetentionGrid, load_params
-from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
+from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import c_header
@@ -55,7 +55,7 @@ def random_sequence(rng: random.Random, length: int):
     now = rng.randrange(0, 1 << 20)
     for _ in range(length):
         now += rng.choice([0, 1, 60, 3600, rng.randrange(0, 40 * 24 * 3600)])
-        op = Op.PROGRAM if rng.random() < 0.2 else Op.READ
+        op = FlaresAccess.PROGRAM if rng.random() < 0.2 else FlaresAccess.READ
         fail = rng.random() < 0.05
         deterr = rng.choice([0, 1, 2, rng.randrange(0, 60), rng.randrange(0, 400)])
         yield op, deterr, fail, now
@@ -70,11 +70,11 @@ def scenario_sequence(rng: random.Random, length: int):
         if rng.random() < 0.3:
             pe += 1
             written = now
-            yield Op.PROGRAM, 0, False, now
+            yield FlaresAccess.PROGRAM, 0, False, now
         else:
             p = float(params.rber(pe, (now - written) / 3600))
             errs = sum(rng.random() < p * 32768 / 50 for _ in range(50))  # binomial, cheap
-            yield Op.READ, errs, errs > 60, now
+            yield FlaresAccess.READ, errs, errs > 60, now
 
 
 @pytest.mark.slow
@@ -149,18 +149,18 @@ def test_reference_zones_behave_as_the_paper_describes():
     ft, _ = tables_for(load_params("flares-taco2014"))
     f = Flares(ft, FlaresConfig(wsize=10, mix_pm=500, maxover=2))
     pp = f.new_page(3)  # t = 3 is what a fresh page needs; t = 1 would raise a rewrite alarm at once
-    f.up_page(pp, Op.PROGRAM, 0, False, 0)
-    zones = [f.up_page(pp, Op.READ, 20, False, 60 * i).zone for i in range(1, 10)]
+    f.up_page(pp, FlaresAccess.PROGRAM, 0, False, 0)
+    zones = [f.up_page(pp, FlaresAccess.READ, 20, False, 60 * i).zone for i in range(1, 10)]
     assert zones[-1] == Zone.FAST and pp.p_next > 3  # many errors: t goes up at once
     high = pp.p_next
-    f.up_page(pp, Op.PROGRAM, 0, False, 700)
-    seen = [f.up_page(pp, Op.READ, 0, False, 700 + i).zone for i in range(1, 40)]
+    f.up_page(pp, FlaresAccess.PROGRAM, 0, False, 700)
+    seen = [f.up_page(pp, FlaresAccess.READ, 0, False, 700 + i).zone for i in range(1, 40)]
     # clean reads: t comes down one step after MAXOVER + 1 overcorrection windows, and stays decided
     assert seen.count(Zone.OVERCORRECTION) >= 3 and pp.p_next == high - 1
     pp2 = f.new_page(10)
     for i in range(9):
-        f.up_page(pp2, Op.READ, 0, True, 10 + i)  # decode failures
-    d = f.up_page(pp2, Op.READ, 0, True, 20)
+        f.up_page(pp2, FlaresAccess.READ, 0, True, 10 + i)  # decode failures
+    d = f.up_page(pp2, FlaresAccess.READ, 0, True, 20)
     assert d.zone == Zone.FAILURE and d.invalidate and pp2.p_next >= 11
     pp3 = f.new_page(3)
     assert f.evaluate(pp3, 10 * 365 * 86_400).zone != Zone.ALARM  # eq. 5: no retention loss at 0 P/E

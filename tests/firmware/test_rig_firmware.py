@@ -9,8 +9,8 @@ from pathlib import Path
 import cobs.cobs
 import pytest
 
-from nandrig.boards.sim.pattern import page_seed
-from nandrig.host import protocol as P
+from nandrig.chip.pattern import page_seed
+from nandrig import protocol as P
 
 SRC = Path(__file__).resolve().parents[2] / "firmware" / "rig"
 
@@ -71,27 +71,27 @@ def test_page_seed_matches_the_virtual_rig(fw):
 
 
 def test_protocol_constants_match_the_host():
-    """The firmware's opcodes and error codes are a C copy of host/protocol.py: keep them equal."""
-    text = (SRC / "server.h").read_text()
+    """The firmware's opcodes and error codes (protocol.h, generated) equal the spec's."""
+    text = (SRC / "protocol.h").read_text()
     ops = {m[1]: int(m[2], 16) for m in re.finditer(r"\bOP_(\w+) = (0x[0-9A-Fa-f]+)", text)}
-    assert ops == {op.name: int(op) for op in P.Op}
+    assert ops == {op.name: int(op) for op in P.Opcode}
     errs = re.search(r"enum \{\s*(E_OK[^}]*)\}", text)[1]
     names = [e.strip()[2:] for e in errs.split(",") if e.strip()]
     assert names == [e.name for e in sorted(P.Err)]
-    assert f"T_REQUEST = 0x{P.REQUEST:02X}" in text and f"T_REPLY = 0x{P.REPLY:02X}" in text
+    assert f"T_REQUEST = 0x{P.REQUEST_TYPE:02X}" in text and f"T_REPLY = 0x{P.REPLY_TYPE:02X}" in text
 
 
 def test_feature_addresses_match_the_virtual_chip():
     from nandrig.boards.sim import chip
 
-    text = (SRC / "onfi.h").read_text()
+    text = (SRC / "onfi_facts.h").read_text()
     got = {m[1]: int(m[2], 16) for m in re.finditer(r"\bFEATURE_(\w+) = (0x[0-9A-Fa-f]+)", text)}
     assert got == {"TIMING_MODE": chip.FEATURE_TIMING_MODE, "READ_RETRY": chip.FEATURE_READ_RETRY}
 
 
 @pytest.mark.parametrize("seed", [1, 0x7FFFFFFF, 0, 0x1234567])
 def test_software_prbs_matches_the_pattern(fw, seed):
-    from nandrig.boards.sim.pattern import prbs31_bytes
+    from nandrig.chip.pattern import prbs31_bytes
 
     state = ctypes.c_uint32(fw.prbs31_init(seed))
     got = bytes(fw.prbs31_next(ctypes.byref(state)) for _ in range(4320))

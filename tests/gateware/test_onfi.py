@@ -8,9 +8,9 @@ import pytest
 from amaranth.sim import Simulator
 
 from nandrig.boards.sim.chip import STATUS_FAIL, VirtualChip
-from nandrig.boards.sim.onfi_identity import decode_first_valid
-from nandrig.boards.sim.pattern import bits, flips, page_seed, prbs31_bytes
-from nandrig.gateware.onfi import Op, Source
+from nandrig.chip.onfi import decode_first_valid
+from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
+from nandrig.gateware.onfi import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.pattern import Prbs31, walk_byte
 from nandrig.gateware.onfi.sim import run
@@ -34,7 +34,7 @@ def expected_counts(want: bytes, got: bytes, cw: int) -> list[tuple[int, int]]:
 
 
 async def to_mode(d, mode: int) -> None:
-    st = await d.op(Op.SET_FEATURES, faddr=0x01, params=mode)
+    st = await d.op(OnfiOp.SET_FEATURES, faddr=0x01, params=mode)
     assert not st["chip_status"] & STATUS_FAIL
     d.ctrl["mode"] = mode
 
@@ -95,11 +95,11 @@ def test_program_read_round_trip_at_every_mode(mode):
     n = g.raw_page_bytes
 
     async def script(d):
-        await d.op(Op.RESET)
+        await d.op(OnfiOp.RESET)
         await to_mode(d, mode)
-        e = await d.op(Op.ERASE, row=row(chip, blk, 0))
-        p = await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed)
-        r = await d.op(Op.READ, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed, cw_bytes=CW)
+        e = await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
+        p = await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
+        r = await d.op(OnfiOp.READ, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed, cw_bytes=CW)
         return e, p, r, await d.read_buffer(n), await d.codeword_counts(-(-n // CW))
 
     (e, p, r, buf, cws), bfm = run(chip, script)
@@ -130,9 +130,9 @@ def test_injected_errors_are_counted_exactly():
 
     async def script(d):
         await to_mode(d, 5)
-        await d.op(Op.ERASE, row=row(chip, blk, 0))
-        await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed)
-        r = await d.op(Op.READ, row=row(chip, blk, 0), length=n, src=Source.PRBS, seed=seed, cw_bytes=CW)
+        await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
+        await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
+        r = await d.op(OnfiOp.READ, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed, cw_bytes=CW)
         return r, await d.codeword_counts(-(-n // CW)), d.lanes()
 
     (r, cws, (l10, l01)), bfm = run(chip, script, inject={(blk, 0): flipped})
@@ -158,13 +158,13 @@ def test_worn_and_aged_page_counts_match_the_chip():
     async def program(d):
         await to_mode(d, 4)
         for pg in range(4):
-            await d.op(Op.PROGRAM, row=row(chip, blk, pg), length=n, src=Source.PRBS, seed=seeds[pg])
+            await d.op(OnfiOp.PROGRAM, row=row(chip, blk, pg), length=n, src=OnfiSource.PRBS, seed=seeds[pg])
 
     async def read(d):
         await to_mode(d, 4)
         out = []
         for pg in range(4):
-            r = await d.op(Op.READ, row=row(chip, blk, pg), length=n, src=Source.PRBS, seed=seeds[pg], cw_bytes=CW)
+            r = await d.op(OnfiOp.READ, row=row(chip, blk, pg), length=n, src=OnfiSource.PRBS, seed=seeds[pg], cw_bytes=CW)
             out.append((r, await d.read_buffer(n)))
         return out
 
@@ -188,7 +188,7 @@ def test_interface_self_test_finds_a_bad_dq_line(stuck):
 
     async def script(d):
         await to_mode(d, 5)
-        st = await d.op(Op.SELFTEST, row=row(chip, blk, 3), col=0, length=64, src=Source.WALK)
+        st = await d.op(OnfiOp.SELFTEST, row=row(chip, blk, 3), col=0, length=64, src=OnfiSource.WALK)
         return st, d.lanes(), await d.read_buffer(64)
 
     (st, (l10, l01), back), bfm = run(chip, script, stuck_dq=stuck)
@@ -208,15 +208,15 @@ def test_identity_parameter_page_and_features():
     chip = VirtualChip("mlc-small", seed=3)
 
     async def script(d):
-        await d.op(Op.RESET)
-        await d.op(Op.READ_ID, faddr=0x00, length=5)
+        await d.op(OnfiOp.RESET)
+        await d.op(OnfiOp.READ_ID, faddr=0x00, length=5)
         jedec = await d.read_buffer(5)
-        await d.op(Op.READ_ID, faddr=0x20, length=4)
+        await d.op(OnfiOp.READ_ID, faddr=0x20, length=4)
         onfi = await d.read_buffer(4)
-        await d.op(Op.READ_PARAM, length=768)
+        await d.op(OnfiOp.READ_PARAM, length=768)
         param = await d.read_buffer(768)
         await to_mode(d, 3)
-        await d.op(Op.GET_FEATURES, faddr=0x01, length=4)
+        await d.op(OnfiOp.GET_FEATURES, faddr=0x01, length=4)
         return jedec, onfi, param, await d.read_buffer(4)
 
     (jedec, onfi, param, feat), bfm = run(chip, script)
@@ -231,11 +231,11 @@ def test_busy_timeout_releases_the_chip():
     blk = good_block(chip)
 
     async def script(d):
-        st = await d.op(Op.ERASE, row=row(chip, blk, 0), timeout=60)
+        st = await d.op(OnfiOp.ERASE, row=row(chip, blk, 0), timeout=60)
         ce_after = d.ctx.get(d.dut.pins.ce_n)
         for _ in range(2000):
             await d.ctx.tick()
-        return st, ce_after, await d.op(Op.READ_STATUS, timeout=1 << 30)
+        return st, ce_after, await d.op(OnfiOp.READ_STATUS, timeout=1 << 30)
 
     (st, ce_after, later), bfm = run(chip, script)
     assert st["timed_out"] == 1 and ce_after == 1
@@ -248,8 +248,8 @@ def test_write_protect_blocks_program():
     blk = good_block(chip)
 
     async def script(d):
-        await d.op(Op.ERASE, row=row(chip, blk, 0))
-        return await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=64, src=Source.PRBS, seed=5, wp_n=0)
+        await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
+        return await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=64, src=OnfiSource.PRBS, seed=5, wp_n=0)
 
     st, bfm = run(chip, script)
     assert st["chip_status"] & STATUS_FAIL
@@ -260,7 +260,7 @@ def test_the_model_catches_a_controller_faster_than_the_chip():
     chip = VirtualChip("mlc-small", seed=3)
 
     async def script(d):
-        return await d.op(Op.READ_ID, faddr=0x20, length=4, mode=5)  # the chip is still in mode 0
+        return await d.op(OnfiOp.READ_ID, faddr=0x20, length=4, mode=5)  # the chip is still in mode 0
 
     _, bfm = run(chip, script)
     assert bfm.log.violation_count > 0
@@ -273,7 +273,7 @@ def test_capture_trim_absorbs_board_delay(trim, clean):
 
     async def script(d):
         await to_mode(d, 5)
-        return await d.op(Op.SELFTEST, row=row(chip, 1, 0), length=32, src=Source.WALK, rd_trim=trim)
+        return await d.op(OnfiOp.SELFTEST, row=row(chip, 1, 0), length=32, src=OnfiSource.WALK, rd_trim=trim)
 
     st, bfm = run(chip, script, io_delay_ns=8.0)
     assert bfm.log.violation_count == 0
@@ -288,10 +288,10 @@ def test_buffer_source_and_change_read_column():
     async def script(d):
         await to_mode(d, 5)
         await d.write_buffer(data)
-        await d.op(Op.ERASE, row=row(chip, blk, 0))
-        await d.op(Op.PROGRAM, row=row(chip, blk, 0), length=len(data), src=Source.BUFFER)
-        await d.op(Op.READ, row=row(chip, blk, 0), length=16, src=Source.BUFFER, buf_addr=4096)
-        await d.op(Op.CHANGE_READ_COLUMN, col=900, length=100, buf_addr=2048)
+        await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
+        await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=len(data), src=OnfiSource.BUFFER)
+        await d.op(OnfiOp.READ, row=row(chip, blk, 0), length=16, src=OnfiSource.BUFFER, buf_addr=4096)
+        await d.op(OnfiOp.CHANGE_READ_COLUMN, col=900, length=100, buf_addr=2048)
         return await d.read_buffer(16, 4096), await d.read_buffer(100, 2048)
 
     (head, tail), bfm = run(chip, script)

@@ -9,8 +9,8 @@ import pytest
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Err, Op
+from nandrig import protocol as P
+from nandrig.protocol import Deframer, Err, Opcode
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import FaultyTransport, InProcessTransport, SerialTransport
 
@@ -88,7 +88,7 @@ def test_lost_replies_are_recovered_without_re_execution():
         def read(self, timeout):
             data = super().read(timeout)
             for f in Deframer().feed(data):
-                if f.op == Op.ERASE and f.seq not in self.seen:
+                if f.op == Opcode.ERASE and f.seq not in self.seen:
                     self.seen.add(f.seq)
                     return b""
             return data
@@ -131,14 +131,14 @@ def test_status_and_abort_during_a_long_cycle_over_tcp():
                 assert seq in got, f"no reply to seq {seq}"
                 return got.pop(seq)
 
-            ask(Op.CYCLE, 1, struct.pack("<IHIIB", 2, 2, 100_000, 5, 0))
+            ask(Opcode.CYCLE, 1, struct.pack("<IHIIB", 2, 2, 100_000, 5, 0))
             time.sleep(0.3)
-            ask(Op.STATUS, 2)
+            ask(Opcode.STATUS, 2)
             st = P.STATUS_REPLY.unpack(wait_for(2).payload)
-            assert st[0] == 1 and st[1] == Op.CYCLE and st[2] == 1 and st[3] > 0 and st[4] == 200_000
-            ask(Op.TIME, 3)
+            assert st[0] == 1 and st[1] == Opcode.CYCLE and st[2] == 1 and st[3] > 0 and st[4] == 200_000
+            ask(Opcode.TIME, 3)
             assert wait_for(3).status == Err.BUSY
-            ask(Op.ABORT, 4)
+            ask(Opcode.ABORT, 4)
             assert wait_for(4).payload == b"\x01"
             rep = wait_for(1)
             assert rep.status == Err.ABORTED

@@ -9,17 +9,17 @@ import time
 
 import pytest
 
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Err, Frame, Op
+from nandrig import protocol as P
+from nandrig.protocol import Deframer, Err, Frame, Opcode
 from nandrig.host.rig import Rig
 
 VALID = [
-    (Op.HELLO, struct.pack("<HHI", 1, 0, 5)), (Op.INFO, b""), (Op.TIME, b""), (Op.READ_ID, b"\x20"),
-    (Op.ERASE, struct.pack("<IB", 3, 0)), (Op.PROGRAM, P.PROGRAM_HEAD.pack(3, 0, 0, 0) + b"\1\0\0\0"),
-    (Op.READ, struct.pack("<IHBBI", 3, 0, 4, 2, 1)), (Op.MEASURE, struct.pack("<IHHHI", 3, 1, 0, 32, 1)),
-    (Op.CYCLE, struct.pack("<IHIIB", 4, 2, 3, 9, 0)), (Op.SCAN_BAD, struct.pack("<IH", 0, 16)),
-    (Op.READ_DISTURB, struct.pack("<IHI", 5, 1, 1000)), (Op.ADVANCE, struct.pack("<Qh", 10**9, 2500)),
-    (Op.SET_READ_OFFSET, b"\xfc"), (Op.STATUS, b""), (Op.READ_PARAM_PAGE, b""),
+    (Opcode.HELLO, struct.pack("<HHI", 1, 0, 5)), (Opcode.INFO, b""), (Opcode.TIME, b""), (Opcode.READ_ID, b"\x20"),
+    (Opcode.ERASE, struct.pack("<IB", 3, 0)), (Opcode.PROGRAM, P.PROGRAM_HEAD.pack(3, 0, 0, 0) + b"\1\0\0\0"),
+    (Opcode.READ, struct.pack("<IHBBI", 3, 0, 4, 2, 1)), (Opcode.MEASURE, struct.pack("<IHHHI", 3, 1, 0, 32, 1)),
+    (Opcode.CYCLE, struct.pack("<IHIIB", 4, 2, 3, 9, 0)), (Opcode.SCAN_BAD, struct.pack("<IH", 0, 16)),
+    (Opcode.READ_DISTURB, struct.pack("<IHI", 5, 1, 1000)), (Opcode.ADVANCE, struct.pack("<Qh", 10**9, 2500)),
+    (Opcode.SET_READ_OFFSET, b"\xfc"), (Opcode.STATUS, b""), (Opcode.READ_PARAM_PAGE, b""),
 ]
 ABORT_EVERY = 25
 
@@ -27,7 +27,7 @@ ABORT_EVERY = 25
 def fuzz_frames(n: int, rng: random.Random):
     for i in range(n):
         if i % ABORT_EVERY == ABORT_EVERY - 1:  # stop any fuzzed long command, so later frames reach the dispatcher
-            yield P.request(Op.ABORT, rng.randrange(65536)).encode()
+            yield P.request(Opcode.ABORT, rng.randrange(65536)).encode()
             continue
         kind = i % 4
         if kind == 0:  # noise
@@ -51,10 +51,10 @@ def fuzz_frames(n: int, rng: random.Random):
                     body[rng.randrange(len(body))] = rng.randrange(256)
             else:
                 op = rng.randrange(256)
-            yield Frame(P.REQUEST, int(op), rng.randrange(65536), rng.randrange(65536), bytes(body)).encode()
+            yield Frame(P.REQUEST_TYPE, int(op), rng.randrange(65536), rng.randrange(65536), bytes(body)).encode()
         else:  # a reply-typed frame, which a rig must ignore, or a valid request
             op, payload = rng.choice(VALID)
-            t = P.REPLY if rng.random() < 0.5 else P.REQUEST
+            t = P.REPLY_TYPE if rng.random() < 0.5 else P.REQUEST_TYPE
             yield Frame(t, int(op), rng.randrange(65536), 0, payload).encode()
 
 
@@ -85,7 +85,7 @@ def test_fuzz_server_stays_up_answers_errors_and_then_serves(server):
                 got = _drain(s, d)
                 for f in got:
                     statuses[f.status] = statuses.get(f.status, 0) + 1
-                if time.monotonic() >= until or any(f.op == Op.ABORT for f in got):
+                if time.monotonic() >= until or any(f.op == Opcode.ABORT for f in got):
                     break
                 time.sleep(0.001)
         end = time.monotonic() + 5

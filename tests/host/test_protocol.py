@@ -4,8 +4,8 @@ import zlib
 
 from cobs import cobs
 
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Deframer, Frame, Op, cobs_decode, cobs_encode
+from nandrig import protocol as P
+from nandrig.protocol import Deframer, Frame, Opcode, cobs_decode, cobs_encode
 
 
 def test_cobs_matches_the_reference_library():
@@ -25,7 +25,7 @@ def test_cobs_matches_the_reference_library():
 
 
 def test_frame_layout_is_the_documented_one():
-    f = P.request(Op.ERASE, 0x1234, struct.pack("<IB", 7, 1))
+    f = P.request(Opcode.ERASE, 0x1234, struct.pack("<IB", 7, 1))
     body = f.body()
     assert body[:6] == bytes([0x52, 0x10, 0x34, 0x12, 0, 0])
     assert body[6:11] == bytes([7, 0, 0, 0, 1])
@@ -36,16 +36,16 @@ def test_frame_layout_is_the_documented_one():
 
 
 def test_crc_failure_and_bad_sizes_are_dropped():
-    body = bytearray(P.request(Op.TIME, 1).body())
+    body = bytearray(P.request(Opcode.TIME, 1).body())
     body[3] ^= 0x10
     assert Frame.parse(bytes(body)) is None
     assert Frame.parse(b"\x01" * 5) is None
-    big = P.Frame(P.REQUEST, 1, 1, 0, bytes(P.MAX_PAYLOAD + 1)).body()
+    big = P.Frame(P.REQUEST_TYPE, 1, 1, 0, bytes(P.MAX_PAYLOAD + 1)).body()
     assert Frame.parse(big) is None
 
 
 def test_deframer_resynchronises_after_garbage():
-    good = [P.request(Op.TIME, i).encode() for i in range(3)]
+    good = [P.request(Opcode.TIME, i).encode() for i in range(3)]
     stream = b"\x13\x37garbage" + good[0] + b"\xff\xfe" + b"\x00" + good[1][:5] + b"\x00" + good[2]
     d = Deframer()
     frames = []

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nandrig.boards.sim import adaptive
+from nandrig.boards.sim import rig_flares
 from nandrig.boards.sim.rig import VirtualRig
-from nandrig.characterization.flares import Flares, FlaresConfig, Op, Zone
-from nandrig.host.protocol import Cap, Decide, Err, Op as POp, Source
+from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
+from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
 
@@ -22,19 +22,19 @@ def open_rig(profile: str = "mlc-small", seed: int = 4, **kw) -> Rig:
 
 
 def test_committed_rig_header_is_current():
-    """The firmware compiles firmware/rig/flares_tables.h; the virtual rig builds the same from RIG_TABLES."""
-    assert (ROOT / "firmware/rig/flares_tables.h").read_text() == adaptive.RIG_TABLES.build()[1]
+    """The firmware compiles firmware/rig/rig_flares_tables.h; the virtual rig builds the same from RIG_TABLES."""
+    assert (ROOT / "firmware/rig/rig_flares_tables.h").read_text() == rig_flares.RIG_TABLES.build()[1]
 
 
 def test_record_round_trip_and_correction():
-    pp = adaptive.Pprof(p_cur=13, p_next=13, pecycles=98_765, writestamp=0xDEADBEEF)
-    rec = bytearray(adaptive.pack(pp))
-    assert len(rec) == adaptive.RECORD_BYTES
+    pp = rig_flares.Pprof(p_cur=13, p_next=13, pecycles=98_765, writestamp=0xDEADBEEF)
+    rec = bytearray(rig_flares.pack(pp))
+    assert len(rec) == rig_flares.RECORD_BYTES
     for bit in (0, 17, 60, 88, 90):  # bits 91-95 pad the 35 parity bits
         rec[bit // 8] ^= 0x80 >> (bit % 8)
-    n, got = adaptive.unpack(bytes(rec))
+    n, got = rig_flares.unpack(bytes(rec))
     assert n == 5 and (got.p_cur, got.pecycles, got.writestamp) == (13, 98_765, 0xDEADBEEF)
-    assert adaptive.unpack(b"\xff" * 12) == (-2, None)
+    assert rig_flares.unpack(b"\xff" * 12) == (-2, None)
 
 
 def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
@@ -43,9 +43,9 @@ def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
         assert rig.hello().capabilities & Cap.FLARES
         cfg = FlaresConfig(wsize=4, mix_pm=1000, maxfail=1)
         t_min, t_cap, slots = rig.flares_config(cfg)
-        assert (t_min, t_cap, slots) == (1, rig.info().t_max, adaptive.PROFILE_SLOTS)
+        assert (t_min, t_cap, slots) == (1, rig.info().t_max, rig_flares.PROFILE_SLOTS)
         rig.cycle(BLOCK, 1, 6000, seed=3)
-        ref = Flares(adaptive.rig_tables(), FlaresConfig(wsize=4, mix_pm=1000, maxfail=1, t_cap=t_cap))
+        ref = Flares(rig_flares.rig_tables(), FlaresConfig(wsize=4, mix_pm=1000, maxfail=1, t_cap=t_cap))
         pp = None
         zones, fails = [], 0
         for rnd in range(4):
@@ -58,16 +58,16 @@ def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
                 assert pr.step.flags & Decide.NEW_PROFILE
                 pp = ref.new_page(ref.cold_start(10))
             pp.pecycles = 9
-            d = ref.up_page(pp, Op.PROGRAM, 0, False, now)
+            d = ref.up_page(pp, FlaresAccess.PROGRAM, 0, False, now)
             assert (pr.step.t, pr.step.zone, pr.step.p) == (pp.p_cur, d.zone, d.p)
             rig.advance(hours=24, temp_c=125)
             for _ in range(4):
                 r = rig.flares_read(BLOCK, 2, seed=rnd)
-                assert r.source == Source.RAM and r.step.t == pp.p_cur
+                assert r.source == ProfileSource.RAM and r.step.t == pp.p_cur
                 corrected = [c.corrected for c in r.read.codewords[:-1]]
                 assert r.failed == corrected.count(-1)
                 assert r.deterr == -(-sum(c for c in corrected if c > 0) // len(corrected))
-                d = ref.up_page(pp, Op.READ, r.deterr, r.failed > 0, rig.time_ns() // 10**9)
+                d = ref.up_page(pp, FlaresAccess.READ, r.deterr, r.failed > 0, rig.time_ns() // 10**9)
                 assert (r.step.zone, r.step.p, bool(r.step.flags & Decide.INVALIDATE)) == (d.zone, d.p, d.invalidate)
                 zones.append(d.zone)
                 fails += r.failed
@@ -83,11 +83,11 @@ def test_profile_survives_in_the_spare_area():
         rig.program(BLOCK, 2, seed=1)  # pattern where the record would be
         rig.flares_config(FlaresConfig())  # the rig forgets its RAM profiles
         r = rig.flares_read(BLOCK, 0, seed=1)
-        assert r.source == Source.SPARE and r.step.t == first.t and r.failed == 0
-        assert rig.flares_read(BLOCK, 0, seed=1).source == Source.RAM
+        assert r.source == ProfileSource.SPARE and r.step.t == first.t and r.failed == 0
+        assert rig.flares_read(BLOCK, 0, seed=1).source == ProfileSource.RAM
         none = rig.flares_read(BLOCK, 1, seed=1)
-        assert (none.source, none.step.t, none.step.zone, none.deterr) == (Source.NONE, 0, Zone.NONE, 0)
-        assert rig.flares_read(BLOCK, 2, seed=1).source == Source.UNREADABLE
+        assert (none.source, none.step.t, none.step.zone, none.deterr) == (ProfileSource.NONE, 0, Zone.NONE, 0)
+        assert rig.flares_read(BLOCK, 2, seed=1).source == ProfileSource.UNREADABLE
         # the next program continues the profile the spare held (no new one)
         rig.erase(BLOCK)
         assert not rig.flares_program(BLOCK, 0, seed=2, pe=2501).step.flags & Decide.NEW_PROFILE
@@ -101,13 +101,13 @@ def test_profiles_persist_with_the_rig_state(tmp_path):
         rig.flares_read(BLOCK, 3, seed=1)
     with open_rig(state_path=state) as rig:
         r = rig.flares_read(BLOCK, 3, seed=1)
-        assert (r.source, r.step.t) == (Source.RAM, t)
+        assert (r.source, r.step.t) == (ProfileSource.RAM, t)
 
 
 @pytest.mark.parametrize("call, code", [
     (lambda r: r.flares_config(FlaresConfig(wsize=1024, mix_pm=1000)), None),
-    (lambda r: r.call(POp.FLARES_CONFIG, b"\x00" * 13), Err.BAD_PARAMETER),  # wsize 0
-    (lambda r: r.call(POp.FLARES_CONFIG, b"\x00" * 12), Err.BAD_FRAME),
+    (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x00" * 13), Err.BAD_PARAMETER),  # wsize 0
+    (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x00" * 12), Err.BAD_FRAME),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=0), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=1 << 17), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(99, 0, seed=1, pe=1), Err.OUT_OF_RANGE),
@@ -124,7 +124,7 @@ def test_bad_requests_are_refused(call, code):
 
 
 def test_table_full_is_refused_and_loses_nothing(monkeypatch):
-    monkeypatch.setattr(adaptive, "PROFILE_SLOTS", 3)
+    monkeypatch.setattr(rig_flares, "PROFILE_SLOTS", 3)
     with open_rig() as rig:
         rig.erase(BLOCK)
         ts = [rig.flares_program(BLOCK, p, seed=1, pe=50).step.t for p in range(3)]
@@ -140,7 +140,7 @@ def test_a_rig_without_a_decoder_refuses_flares():
     with open_rig() as rig:
         rig._info = None
         rig.t.rig.t_max = 0  # as a SoC without the engine reports
-        rig.t.rig.flares = adaptive.RigFlares(0)
+        rig.t.rig.flares = rig_flares.RigFlares(0)
         assert not rig.hello().capabilities & Cap.FLARES
         with pytest.raises(RigError) as e:
             rig.flares_read(BLOCK, 0, seed=1)
@@ -157,7 +157,7 @@ def test_profile_table_in_c_finds_adds_and_fills(tmp_path):
     so.profiles_clear()
     keys = [(b, p) for b in range(8) for p in range(128)]  # 1024: the table's size, neighbours collide
     slots = [so.profiles_add(b, p) for b, p in keys]
-    assert all(slots) and len(set(slots)) == len(keys) == adaptive.PROFILE_SLOTS
+    assert all(slots) and len(set(slots)) == len(keys) == rig_flares.PROFILE_SLOTS
     assert so.profiles_add(9, 0) is None and so.profiles_used() == len(keys)
     assert [so.profiles_find(b, p) for b, p in keys] == slots
     assert so.profiles_find(9, 0) is None

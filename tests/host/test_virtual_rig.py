@@ -6,10 +6,10 @@ import pytest
 
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.pattern import page_seed, prbs31_bytes
+from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.rig import VirtualRig
-from nandrig.host import protocol as P
-from nandrig.host.protocol import Err, Op
+from nandrig import protocol as P
+from nandrig.protocol import Err, Opcode
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
 
@@ -34,7 +34,7 @@ def test_hello_info_and_identity():
 
 def test_version_mismatch():
     vr, _ = make()
-    rep = raw_call(vr, Op.HELLO, struct.pack("<HHI", 9, 0, 0))
+    rep = raw_call(vr, Opcode.HELLO, struct.pack("<HHI", 9, 0, 0))
     assert rep.status == Err.VERSION_MISMATCH
     assert struct.unpack_from("<HH", rep.payload) == P.VERSION
 
@@ -106,17 +106,17 @@ def test_chip_fail_is_reported_not_hidden():
 
 
 @pytest.mark.parametrize("op,payload,code", [
-    (Op.ERASE, struct.pack("<IB", 16, 0), Err.OUT_OF_RANGE),
-    (Op.ERASE, struct.pack("<IB", 1, 0x80), Err.BAD_PARAMETER),
-    (Op.ERASE, b"\x01", Err.BAD_FRAME),
-    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 32, 0, 0) + b"\0\0\0\0", Err.OUT_OF_RANGE),
-    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 200, 0) + b"\0\0\0\0", Err.BAD_PARAMETER),
-    (Op.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 0, 2) + bytes(5000), Err.BAD_FRAME),
-    (Op.READ, struct.pack("<IHBBI", 1, 99, 0, 0, 0), Err.OUT_OF_RANGE),
-    (Op.CYCLE, struct.pack("<IHIIB", 15, 2, 1, 0, 0), Err.OUT_OF_RANGE),
-    (Op.MEASURE, struct.pack("<IHHHI", 0, 1, 30, 5, 0), Err.OUT_OF_RANGE),
-    (Op.SCAN_BAD, struct.pack("<IH", 0, 0), Err.OUT_OF_RANGE),
-    (Op.ADVANCE, struct.pack("<Qh", 1, 32000), Err.BAD_PARAMETER),
+    (Opcode.ERASE, struct.pack("<IB", 16, 0), Err.OUT_OF_RANGE),
+    (Opcode.ERASE, struct.pack("<IB", 1, 0x80), Err.BAD_PARAMETER),
+    (Opcode.ERASE, b"\x01", Err.BAD_FRAME),
+    (Opcode.PROGRAM, P.PROGRAM_HEAD.pack(1, 32, 0, 0) + b"\0\0\0\0", Err.OUT_OF_RANGE),
+    (Opcode.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 200, 0) + b"\0\0\0\0", Err.BAD_PARAMETER),
+    (Opcode.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 0, 2) + bytes(5000), Err.BAD_FRAME),
+    (Opcode.READ, struct.pack("<IHBBI", 1, 99, 0, 0, 0), Err.OUT_OF_RANGE),
+    (Opcode.CYCLE, struct.pack("<IHIIB", 15, 2, 1, 0, 0), Err.OUT_OF_RANGE),
+    (Opcode.MEASURE, struct.pack("<IHHHI", 0, 1, 30, 5, 0), Err.OUT_OF_RANGE),
+    (Opcode.SCAN_BAD, struct.pack("<IH", 0, 0), Err.OUT_OF_RANGE),
+    (Opcode.ADVANCE, struct.pack("<Qh", 1, 32000), Err.BAD_PARAMETER),
     (0x7E, b"", Err.UNKNOWN_COMMAND),
 ])
 def test_bad_requests_get_error_codes(op, payload, code):
@@ -128,12 +128,12 @@ def test_bad_requests_get_error_codes(op, payload, code):
 def test_retry_with_same_seq_is_answered_from_cache_not_executed_again():
     vr, rig = make()
     pe0 = vr.chip.pe_count(5)
-    req = P.request(Op.CYCLE, 500, struct.pack("<IHIIB", 5, 1, 10, 1, 0))
+    req = P.request(Opcode.CYCLE, 500, struct.pack("<IHIIB", 5, 1, 10, 1, 0))
     first = vr.handle(req)
     again = vr.handle(req)
     assert first == again and vr.chip.pe_count(5) == pe0 + 10
     # a new session with the same seq and bytes is a new command
-    vr.handle(P.request(Op.HELLO, 501, struct.pack("<HHI", 1, 0, 0xABC)))
+    vr.handle(P.request(Opcode.HELLO, 501, struct.pack("<HHI", 1, 0, 0xABC)))
     vr.handle(req)
     assert vr.chip.pe_count(5) == pe0 + 20
 
@@ -168,7 +168,7 @@ def test_state_file_persists_chip_and_reply_cache(tmp_path):
         session, seq = rig.session, rig.last_seq
     with Rig.open("sim", chip="mlc-small", seed=8, state=str(state), session=session) as again:
         assert again.info().blocks == 16
-        f = again.call(Op.CYCLE, struct.pack("<IHIIB", 2, 1, 50, 1, 0), seq=seq)  # the resent request
+        f = again.call(Opcode.CYCLE, struct.pack("<IHIIB", 2, 1, 50, 1, 0), seq=seq)  # the resent request
         assert struct.unpack_from("<I", f.payload)[0] == 50
     with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as third:
         assert third.cycle(2, 1, 1, seed=1).done[2] == 1

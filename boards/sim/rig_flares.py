@@ -1,7 +1,7 @@
 """FLARES on the rig (docs/protocol.md, "FLARES on the rig"): the virtual rig's golden model of the firmware's.
 
 The firmware decides with ``firmware/flares`` over the tables compiled into it
-(``firmware/rig/flares_tables.h``, made by :data:`RIG_TABLES`); this model
+(``firmware/rig/rig_flares_tables.h``, made by :data:`RIG_TABLES`); this model
 decides with the Python reference over the same tables, which tests hold bit
 for bit equal to the C. Page profiles live in a table of fixed size keyed by
 (block, page); p_cur, pecycles and writestamp also go into the page's spare
@@ -16,15 +16,15 @@ from functools import lru_cache
 
 import bchlib
 
-from nandrig.characterization.flares import Decision, Flares, FlaresConfig, Op, Pprof, Zone
+from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Pprof, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import load_params
 from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
-from nandrig.host.protocol import Source
+from nandrig.protocol import Limit, ProfileSource
 
-PROFILE_SLOTS = 1024  # firmware/rig/profiles.h
-PE_MAX = (1 << 17) - 1  # the record's P/E field
-RECORD_BYTES = 12
+PROFILE_SLOTS = Limit.PROFILE_SLOTS  # a module attribute, so a test can shrink the table
+PE_MAX = Limit.FLARES_PE_MAX
+RECORD_BYTES = Limit.ECC_PROFILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class TableRecipe:
 
     params: str = "flares-taco2014"
     uber: float = 1e-11
-    codeword_bytes: int = 1024
+    codeword_bytes: int = Limit.RIG_CODEWORD_BYTES
     t_max: int = 40
     pe_max: int = 10_000
     pe_step: int = 250
@@ -112,21 +112,21 @@ class RigFlares:
         if new:
             pp = self.profiles[key] = f.new_page(f.cold_start(pe))
         pp.pecycles = pe - 1  # the host counts the block's wear; upPage adds this program
-        return pp, f.up_page(pp, Op.PROGRAM, 0, False, now), new
+        return pp, f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now), new
 
-    def profile_for_read(self, key: tuple[int, int], record: bytes) -> tuple[Pprof | None, Source]:
+    def profile_for_read(self, key: tuple[int, int], record: bytes) -> tuple[Pprof | None, ProfileSource]:
         if key in self.profiles:
-            return self.profiles[key], Source.RAM
+            return self.profiles[key], ProfileSource.RAM
         n, disk = unpack(record)
         if n == -2:
-            return None, Source.NONE
+            return None, ProfileSource.NONE
         if disk is None or not rig_tables().t_min <= disk.p_cur <= self.config.t_cap:
-            return None, Source.UNREADABLE
+            return None, ProfileSource.UNREADABLE
         self.profiles[key] = disk
-        return disk, Source.SPARE
+        return disk, ProfileSource.SPARE
 
     def read(self, pp: Pprof, deterr: int, fail: bool, now: int) -> Decision:
-        return self.flares.up_page(pp, Op.READ, min(deterr, 0xFFFF), fail, now)
+        return self.flares.up_page(pp, FlaresAccess.READ, min(deterr, 0xFFFF), fail, now)
 
     def state(self) -> dict:
         return {"t_cap": self.t_cap, "config": self.config.__dict__,

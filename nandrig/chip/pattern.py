@@ -1,4 +1,4 @@
-"""The rig's seeded data pattern: PRBS-31, bit-exact with the gateware generator.
+"""The rig's seeded data pattern: PRBS-31, bit-exact with the gateware generator and firmware/rig/pattern.c.
 
 Sequence: s[n] = s[n-31] XOR s[n-28] (polynomial x^31 + x^28 + 1), its first
 31 bits being the seed's bits 30..0 (a zero seed is replaced by 0x7FFFFFFF).
@@ -11,13 +11,31 @@ from functools import lru_cache
 
 import numpy as np
 
-from nandrig.boards.sim import rng
+_MASK = (1 << 64) - 1
+
+
+def _splitmix(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def key(*parts: int) -> int:
+    """A 128-bit key from integers (negative ones allowed)."""
+    a, b = 0x6A09E667F3BCC908, 0xBB67AE8584CAA73B
+    for p in parts:
+        p &= _MASK
+        a = _splitmix(a ^ p)
+        b = _splitmix(b ^ a ^ (p * 0x9E3779B97F4A7C15 & _MASK))
+    return (a << 64) | b
+
 
 _SEED_MASK = 0x7FFFFFFF
 
 
 def page_seed(campaign_seed: int, block: int, page: int) -> int:
-    s = rng.key(campaign_seed, block, page) & _SEED_MASK
+    s = key(campaign_seed, block, page) & _SEED_MASK
     return s or _SEED_MASK
 
 

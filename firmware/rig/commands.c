@@ -1,0 +1,353 @@
+/* The chip commands: each checks its request against the spec's limits, runs, fills its reply. */
+#include <string.h>
+#include "commands.h"
+#include "ecc_layout.h"
+#include "pattern.h"
+
+#define MAX_BLOCKS 8192  /* blocks whose factory mark the rig remembers */
+
+static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
+
+uint32_t raw_bytes(void) { return rig.chip->page_bytes + rig.chip->spare_bytes; }
+
+int check_blocks(uint32_t first, uint32_t count)
+{
+	return count >= 1 && first < rig.chip->blocks && count <= rig.chip->blocks - first ? E_OK : E_OUT_OF_RANGE;
+}
+
+int check_pages(uint32_t first, uint32_t count)
+{
+	uint32_t n = rig.chip->pages_per_block;
+	return count >= 1 && first < n && count <= n - first ? E_OK : E_OUT_OF_RANGE;
+}
+
+int is_bad(uint32_t block)
+{
+	if (block >= MAX_BLOCKS)
+		return 0;
+	if (!(bad_known[block / 8] >> (block % 8) & 1)) {
+		onfi_read(rig.chip, block, 0, ONFI_SRC_BUFFER, 0, raw_bytes(), RIG_CODEWORD_BYTES);
+		if (onfi_buffer()[rig.chip->page_bytes] != 0xFF)
+			bad_mark[block / 8] |= (uint8_t)(1 << (block % 8));
+		bad_known[block / 8] |= (uint8_t)(1 << (block % 8));
+	}
+	return bad_mark[block / 8] >> (block % 8) & 1;
+}
+
+uint32_t chip_result(uint8_t *out, struct op_result r, int *status)
+{
+	SET_CHIP_RESULT_CHIP_STATUS(out, r.status);
+	SET_CHIP_RESULT_BUSY_NS(out, r.busy_ns);
+	*status = r.timed_out ? E_TIMEOUT : (r.status & ONFI_STATUS_FAIL) ? E_CHIP_FAIL : E_OK;
+	return r.timed_out ? 0 : CHIP_RESULT_BYTES;
+}
+
+struct op_result read_page(uint32_t block, uint32_t page, uint8_t flags, uint32_t seed)
+{
+	int src = (flags & READ_FLAG_COMPARE) ? ONFI_SRC_PRBS : ONFI_SRC_BUFFER;
+	return onfi_read(rig.chip, block, page, src, seed, raw_bytes(), RIG_CODEWORD_BYTES);
+}
+
+/* ---- identity ------------------------------------------------------------------------------------ */
+
+uint32_t cmd_hello(const struct request *q, uint8_t *out, int *st)
+{
+	static const char ident[] = "nandrig-rtl/1.1 firmware";
+	NEED(HELLO_REQ);
+	SET_HELLO_REPLY_MAJOR(out, PROTOCOL_VERSION_MAJOR);
+	SET_HELLO_REPLY_MINOR(out, PROTOCOL_VERSION_MINOR);
+	SET_HELLO_REPLY_RIG_KIND(out, rig.kind);
+	SET_HELLO_REPLY_CAPABILITIES(out, rig.caps);
+	SET_HELLO_REPLY_N(out, sizeof ident - 1);
+	memcpy(out + HELLO_REPLY_BYTES, ident, sizeof ident - 1);
+	if (HELLO_REQ_MAJOR(q->payload) != PROTOCOL_VERSION_MAJOR)
+		*st = E_VERSION_MISMATCH;
+	else
+		rig.session = HELLO_REQ_SESSION(q->payload);
+	return HELLO_REPLY_BYTES + sizeof ident - 1;
+}
+
+uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
+{
+	const struct chip *c = rig.chip;
+	NEED(EMPTY_REQ);
+	memcpy(out + INFO_REPLY_READ_ID_OFFSET, c->id, INFO_REPLY_READ_ID_SIZE);
+	memcpy(out + INFO_REPLY_MANUFACTURER_OFFSET, c->manufacturer, INFO_REPLY_MANUFACTURER_SIZE);
+	memcpy(out + INFO_REPLY_MODEL_OFFSET, c->model, INFO_REPLY_MODEL_SIZE);
+	SET_INFO_REPLY_PAGE_BYTES(out, c->page_bytes);
+	SET_INFO_REPLY_SPARE_BYTES(out, c->spare_bytes);
+	SET_INFO_REPLY_PAGES_PER_BLOCK(out, c->pages_per_block);
+	SET_INFO_REPLY_BLOCKS(out, c->blocks);
+	SET_INFO_REPLY_BITS_PER_CELL(out, c->bits_per_cell);
+	SET_INFO_REPLY_TIMING_MODES(out, c->timing_modes);
+	SET_INFO_REPLY_TIMING_MODE(out, c->mode);
+	SET_INFO_REPLY_ECC_BITS(out, c->ecc_bits);
+	SET_INFO_REPLY_CODEWORD_BYTES(out, RIG_CODEWORD_BYTES);
+	SET_INFO_REPLY_T_MAX(out, rig.t_max);
+	SET_INFO_REPLY_CAPABILITIES(out, rig.caps);
+	return INFO_REPLY_BYTES;
+}
+
+uint32_t cmd_reset(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	struct op_result r = onfi_reset();
+	rig.chip->mode = 0;
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	SET_BYTE_REPLY_VALUE(out, r.status);
+	return BYTE_REPLY_BYTES;
+}
+
+uint32_t cmd_read_id(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(READ_ID_REQ);
+	uint8_t address = READ_ID_REQ_ADDRESS(q->payload);
+	int n = address == 0x00 ? READ_ID_BYTES : READ_ID_ONFI_BYTES;
+	if (onfi_read_id(address, out + 1, n) < 0)
+		FAIL(E_TIMEOUT);
+	out[0] = (uint8_t)n;
+	return (uint32_t)n + 1;
+}
+
+uint32_t cmd_read_param_page(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	if (onfi_read_param(out))
+		FAIL(E_TIMEOUT);
+	return PARAM_PAGE_REPLY_BYTES;
+}
+
+uint32_t cmd_scan_bad(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(SCAN_BAD_REQ);
+	uint32_t first = SCAN_BAD_REQ_FIRST_BLOCK(q->payload), count = SCAN_BAD_REQ_COUNT(q->payload);
+	if (count > SCAN_BAD_MAX_BLOCKS || check_blocks(first, count))
+		FAIL(E_OUT_OF_RANGE);
+	uint32_t n = (count + 7) / 8;
+	memset(out, 0, n);
+	job_start(q, count);
+	for (uint32_t i = 0; i < count && !job_poll(); i++, job.done++)
+		if (is_bad(first + i))
+			out[i / 8] |= (uint8_t)(1 << (i % 8));
+	return job_end(st, 0, n);
+}
+
+/* ---- single operations --------------------------------------------------------------------------- */
+
+uint32_t cmd_erase(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(ERASE_REQ);
+	uint32_t block = ERASE_REQ_BLOCK(q->payload);
+	uint8_t flags = ERASE_REQ_FLAGS(q->payload);
+	if (check_blocks(block, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~ERASE_FLAGS_ALL)
+		FAIL(E_BAD_PARAMETER);
+	if (is_bad(block) && !(flags & ERASE_FLAG_FORCE))
+		FAIL(E_BAD_BLOCK);
+	return chip_result(out, onfi_erase(rig.chip, block), st);
+}
+
+uint32_t cmd_program(const struct request *q, uint8_t *out, int *st)
+{
+	if (q->len < PROGRAM_HEAD_BYTES)
+		FAIL(E_BAD_FRAME);
+	uint32_t block = PROGRAM_HEAD_BLOCK(q->payload), page = PROGRAM_HEAD_PAGE(q->payload);
+	uint8_t t = PROGRAM_HEAD_T(q->payload), flags = PROGRAM_HEAD_FLAGS(q->payload);
+	const uint8_t *rest = q->payload + PROGRAM_HEAD_BYTES;
+	uint32_t n = q->len - PROGRAM_HEAD_BYTES;
+	int explicit_data = flags & PROGRAM_FLAG_EXPLICIT;
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~PROGRAM_FLAGS_ALL || t > rig.t_max)
+		FAIL(E_BAD_PARAMETER);
+	if (explicit_data ? (n == 0 || n > raw_bytes()) : n != PATTERN_SEED_BYTES)
+		FAIL(E_BAD_FRAME);
+	if (is_bad(block) && !(flags & PROGRAM_FLAG_FORCE))
+		FAIL(E_BAD_BLOCK);
+	uint32_t seed = explicit_data ? 0 : page_seed(PATTERN_SEED_PATTERN_SEED(rest), block, page);
+	if (t == 0 && !explicit_data)
+		return chip_result(out, onfi_program(rig.chip, block, page, ONFI_SRC_PRBS, seed, raw_bytes()), st);
+	if (explicit_data) {
+		volatile uint8_t *buf = onfi_buffer();
+		for (uint32_t i = 0; i < raw_bytes(); i++)
+			buf[i] = i < n ? rest[i] : 0xFF;
+	} else {
+		ecc_fill_pattern(seed, raw_bytes());
+	}
+	if (t)
+		ecc_encode_page(rig.chip, t, 0);
+	return chip_result(out, onfi_program(rig.chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes()), st);
+}
+
+uint32_t cmd_read(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(READ_REQ);
+	uint32_t block = READ_REQ_BLOCK(q->payload), page = READ_REQ_PAGE(q->payload);
+	uint8_t t = READ_REQ_T(q->payload), flags = READ_REQ_FLAGS(q->payload);
+	uint32_t seed = page_seed(READ_REQ_PATTERN_SEED(q->payload), block, page);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~READ_FLAGS_ALL || t > rig.t_max)
+		FAIL(E_BAD_PARAMETER);
+	struct op_result r = read_page(block, page, flags, seed);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	struct decoded d = {0, 0};
+	return ecc_read_reply(rig.chip, r, t, flags, seed, out, &d);
+}
+
+uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(SET_READ_OFFSET_REQ);
+	struct op_result r = onfi_set_feature(FEATURE_READ_RETRY, (uint8_t)SET_READ_OFFSET_REQ_OFFSET(q->payload));
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	SET_BYTE_REPLY_VALUE(out, r.status);
+	return BYTE_REPLY_BYTES;
+}
+
+/* ---- loops at chip speed ------------------------------------------------------------------------- */
+
+/* one P/E round of a block: erase, then every page with its pattern; nonzero on the first FAIL.
+ * Each page's seed is computed while the chip is busy with the operation before it. */
+static int cycle_block(uint32_t block, uint32_t seed)
+{
+	onfi_begin_erase(rig.chip, block);
+	uint32_t next = page_seed(seed, block, 0);
+	struct op_result r = onfi_finish();
+	for (uint32_t p = 0; p < rig.chip->pages_per_block && !r.timed_out && !(r.status & ONFI_STATUS_FAIL); p++) {
+		onfi_begin_program(rig.chip, block, p, ONFI_SRC_PRBS, next, raw_bytes());
+		next = page_seed(seed, block, p + 1);
+		r = onfi_finish();
+	}
+	return r.timed_out || (r.status & ONFI_STATUS_FAIL);
+}
+
+uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(CYCLE_REQ);
+	uint32_t first = CYCLE_REQ_FIRST_BLOCK(q->payload), n = CYCLE_REQ_N_BLOCKS(q->payload);
+	uint32_t cycles = CYCLE_REQ_CYCLES(q->payload), seed = CYCLE_REQ_PATTERN_SEED(q->payload);
+	uint8_t flags = CYCLE_REQ_FLAGS(q->payload);
+	if (n > CYCLE_MAX_BLOCKS || check_blocks(first, n))
+		FAIL(E_OUT_OF_RANGE);
+	if (cycles > CYCLE_MAX_ROUNDS || flags & ~CYCLE_FLAGS_ALL)
+		FAIL(E_BAD_PARAMETER);
+	for (uint32_t i = 0; i < n; i++)
+		if (is_bad(first + i) && !(flags & CYCLE_FLAG_FORCE))
+			FAIL(E_BAD_BLOCK);
+	/* the per-block records, kept in the reply as they grow */
+	uint8_t *rec = out + CYCLE_HEAD_BYTES;
+	memset(rec, 0, CYCLE_BLOCK_BYTES * n);
+	job_start(q, n * cycles);
+	/* round by round, so an abort leaves the blocks within one round of each other */
+	for (uint32_t round = 0; round < cycles && !job.abort; round++) {
+		for (uint32_t i = 0; i < n && !job_poll(); i++) {
+			uint8_t *b = rec + CYCLE_BLOCK_BYTES * i;
+			if (CYCLE_BLOCK_FAILED(b))
+				continue;
+			SET_CYCLE_BLOCK_FAILED(b, cycle_block(first + i, seed));
+			SET_CYCLE_BLOCK_CYCLES_DONE(b, CYCLE_BLOCK_CYCLES_DONE(b) + 1);  /* a failed round still wore the block */
+			job.done++;
+		}
+	}
+	uint32_t min = 0xFFFFFFFFu;
+	for (uint32_t i = 0; i < n; i++)
+		if (CYCLE_BLOCK_CYCLES_DONE(rec + CYCLE_BLOCK_BYTES * i) < min)
+			min = CYCLE_BLOCK_CYCLES_DONE(rec + CYCLE_BLOCK_BYTES * i);
+	SET_CYCLE_HEAD_CYCLES_DONE_MIN(out, min);
+	return job_end(st, 0, CYCLE_HEAD_BYTES + CYCLE_BLOCK_BYTES * n);
+}
+
+static uint16_t saturate16(uint32_t v) { return v > 0xFFFF ? 0xFFFF : (uint16_t)v; }
+
+uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(MEASURE_REQ);
+	uint32_t first = MEASURE_REQ_FIRST_BLOCK(q->payload), n = MEASURE_REQ_N_BLOCKS(q->payload);
+	uint32_t page0 = MEASURE_REQ_FIRST_PAGE(q->payload), pages = MEASURE_REQ_N_PAGES(q->payload);
+	uint32_t seed = MEASURE_REQ_PATTERN_SEED(q->payload);
+	if (check_blocks(first, n) || check_pages(page0, pages))
+		FAIL(E_OUT_OF_RANGE);
+	if (n * pages * MEASURE_PAGE_BYTES > MAX_PAYLOAD)
+		FAIL(E_BAD_PARAMETER);
+	uint8_t *p = out;
+	int timed_out = 0;
+	job_start(q, n * pages);
+	for (uint32_t b = first; b < first + n && !timed_out && !job_poll(); b++) {
+		uint32_t next = page_seed(seed, b, page0);
+		for (uint32_t pg = page0; pg < page0 + pages && !timed_out; pg++, p += MEASURE_PAGE_BYTES, job.done++) {
+			onfi_begin_read(rig.chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
+			next = page_seed(seed, b, pg + 1);  /* while the chip reads */
+			struct op_result r = onfi_finish();
+			if ((timed_out = r.timed_out))
+				break;
+			uint32_t e10, e01;
+			onfi_totals(&e10, &e01);
+			SET_MEASURE_PAGE_ERR_1TO0(p, saturate16(e10));
+			SET_MEASURE_PAGE_ERR_0TO1(p, saturate16(e01));
+			SET_MEASURE_PAGE_BUSY_NS(p, r.busy_ns);
+		}
+	}
+	return job_end(st, timed_out, (uint32_t)(p - out));
+}
+
+uint32_t cmd_read_disturb(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(READ_DISTURB_REQ);
+	uint32_t block = READ_DISTURB_REQ_BLOCK(q->payload), page = READ_DISTURB_REQ_PAGE(q->payload);
+	uint32_t reads = READ_DISTURB_REQ_READS(q->payload);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	uint64_t busy = 0;
+	int timed_out = 0;
+	job_start(q, reads);
+	/* the array read is the stress; one byte crosses the bus so the read completes as usual */
+	for (; job.done < reads && !job_poll(); job.done++) {
+		struct op_result r = onfi_read(rig.chip, block, page, ONFI_SRC_BUFFER, 0, 1, RIG_CODEWORD_BYTES);
+		if ((timed_out = r.timed_out))
+			break;
+		busy += r.busy_ns;
+	}
+	SET_READ_DISTURB_REPLY_READS_DONE(out, job.done);
+	SET_READ_DISTURB_REPLY_BUSY_US(out, busy / 1000 > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)(busy / 1000));
+	return job_end(st, timed_out, READ_DISTURB_REPLY_BYTES);
+}
+
+/* ---- the rig's clock and jobs -------------------------------------------------------------------- */
+
+uint32_t cmd_time(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	SET_CLOCK_REPLY_RIG_CLOCK_NS(out, rig_clock_ns());
+	return CLOCK_REPLY_BYTES;
+}
+
+uint32_t cmd_advance(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(ADVANCE_REQ);
+	int16_t temp = ADVANCE_REQ_TEMP_CENTI_C(q->payload);
+	if (!(rig.caps & CAP_VIRTUAL_TIME))
+		FAIL(E_UNSUPPORTED);
+	if (temp < ADVANCE_TEMP_MIN_CENTI_C || temp > ADVANCE_TEMP_MAX_CENTI_C)
+		FAIL(E_BAD_PARAMETER);
+	rig_advance(ADVANCE_REQ_NS(q->payload), temp);
+	SET_CLOCK_REPLY_RIG_CLOCK_NS(out, rig_clock_ns());
+	return CLOCK_REPLY_BYTES;
+}
+
+uint32_t cmd_status(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	job_status(out);
+	return STATUS_REPLY_BYTES;
+}
+
+uint32_t cmd_abort(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	SET_BYTE_REPLY_VALUE(out, 0);  /* nothing runs when ABORT reaches the dispatcher */
+	return BYTE_REPLY_BYTES;
+}

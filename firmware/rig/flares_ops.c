@@ -1,0 +1,145 @@
+#include "commands.h"
+#include "ecc_layout.h"
+#include "flares_ops.h"
+#include "pattern.h"
+#include "profiles.h"
+#include FLARES_TABLES_HEADER
+
+#if FLARES_CODEWORD_BYTES != RIG_CODEWORD_BYTES
+#error "rig_flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 1024)"
+#endif
+#if FLARES_PPROF_BYTES != ECC_PROFILE_BYTES
+#error "the page profile record must fill the ECC layout's profile slot"
+#endif
+
+static flares_config_t fcfg;
+
+/* FLARES keeps time in whole seconds of the rig's clock */
+static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
+
+void flares_defaults(void)
+{
+	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0};
+	fcfg = c;
+	fcfg.t_cap = rig.t_max < FLARES_T_MAX ? rig.t_max : (uint8_t)FLARES_T_MAX;
+	profiles_clear();
+}
+
+static void decision(uint8_t *out, uint8_t t, const flares_decision_t *d, uint8_t extra)
+{
+	SET_FLARES_DECISION_T(out, t);
+	SET_FLARES_DECISION_ZONE(out, d->zone);
+	SET_FLARES_DECISION_P(out, d->p);
+	SET_FLARES_DECISION_FLAGS(out, (d->alarm ? DECIDE_ALARM : 0) | (d->invalidate ? DECIDE_INVALIDATE : 0) | extra);
+}
+
+uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(FLARES_CONFIG_REQ);
+	const uint8_t *p = q->payload;
+	flares_config_t c = {FLARES_CONFIG_REQ_WSIZE(p), FLARES_CONFIG_REQ_MIX_PM(p), FLARES_CONFIG_REQ_SAFERANGE_PM(p),
+	                     FLARES_CONFIG_REQ_MAXFAIL(p), FLARES_CONFIG_REQ_MAXCRITICAL(p), FLARES_CONFIG_REQ_MAXOVER(p),
+	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap};
+	if (!rig.t_max)
+		FAIL(E_UNSUPPORTED);
+	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX)
+		FAIL(E_BAD_PARAMETER);
+	fcfg = c;
+	profiles_clear();  /* new constants, new windows: counters from before would mix the two */
+	SET_FLARES_CONFIG_REPLY_T_MIN(out, FLARES_T_MIN);
+	SET_FLARES_CONFIG_REPLY_T_CAP(out, fcfg.t_cap);
+	SET_FLARES_CONFIG_REPLY_PROFILE_SLOTS(out, PROFILE_SLOTS);
+	return FLARES_CONFIG_REPLY_BYTES;
+}
+
+uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(FLARES_PROGRAM_REQ);
+	uint32_t block = FLARES_PROGRAM_REQ_BLOCK(q->payload), page = FLARES_PROGRAM_REQ_PAGE(q->payload);
+	uint8_t flags = FLARES_PROGRAM_REQ_FLAGS(q->payload);
+	uint32_t seed = page_seed(FLARES_PROGRAM_REQ_PATTERN_SEED(q->payload), block, page);
+	uint32_t pe = FLARES_PROGRAM_REQ_PE(q->payload);
+	if (!rig.t_max)
+		FAIL(E_UNSUPPORTED);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~FLARES_PROGRAM_FLAGS_ALL || pe == 0 || pe > FLARES_PE_MAX)
+		FAIL(E_BAD_PARAMETER);
+	if (is_bad(block) && !(flags & FLARES_PROGRAM_FLAG_FORCE))
+		FAIL(E_BAD_BLOCK);
+	uint8_t extra = 0;
+	flares_pprof_t *pp = profiles_find(block, page);
+	if (!pp) {
+		if (!(pp = profiles_add(block, page)))
+			FAIL(E_NO_SPACE);
+		flares_new_page(pp, flares_cold_start(&fcfg, pe));
+		extra = DECIDE_NEW_PROFILE;
+	}
+	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
+	flares_decision_t d;
+	flares_up_page(&fcfg, pp, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
+	uint8_t rec[FLARES_PPROF_BYTES];
+	flares_pprof_pack(pp, rec);
+	ecc_fill_pattern(seed, raw_bytes());
+	ecc_encode_page(rig.chip, pp->p_cur, rec);
+	uint32_t n = chip_result(out, onfi_program(rig.chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes()), st);
+	if (!n)
+		return 0;
+	decision(out + n, pp->p_cur, &d, extra);
+	return n + FLARES_DECISION_BYTES;
+}
+
+/* the page's profile from the spare as read, into a RAM slot; its source */
+static uint8_t profile_from_spare(uint32_t block, uint32_t page, flares_pprof_t **pp)
+{
+	uint8_t rec[FLARES_PPROF_BYTES];
+	flares_pprof_t disk;
+	ecc_read_profile(rig.chip, rec);
+	int n = flares_pprof_unpack(rec, &disk);
+	if (n == -2)
+		return PROFILE_SOURCE_NONE;
+	if (n < 0 || disk.p_cur < FLARES_T_MIN || disk.p_cur > fcfg.t_cap)
+		return PROFILE_SOURCE_UNREADABLE;
+	*pp = profiles_add(block, page);  /* the caller checked there is room */
+	flares_new_page(*pp, disk.p_cur);
+	(*pp)->pecycles = disk.pecycles;
+	(*pp)->writestamp = disk.writestamp;
+	return PROFILE_SOURCE_SPARE;
+}
+
+uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(FLARES_READ_REQ);
+	uint32_t block = FLARES_READ_REQ_BLOCK(q->payload), page = FLARES_READ_REQ_PAGE(q->payload);
+	uint8_t flags = FLARES_READ_REQ_FLAGS(q->payload);
+	uint32_t seed = page_seed(FLARES_READ_REQ_PATTERN_SEED(q->payload), block, page);
+	if (!rig.t_max)
+		FAIL(E_UNSUPPORTED);
+	if (check_blocks(block, 1) || check_pages(page, 1))
+		FAIL(E_OUT_OF_RANGE);
+	if (flags & ~READ_FLAGS_ALL)
+		FAIL(E_BAD_PARAMETER);
+	flares_pprof_t *pp = profiles_find(block, page);
+	if (!pp && profiles_used() == PROFILE_SLOTS)
+		FAIL(E_NO_SPACE);
+	struct op_result r = read_page(block, page, flags, seed);
+	if (r.timed_out)
+		FAIL(E_TIMEOUT);
+	uint8_t source = pp ? PROFILE_SOURCE_RAM : profile_from_spare(block, page, &pp);
+	uint8_t t = pp ? pp->p_cur : 0;
+	struct decoded dec = {0, 0};
+	uint32_t head = FLARES_DECISION_BYTES + FLARES_READ_TAIL_BYTES;
+	uint32_t n = ecc_read_reply(rig.chip, r, t, flags, seed, out + head, &dec);
+	flares_decision_t d = {0, 0, 0, 0, 0};
+	uint32_t n_data = rig.chip->page_bytes / RIG_CODEWORD_BYTES, deterr = 0;
+	if (pp) {  /* FLARES' error count: the mean over the page's codewords, rounded up */
+		deterr = (dec.corrected + n_data - 1) / n_data;
+		flares_up_page(&fcfg, pp, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
+	}
+	decision(out, t, &d, 0);
+	uint8_t *tail = out + FLARES_DECISION_BYTES;
+	SET_FLARES_READ_TAIL_SOURCE(tail, source);
+	SET_FLARES_READ_TAIL_DETERR(tail, deterr);
+	SET_FLARES_READ_TAIL_FAILED(tail, dec.failed);
+	return head + n;
+}

@@ -1,0 +1,44 @@
+/* What the server's parts share: the request, the rig's identity, the long-command job. */
+#ifndef NANDRIG_RIG_H
+#define NANDRIG_RIG_H
+#include <stdint.h>
+#include "onfi.h"
+#include "protocol.h"
+
+struct request {
+	uint8_t op;
+	uint16_t seq;
+	const uint8_t *payload;
+	uint32_t len;
+	uint32_t crc;  /* CRC-32 of op + payload: the reply cache's key */
+};
+
+struct rig {
+	struct chip *chip;
+	uint8_t kind;
+	uint32_t caps, session;
+	uint8_t t_max;  /* the BCH engine's, limited by what the spare area holds */
+};
+extern struct rig rig;
+
+/* the long command running (or the last one): what STATUS reports */
+struct job {
+	uint8_t running, abort, op;
+	uint16_t seq;
+	uint32_t done, total;
+};
+extern struct job job;
+
+/* A command fills out[] with its reply payload and returns its length, the status through *st. */
+typedef uint32_t (*command_fn)(const struct request *q, uint8_t *out, int *st);
+
+void job_start(const struct request *q, uint32_t total);
+/* between two block operations: answer STATUS/ABORT; nonzero once an ABORT arrived */
+int job_poll(void);
+/* a long command ends: a timeout sends no payload, an abort the partial result */
+uint32_t job_end(int *st, int timed_out, uint32_t n);
+void job_status(uint8_t *out);
+
+#define NEED(layout) do { if (q->len != layout##_BYTES) { *st = E_BAD_FRAME; return 0; } } while (0)
+#define FAIL(code) do { *st = (code); return 0; } while (0)
+#endif

@@ -1,0 +1,69 @@
+"""``firmware/rig/protocol.h`` from the spec: the firmware's only source of protocol names.
+
+Run ``python -m nandrig.protocol.cheader > firmware/rig/protocol.h`` after
+changing :mod:`nandrig.protocol.spec`; a test fails while the checked-in file
+differs from what this prints.
+"""
+from __future__ import annotations
+
+import enum
+import re
+
+from nandrig.protocol import spec
+from nandrig.protocol.layout import Layout
+
+HEADER_PATH = "firmware/rig/protocol.h"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
+
+
+def _enum(prefix: str, e: type[enum.Enum], doc: str) -> list[str]:
+    lines = [f"/* {doc} */", "enum {"]
+    lines += [f"\t{prefix}{m.name} = 0x{int(m.value):02X}," for m in e]
+    return lines + ["};"]
+
+
+def _accessors(lay: Layout) -> list[str]:
+    lines = [f"/* {lay.name}{': ' + lay.doc if lay.doc else ''} */", f"#define {lay.name}_BYTES {lay.size}u"]
+    for f in lay.fields:
+        off, name = lay.offset(f.name), f"{lay.name}_{f.name.upper()}"
+        if f.is_bytes:
+            lines += [f"#define {name}_OFFSET {off}u", f"#define {name}_SIZE {f.size}u"]
+            continue
+        lines += [f"#define {name}(p) (({f.ctype})get_le((p) + {off}, {f.size}))",
+                  f"#define SET_{name}(p, v) put_le((p) + {off}, (uint64_t)(v), {f.size})"]
+    return lines
+
+
+def render() -> str:
+    out = ["/* The rig protocol (docs/protocol.md). GENERATED from nandrig/protocol/spec.py by",
+           " * `python -m nandrig.protocol.cheader`: edit the spec, not this file. */",
+           "#ifndef NANDRIG_PROTOCOL_H", "#define NANDRIG_PROTOCOL_H", "#include <stdint.h>", '#include "frame.h"', "",
+           f"#define PROTOCOL_VERSION_MAJOR {spec.VERSION[0]}", f"#define PROTOCOL_VERSION_MINOR {spec.VERSION[1]}",
+           f"enum {{ T_REQUEST = 0x{spec.REQUEST_TYPE:02X}, T_REPLY = 0x{spec.REPLY_TYPE:02X} }};",
+           f"#define MAX_PAYLOAD {spec.MAX_PAYLOAD}u", f"#define FRAME_CRC_BYTES {spec.FRAME_CRC_BYTES}u",
+           f"#define MIN_BODY {spec.MIN_BODY}u", f"#define MAX_BODY {spec.MAX_BODY}u", ""]
+    out += ["/* limits */"] + [f"#define {k} {v if v >= 0 else f'({v})'}" for k, v in spec.Limit.items()] + [""]
+    out += _enum("OP_", spec.Opcode, "opcodes") + [""]
+    assert [int(e) for e in spec.Err] == list(range(len(spec.Err))), "E_ codes are listed in order from 0"
+    out += ["/* reply statuses, from 0 */", "enum {", "\t" + ", ".join(f"E_{e.name}" for e in spec.Err) + ",", "};", ""]
+    out += _enum("RIG_KIND_", spec.RigKind, "HELLO's rig_kind") + [""]
+    out += _enum("CAP_", spec.Cap, "capability bits") + [""]
+    out += _enum("JOB_", spec.JobState, "STATUS's state") + [""]
+    for flags in spec.FLAG_ENUMS:
+        prefix = _snake(flags.__name__) + "_"
+        out += _enum(prefix, flags, f"{flags.__name__} bits; others get E_BAD_PARAMETER")
+        out += [f"#define {prefix.rstrip('_')}S_ALL 0x{spec.all_flags(flags):02X}u", ""]
+    out += _enum("PROFILE_SOURCE_", spec.ProfileSource, "FLARES_READ's profile source") + [""]
+    out += _enum("DECIDE_", spec.Decide, "FLARES decision flags") + [""]
+    cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
+    out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
+    for lay in spec.LAYOUTS:
+        out += _accessors(lay) + [""]
+    return "\n".join(out + ["#endif"]) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")

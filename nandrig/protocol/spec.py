@@ -1,0 +1,294 @@
+"""The host <-> rig protocol (docs/protocol.md), written once.
+
+Every opcode, status code, flag, capability, limit and record layout is named
+here. The host client and the virtual rig use these names; the firmware uses
+the same names from ``firmware/rig/protocol.h``, which :mod:`.cheader`
+generates from this module; docs/protocol.md's command table is rendered
+from :data:`COMMANDS` (tests keep both current).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from nandrig.protocol.layout import Layout, layout
+
+VERSION = (1, 1)
+
+# ---- framing ---------------------------------------------------------------------------------
+REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
+MAX_PAYLOAD = 16_384
+FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"), ("status", "u16"),
+                    doc="the decoded body's header; the payload and a CRC-32 follow")
+FRAME_CRC_BYTES = 4
+MIN_BODY = FRAME_HEAD.size + FRAME_CRC_BYTES
+MAX_BODY = FRAME_HEAD.size + MAX_PAYLOAD + FRAME_CRC_BYTES
+
+
+# ---- limits ------------------------------------------------------------------------------------
+class Limit:
+    """Bounds a rig enforces on requests, and the sizes of its fixed tables (plain ints: several share a value)."""
+
+    REPLY_CACHE_ENTRIES = 8  # replies kept for retries
+    SCAN_BAD_MAX_BLOCKS = 4096  # per SCAN_BAD request
+    CYCLE_MAX_BLOCKS = 256  # per CYCLE request
+    CYCLE_MAX_ROUNDS = 1_000_000  # per CYCLE request: longer campaigns send several
+    PARAM_PAGE_REPLY_BYTES = 768  # three 256-byte copies
+    READ_ID_BYTES = 5  # at address 0x00 (manufacturer, device, three more)
+    READ_ID_ONFI_BYTES = 4  # at any other address ("ONFI" at 0x20)
+    ADVANCE_TEMP_MIN_CENTI_C = -4000  # -40 degC
+    ADVANCE_TEMP_MAX_CENTI_C = 30000  # 300 degC
+    FLARES_WSIZE_MAX = 1024
+    PERMILLE_MAX = 1000  # mix_pm, saferange_pm
+    FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
+    PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
+    RIG_CODEWORD_BYTES = 1024  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
+    ECC_PROFILE_OFFSET = 2  # spare bytes 0-1 keep the bad-block mark
+    ECC_PROFILE_BYTES = 12  # the FLARES page profile record
+    ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
+
+    @classmethod
+    def items(cls) -> list[tuple[str, int]]:
+        return [(k, v) for k, v in vars(cls).items() if k.isupper()]
+
+
+# ---- codes -------------------------------------------------------------------------------------
+class Opcode(enum.IntEnum):
+    """A request's opcode byte (a reply echoes it)."""
+
+    HELLO = 0x01
+    INFO = 0x02
+    RESET = 0x03
+    READ_ID = 0x04
+    READ_PARAM_PAGE = 0x05
+    SCAN_BAD = 0x06
+    ERASE = 0x10
+    PROGRAM = 0x11
+    READ = 0x12
+    SET_READ_OFFSET = 0x13
+    CYCLE = 0x14
+    MEASURE = 0x15
+    READ_DISTURB = 0x16
+    TIME = 0x20
+    ADVANCE = 0x21
+    STATUS = 0x30
+    ABORT = 0x31
+    FLARES_CONFIG = 0x40
+    FLARES_PROGRAM = 0x41
+    FLARES_READ = 0x42
+
+
+class Err(enum.IntEnum):
+    """A reply's status."""
+
+    OK = 0
+    BAD_FRAME = 1  # payload length or layout wrong for the opcode
+    UNKNOWN_COMMAND = 2  # opcode not known
+    VERSION_MISMATCH = 3  # HELLO with an unsupported major version
+    OUT_OF_RANGE = 4  # block, page, count or column outside the chip
+    BAD_BLOCK = 5  # a factory bad block would be erased or programmed without the force flag
+    CHIP_FAIL = 6  # the chip reported FAIL (status bit 0); payload as for success
+    BUSY = 7  # a long command is running
+    ABORTED = 8  # the command was aborted; payload holds the partial result
+    UNSUPPORTED = 9  # the rig cannot do this (ADVANCE on real hardware)
+    BAD_PARAMETER = 10  # a value is impossible (t above the rig's maximum, an unknown flag)
+    TIMEOUT = 11  # the chip did not answer (R/B# stayed low)
+    INTERNAL = 12  # the rig hit an unexpected condition; it stays up and keeps serving
+    NO_SPACE = 13  # a table of fixed size in the rig is full (FLARES page profiles)
+
+
+# statuses whose reply still carries a payload
+PAYLOAD_STATUSES = frozenset({Err.OK, Err.CHIP_FAIL, Err.ABORTED, Err.VERSION_MISMATCH})
+
+
+class RigKind(enum.IntEnum):
+    VIRTUAL = 1
+    RTL = 2
+    HARDWARE = 3
+
+
+class Cap(enum.IntFlag):
+    """HELLO's and INFO's capability bits."""
+
+    VIRTUAL_TIME = 0x1  # ADVANCE works
+    BCH = 0x2  # BCH decoder in the loop
+    RAW_READ = 0x4  # raw data reads
+    FLARES = 0x8  # FLARES on the rig (INFO's t_max > 0)
+
+
+class JobState(enum.IntEnum):
+    IDLE = 0
+    BUSY = 1
+
+
+class EraseFlag(enum.IntFlag):
+    FORCE = 0x01  # allow a factory bad block
+
+
+class ProgramFlag(enum.IntFlag):
+    FORCE = 0x01
+    EXPLICIT = 0x02  # the payload carries the page bytes instead of a pattern seed
+
+
+class ReadFlag(enum.IntFlag):
+    COMPARE = 0x02  # count errors against the pattern
+    RAW = 0x04  # return the page bytes
+
+
+class CycleFlag(enum.IntFlag):
+    FORCE = 0x01
+
+
+class FlaresProgramFlag(enum.IntFlag):
+    FORCE = 0x01
+
+
+FlaresReadFlag = ReadFlag  # FLARES_READ takes READ's flags
+
+
+class ProfileSource(enum.IntEnum):
+    """Where FLARES_READ found the page's profile."""
+
+    RAM = 0
+    SPARE = 1  # the record in the page's spare area (the rig had none in RAM)
+    NONE = 2  # an erased record: the page was not written by FLARES_PROGRAM
+    UNREADABLE = 3  # the record's own code could not correct it
+
+
+class Decide(enum.IntFlag):
+    """FLARES decision flags in FLARES_PROGRAM and FLARES_READ replies."""
+
+    ALARM = 0x1  # rewrite alarm: the data is older than its t protects for
+    INVALIDATE = 0x2  # too many decode failures: the page's data should be moved
+    NEW_PROFILE = 0x4  # the page had no profile; FLARES started one at the model's t
+
+
+# ---- records -----------------------------------------------------------------------------------
+HELLO_REQ = layout("HELLO_REQ", ("major", "u16"), ("minor", "u16"), ("session", "u32"))
+EMPTY_REQ = layout("EMPTY_REQ")
+READ_ID_REQ = layout("READ_ID_REQ", ("address", "u8"))
+SCAN_BAD_REQ = layout("SCAN_BAD_REQ", ("first_block", "u32"), ("count", "u16"))
+ERASE_REQ = layout("ERASE_REQ", ("block", "u32"), ("flags", "u8"))
+PROGRAM_HEAD = layout("PROGRAM_HEAD", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"),
+                      doc="PROGRAM's request before its seed or data")
+PATTERN_SEED = layout("PATTERN_SEED", ("pattern_seed", "u32"))
+READ_REQ = layout("READ_REQ", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"), ("pattern_seed", "u32"))
+SET_READ_OFFSET_REQ = layout("SET_READ_OFFSET_REQ", ("offset", "i8"))
+CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("cycles", "u32"),
+                   ("pattern_seed", "u32"), ("flags", "u8"))
+MEASURE_REQ = layout("MEASURE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("first_page", "u16"),
+                     ("n_pages", "u16"), ("pattern_seed", "u32"))
+READ_DISTURB_REQ = layout("READ_DISTURB_REQ", ("block", "u32"), ("page", "u16"), ("reads", "u32"))
+ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
+FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16"), ("mix_pm", "u16"), ("saferange_pm", "u16"),
+                           ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"))
+FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
+                            ("pattern_seed", "u32"), ("pe", "u32"))
+FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
+                         ("pattern_seed", "u32"))
+
+HELLO_REPLY = layout("HELLO_REPLY", ("major", "u16"), ("minor", "u16"), ("rig_kind", "u8"), ("capabilities", "u32"),
+                     ("n", "u8"), doc="then n bytes of identity (ASCII)")
+INFO_REPLY = layout(
+    "INFO_REPLY", ("read_id", "bytes5", "READ ID (address 0x00) bytes"),
+    ("manufacturer", "bytes12", "ASCII, space padded"), ("model", "bytes20", "ASCII, space padded"),
+    ("page_bytes", "u32", "data bytes per page"), ("spare_bytes", "u16", "spare bytes per page"),
+    ("pages_per_block", "u32", "pages per block"), ("blocks", "u32", "blocks"), ("bits_per_cell", "u8", "bits per cell"),
+    ("timing_modes", "u16", "timing modes supported (bit i = mode i)"), ("timing_mode", "u8", "current timing mode"),
+    ("ecc_bits", "u8", "ECC bits required by the chip (parameter page byte 112)"),
+    ("codeword_bytes", "u16", "rig codeword_bytes for READ's per-codeword counts"),
+    ("t_max", "u8", "rig t_max (0 when the rig has no decoder)"), ("capabilities", "u32", "capabilities"))
+BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))
+CHIP_RESULT = layout("CHIP_RESULT", ("chip_status", "u8"), ("busy_ns", "u32"),
+                     doc="a chip operation's status byte and busy time (R/B# low)")
+READ_HEAD = layout("READ_HEAD", ("chip_status", "u8"), ("busy_ns", "u32"), ("n_cw", "u8"))
+CODEWORD_COUNTS = layout("CODEWORD_COUNTS", ("err_1to0", "u16"), ("err_0to1", "u16"), ("corrected", "i16"))
+CYCLE_HEAD = layout("CYCLE_HEAD", ("cycles_done_min", "u32"))
+CYCLE_BLOCK = layout("CYCLE_BLOCK", ("cycles_done", "u32"), ("failed", "u8"))
+MEASURE_PAGE = layout("MEASURE_PAGE", ("err_1to0", "u16"), ("err_0to1", "u16"), ("busy_ns", "u32"))
+READ_DISTURB_REPLY = layout("READ_DISTURB_REPLY", ("reads_done", "u32"), ("busy_us", "u32"))
+CLOCK_REPLY = layout("CLOCK_REPLY", ("rig_clock_ns", "u64"))
+STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
+                      ("total", "u32"))
+FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "u8"), ("profile_slots", "u16"))
+FLARES_DECISION = layout("FLARES_DECISION", ("t", "u8"), ("zone", "u8"), ("p", "u8"), ("flags", "u8"))
+FLARES_READ_TAIL = layout("FLARES_READ_TAIL", ("source", "u8"), ("deterr", "u16"), ("failed", "u8"))
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``count`` copies of a record (``count`` names a field or a quantity of the request)."""
+
+    count: str
+    record: Layout
+
+    def text(self) -> str:
+        return f"{self.count} × ({self.record.text()})"
+
+
+Part = Layout | Repeat | str  # a str is prose for what no record describes
+
+
+@dataclass(frozen=True)
+class Command:
+    opcode: Opcode
+    request: tuple[Part, ...]
+    reply: tuple[Part, ...]
+    flags: type[enum.IntFlag] | None = None
+    long: bool = False  # may run for minutes: the rig answers STATUS and ABORT meanwhile
+    cached: bool = True  # replies kept for retries; read-only commands stay out
+
+    @staticmethod
+    def render(parts: tuple[Part, ...]) -> str:
+        text = [p if isinstance(p, str) else p.text() for p in parts]
+        return ", ".join(t for t in text if t != "—") or "—"
+
+
+_DECISION = "decision"
+COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
+    Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), cached=False),
+    Command(Opcode.INFO, (EMPTY_REQ,), ("see below",), cached=False),
+    Command(Opcode.RESET, (EMPTY_REQ,), ("u8 chip_status",)),
+    Command(Opcode.READ_ID, (READ_ID_REQ,), ("u8 n, n bytes",), cached=False),
+    Command(Opcode.READ_PARAM_PAGE, (EMPTY_REQ,), ("768 bytes (three 256-byte copies)",), cached=False),
+    Command(Opcode.SCAN_BAD, (SCAN_BAD_REQ,),
+            ("ceil(count/8) bytes: bit i (LSB first) set when block first+i carries a factory bad-block mark",),
+            long=True),
+    Command(Opcode.ERASE, (ERASE_REQ,), (CHIP_RESULT,), EraseFlag),
+    Command(Opcode.PROGRAM, (PROGRAM_HEAD, "then u32 pattern_seed (flags bit 1 clear) or the page bytes, "
+                                          "at most data+spare (bit 1 set)"), (CHIP_RESULT,), ProgramFlag),
+    Command(Opcode.READ, (READ_REQ,), (READ_HEAD, Repeat("n_cw", CODEWORD_COUNTS), "then the raw page if flags bit 2"),
+            ReadFlag),
+    Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
+    Command(Opcode.CYCLE, (CYCLE_REQ,), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
+    Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),
+    Command(Opcode.READ_DISTURB, (READ_DISTURB_REQ,), (READ_DISTURB_REPLY,), long=True),
+    Command(Opcode.TIME, (EMPTY_REQ,), (CLOCK_REPLY,), cached=False),
+    Command(Opcode.ADVANCE, (ADVANCE_REQ,), (CLOCK_REPLY,)),
+    Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False),
+    Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running)",), cached=False),
+    Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ,), (FLARES_CONFIG_REPLY,)),
+    Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
+    Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
+)}
+
+UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
+LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
+FLAG_ENUMS = (EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag)
+
+
+def all_flags(flags: type[enum.IntFlag]) -> int:
+    """Every bit a flag enum defines: the rig refuses the others with BAD_PARAMETER."""
+    mask = 0
+    for f in flags:
+        mask |= int(f)
+    return mask
+
+
+def fixed_request(op: Opcode) -> Layout | None:
+    """The request's record when the request is exactly one record."""
+    req = COMMANDS[op].request
+    return req[0] if len(req) == 1 and isinstance(req[0], Layout) else None
+
+
+LAYOUTS: tuple[Layout, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Layout))
