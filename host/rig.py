@@ -272,7 +272,8 @@ class Rig:
 
     def read_id(self, address: int = 0x00) -> bytes:
         p = self.call(Opcode.READ_ID, P.READ_ID_REQ.pack(address)).payload
-        return p[1:1 + p[0]]
+        n = P.READ_ID_HEAD.unpack(p).n
+        return p[P.READ_ID_HEAD.size:P.READ_ID_HEAD.size + n]
 
     def read_param_page(self) -> bytes:
         return self.call(Opcode.READ_PARAM_PAGE).payload

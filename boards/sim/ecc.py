@@ -15,11 +15,12 @@ import bchlib
 
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.bch.model import pad_bits
+from nandrig.protocol import Limit
 
-CONFIG = BchConfig()  # the engine the rig's SoC is built with
-CODEWORD_BYTES = CONFIG.k_bytes
-PROFILE_OFFSET = 2  # spare bytes 0-1: the bad-block mark
-PARITY_OFFSET = 14  # spare bytes 2-13: the FLARES page profile
+CONFIG = BchConfig()  # the engine the rig's SoC is built with (its k_bytes is the protocol's codeword)
+CODEWORD_BYTES = Limit.RIG_CODEWORD_BYTES
+PROFILE_OFFSET = Limit.ECC_PROFILE_OFFSET  # spare bytes 0-1: the bad-block mark
+PARITY_OFFSET = Limit.ECC_PARITY_OFFSET  # after the FLARES page profile
 
 
 def t_max(page_bytes: int, spare_bytes: int) -> int:

@@ -16,58 +16,25 @@ killed at any instant finds the rig where it left it.
 """
 from __future__ import annotations
 
-import math
 import struct
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from nandrig import __version__
 from nandrig.boards.sim import ecc, rig_flares
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip, load_state, save_state
-from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
+from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip, load_state, save_state
+from nandrig.boards.sim.commands import ChipCommands
+from nandrig.boards.sim.flares_ops import FlaresCommands
+from nandrig.boards.sim.rig_base import Job, Reject, RigIO
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.protocol import (CycleFlag, EraseFlag, Err, FlaresProgramFlag, Frame, Limit, Opcode, ProgramFlag,
-                              ReadFlag)
+from nandrig.protocol import Err, Frame, Limit, Opcode
 
 # commands after which the persisted state may differ
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT}
-CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
-DISTURB_CHUNK = 100_000
 
 
-class Reject(Exception):
-    """A request the rig answers with an error status."""
-
-    def __init__(self, code: Err, payload: bytes = b"") -> None:
-        super().__init__(code.name)
-        self.code, self.payload = code, payload
-
-
-@dataclass
-class RigIO:
-    """How a long command reaches the host while it runs."""
-
-    poll: Callable[[], list[Frame]] = lambda: []
-    send: Callable[[Frame], None] = lambda frame: None
-
-
-@dataclass
-class Job:
-    op: int
-    seq: int
-    done: int = 0
-    total: int = 0
-    running: bool = False
-    abort: bool = False
-
-
-class VirtualRig:
+class VirtualRig(ChipCommands, FlaresCommands):
     def __init__(self, chip: VirtualChip, *, exact: bool = False,
                  state_path: str | Path | None = None) -> None:
         self.chip = chip
@@ -140,33 +107,6 @@ class VirtualRig:
         return rep
 
     # -- helpers ----------------------------------------------------------------
-    def _args(self, req: Frame, layout: P.Layout) -> tuple:
-        if layout.size != len(req.payload):
-            raise Reject(Err.BAD_FRAME)
-        return layout.unpack(req.payload)
-
-    def _block(self, block: int, count: int = 1) -> None:
-        if count < 1 or block < 0 or block + count > self.chip.geometry.blocks:
-            raise Reject(Err.OUT_OF_RANGE)
-
-    def _page(self, page: int, count: int = 1) -> None:
-        if count < 1 or page < 0 or page + count > self.chip.geometry.pages_per_block:
-            raise Reject(Err.OUT_OF_RANGE)
-
-    def _flags(self, flags: int, allowed: int) -> None:
-        if flags & ~int(allowed) & 0xFF:  # IntFlag's ~ would keep only defined bits
-            raise Reject(Err.BAD_PARAMETER)
-
-    def is_bad(self, block: int) -> bool:
-        """The factory mark, read once from page 0's first spare byte before the block is touched."""
-        if block not in self.bad:
-            self.bad[block] = self.chip.read(block, 0).data[self.chip.geometry.page_bytes] != 0xFF
-        return self.bad[block]
-
-    def _guard(self, block: int, forced: int) -> None:
-        if self.is_bad(block) and not forced:
-            raise Reject(Err.BAD_BLOCK)
-
     def _poll(self, io: RigIO) -> None:
         """Between two block operations: answer STATUS/ABORT, refuse other commands."""
         for f in io.poll():
@@ -190,318 +130,10 @@ class VirtualRig:
         j = self.job
         return P.STATUS_REPLY.pack(P.JobState.BUSY if j.running else P.JobState.IDLE, j.op, j.seq, j.done, j.total)
 
-    def _page_errors(self, block: int, pages: range, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per-page (1->0, 0->1, busy ns) against the pattern."""
-        chip = self.chip
-        if not self.exact:
-            m = chip.measure(block, pages)
-            return m.err_1to0, m.err_0to1, m.busy_ns
-        n = chip.geometry.raw_page_bytes
-        reads = [chip.read(block, p) for p in pages]
-        counts = [flips(page_bits(seed, block, p, n), bits(r.data)) for p, r in zip(pages, reads)]
-        return (np.array([c[0] for c in counts]), np.array([c[1] for c in counts]),
-                np.array([r.busy_ns for r in reads]))
-
-    # -- commands ---------------------------------------------------------------
-    def _cmd_hello(self, req: Frame, io: RigIO) -> bytes:
-        major, _minor, session = self._args(req, P.HELLO_REQ)
-        ident = f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed}".encode()
-        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), len(ident)) + ident
-        if major != P.VERSION[0]:
-            raise Reject(Err.VERSION_MISMATCH, body)
-        self.session = session
-        return body
-
-    def _caps(self) -> P.Cap:
-        return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | (P.Cap.FLARES if self.t_max else P.Cap(0))
-
-    def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        pp = self.chip.profile.parameter_page()
-        mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
-        return P.INFO_REPLY.pack(
-            self.chip.read_id(0x00), pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
-            pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun, pp.bits_per_cell,
-            sum(1 << m for m in pp.timing_modes), mode, pp.ecc_bits, self.codeword_bytes, self.t_max,
-            int(self._caps()),
-        )
-
-    def _cmd_reset(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        return P.BYTE_REPLY.pack(self.chip.reset().status)
-
-    def _cmd_read_id(self, req: Frame, io: RigIO) -> bytes:
-        (addr,) = self._args(req, P.READ_ID_REQ)
-        ident = self.chip.read_id(addr)
-        return bytes([len(ident)]) + ident
-
-    def _cmd_read_param_page(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        return self.chip.read_parameter_page()
-
-    def _cmd_scan_bad(self, req: Frame, io: RigIO) -> bytes:
-        first, count = self._args(req, P.SCAN_BAD_REQ)
-        if count > Limit.SCAN_BAD_MAX_BLOCKS:
-            raise Reject(Err.OUT_OF_RANGE)
-        self._block(first, count)
-        bits = bytearray(math.ceil(count / 8))
-        job = self._start(req, count)
-        for i in range(count):
-            if job.abort:
-                break
-            if self.is_bad(first + i):
-                bits[i // 8] |= 1 << (i % 8)
-            job.done += 1
-            self._poll(io)
-        job.running = False
-        if job.abort:
-            raise Reject(Err.ABORTED, bytes(bits))
-        return bytes(bits)
-
-    def _cmd_erase(self, req: Frame, io: RigIO) -> bytes:
-        block, flags = self._args(req, P.ERASE_REQ)
-        self._block(block)
-        self._flags(flags, P.all_flags(EraseFlag))
-        self._guard(block, flags & EraseFlag.FORCE)
-        r = self.chip.erase(block)
-        return self._chip_result(r.status, r.busy_ns)
-
-    def _chip_result(self, status: int, busy_ns: int) -> bytes:
-        body = P.CHIP_RESULT.pack(status, min(busy_ns, 0xFFFFFFFF))
-        if status & 0x01:
-            raise Reject(Err.CHIP_FAIL, body)
-        return body
-
-    def _cmd_program(self, req: Frame, io: RigIO) -> bytes:
-        if len(req.payload) < P.PROGRAM_HEAD.size:
-            raise Reject(Err.BAD_FRAME)
-        block, page, t, flags = P.PROGRAM_HEAD.unpack(req.payload)
-        rest = req.payload[P.PROGRAM_HEAD.size:]
-        self._block(block)
-        self._page(page)
-        self._flags(flags, P.all_flags(ProgramFlag))
-        if t > self.t_max:
-            raise Reject(Err.BAD_PARAMETER)
-        g = self.chip.geometry
-        if flags & ProgramFlag.EXPLICIT:
-            if not 0 < len(rest) <= g.raw_page_bytes:
-                raise Reject(Err.BAD_FRAME)
-            raw = rest + b"\xff" * (g.raw_page_bytes - len(rest))
-        elif len(rest) != P.PATTERN_SEED.size:
-            raise Reject(Err.BAD_FRAME)
-        self._guard(block, flags & ProgramFlag.FORCE)
-        if not flags & ProgramFlag.EXPLICIT:
-            seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
-            if t == 0:
-                r = self.chip.program(block, page, seed=seed)
-                return self._chip_result(r.status, r.busy_ns)
-            raw = prbs31_bytes(seed, g.raw_page_bytes)
-        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, t) if t else raw)
-        return self._chip_result(r.status, r.busy_ns)
-
-    def _cmd_read(self, req: Frame, io: RigIO) -> bytes:
-        block, page, t, flags, seed = self._args(req, P.READ_REQ)
-        self._block(block)
-        self._page(page)
-        self._flags(flags, P.all_flags(ReadFlag))
-        if t > self.t_max:
-            raise Reject(Err.BAD_PARAMETER)
-        return self._read_reply(self.chip.read(block, page), block, page, t, flags, seed)[0]
-
-    def _read_reply(self, r, block: int, page: int, t: int, flags: int, seed: int) -> tuple[bytes, int, int]:
-        """READ's reply for a page as read, decoded at t; with the bits corrected and the data codewords
-        that failed, over the data codewords."""
-        g = self.chip.geometry
-        got = bits(r.data)
-        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & ReadFlag.COMPARE else got
-        bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
-        out = bytearray(P.READ_HEAD.pack(self.chip.status, r.busy_ns, len(bounds) - 1))
-        data = bytearray(r.data)
-        corrected_bits = failed = 0
-        if t:  # the spare's ECC area holds no pattern: its errors are the decoder's to count
-            area = ecc.ecc_area(g.page_bytes, t)
-            got[area.start * 8:area.stop * 8] = want[area.start * 8:area.stop * 8]
-        for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
-            e10, e01 = flips(want[lo * 8:hi * 8], got[lo * 8:hi * 8])
-            corrected = 0
-            if t and hi <= g.page_bytes:
-                parity = r.data[ecc.parity_slice(g.page_bytes, k, t)]
-                data[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
-                failed += corrected < 0
-                corrected_bits += max(corrected, 0)
-            out += P.CODEWORD_COUNTS.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
-        if flags & ReadFlag.RAW:
-            out += data
-        return bytes(out), corrected_bits, failed
-
-    # -- FLARES on the rig (boards/sim/rig_flares.py) --------------------------------
-    def _now_s(self) -> int:
-        return self.chip.clock_ns // 1_000_000_000
-
-    def _flares_supported(self) -> None:
-        if not self.t_max:
-            raise Reject(Err.UNSUPPORTED)
-
-    def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
-        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.FLARES_CONFIG_REQ)
-        self._flares_supported()
-        if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX:
-            raise Reject(Err.BAD_PARAMETER)
-        self.flares.configure(rig_flares.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
-        return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS)
-
-    def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:
-        block, page, flags, seed, pe = self._args(req, P.FLARES_PROGRAM_REQ)
-        self._flares_supported()
-        self._block(block)
-        self._page(page)
-        self._flags(flags, P.all_flags(FlaresProgramFlag))
-        if not 1 <= pe <= rig_flares.PE_MAX:
-            raise Reject(Err.BAD_PARAMETER)
-        self._guard(block, flags & FlaresProgramFlag.FORCE)
-        if not self.flares.has_room((block, page)):
-            raise Reject(Err.NO_SPACE)
-        pp, d, new = self.flares.program((block, page), pe, self._now_s())
-        g = self.chip.geometry
-        raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
-        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
-        body = P.CHIP_RESULT.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
-        if r.status & 0x01:
-            raise Reject(Err.CHIP_FAIL, body)
-        return body
-
-    def _cmd_flares_read(self, req: Frame, io: RigIO) -> bytes:
-        block, page, flags, seed = self._args(req, P.FLARES_READ_REQ)
-        self._flares_supported()
-        self._block(block)
-        self._page(page)
-        self._flags(flags, P.all_flags(ReadFlag))
-        key = (block, page)
-        if not self.flares.has_room(key):
-            raise Reject(Err.NO_SPACE)
-        g = self.chip.geometry
-        r = self.chip.read(block, page)
-        pp, source = self.flares.profile_for_read(key, r.data[ecc.profile_slice(g.page_bytes)])
-        t = pp.p_cur if pp else 0
-        body, corrected, failed = self._read_reply(r, block, page, t, flags, seed)
-        d, deterr = rig_flares.NO_DECISION, 0
-        if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
-            n_data = g.page_bytes // self.codeword_bytes
-            deterr = -(-corrected // n_data)
-            d = self.flares.read(pp, deterr, failed > 0, self._now_s())
-        head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
-        return head + body
-
-    def _cmd_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
-        (offset,) = self._args(req, P.SET_READ_OFFSET_REQ)
-        r = self.chip.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
-        return P.BYTE_REPLY.pack(r.status)
-
-    def _cmd_cycle(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, cycles, seed, flags = self._args(req, P.CYCLE_REQ)
-        if n_blocks > Limit.CYCLE_MAX_BLOCKS:
-            raise Reject(Err.OUT_OF_RANGE)
-        if cycles > Limit.CYCLE_MAX_ROUNDS:
-            raise Reject(Err.BAD_PARAMETER)
-        self._block(first, n_blocks)
-        self._flags(flags, P.all_flags(CycleFlag))
-        blocks = range(first, first + n_blocks)
-        for b in blocks:
-            self._guard(b, flags & CycleFlag.FORCE)
-        done = {b: 0 for b in blocks}
-        failed = {b: False for b in blocks}
-        job = self._start(req, n_blocks * cycles)
-        g = self.chip.geometry
-        rounds = 0
-        while rounds < cycles and not job.abort:
-            step = 1 if self.exact else min(CYCLE_CHUNK, cycles - rounds)
-            for b in blocks:
-                if failed[b]:
-                    continue
-                if self.exact:
-                    ok = not self.chip.erase(b).fail and all(
-                        not self.chip.program(b, p, seed=page_seed(seed, b, p)).fail for p in range(g.pages_per_block))
-                    n, bad = 1, not ok
-                else:
-                    n, bad = self.chip.cycle(b, step, seed)
-                done[b] += n
-                failed[b] = bad
-                job.done += n
-                self._poll(io)
-            rounds += step
-        job.running = False
-        body = P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
-            P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks)
-        if job.abort:
-            raise Reject(Err.ABORTED, body)
-        return body
-
-    def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)
-        self._block(first, n_blocks)
-        self._page(first_page, n_pages)
-        if n_blocks * n_pages * P.MEASURE_PAGE.size > P.MAX_PAYLOAD:
-            raise Reject(Err.BAD_PARAMETER)
-        job = self._start(req, n_blocks * n_pages)
-        out = bytearray()
-        for b in range(first, first + n_blocks):
-            if job.abort:
-                break
-            e10, e01, busy = self._page_errors(b, range(first_page, first_page + n_pages), seed)
-            for x in zip(e10, e01, busy):
-                out += P.MEASURE_PAGE.pack(min(int(x[0]), 0xFFFF), min(int(x[1]), 0xFFFF), min(int(x[2]), 0xFFFFFFFF))
-            job.done += n_pages
-            self._poll(io)
-        job.running = False
-        if job.abort:
-            raise Reject(Err.ABORTED, bytes(out))
-        return bytes(out)
-
-    def _cmd_read_disturb(self, req: Frame, io: RigIO) -> bytes:
-        block, page, reads = self._args(req, P.READ_DISTURB_REQ)
-        self._block(block)
-        self._page(page)
-        job = self._start(req, reads)
-        busy = 0
-        while job.done < reads and not job.abort:
-            n = min(DISTURB_CHUNK, reads - job.done)
-            busy += self.chip.hammer(block, page, n)
-            job.done += n
-            self._poll(io)
-        job.running = False
-        body = P.READ_DISTURB_REPLY.pack(job.done, min(busy // 1000, 0xFFFFFFFF))
-        if job.abort:
-            raise Reject(Err.ABORTED, body)
-        return body
-
-    def _cmd_time(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
-
-    def _cmd_advance(self, req: Frame, io: RigIO) -> bytes:
-        ns, temp = self._args(req, P.ADVANCE_REQ)
-        if not Limit.ADVANCE_TEMP_MIN_CENTI_C <= temp <= Limit.ADVANCE_TEMP_MAX_CENTI_C:
-            raise Reject(Err.BAD_PARAMETER)
-        self.chip.wait(ns / 3.6e12, temp_c=temp / 100.0)
-        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
-
-    def _cmd_status(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        return self._status_payload()
-
-    def _cmd_abort(self, req: Frame, io: RigIO) -> bytes:
-        self._args(req, P.EMPTY_REQ)
-        return P.BYTE_REPLY.pack(0)  # nothing runs when ABORT reaches the dispatcher
-
-
-def _decision(t: int, d: rig_flares.Decision, new: bool) -> bytes:
-    flags = ((P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0)
-             | (P.Decide.NEW_PROFILE if new else 0))
-    return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))
 
 
 def _crc(frame: Frame) -> int:
     return zlib.crc32(bytes([frame.op]) + frame.payload)
 
 
-__all__ = ["VirtualRig", "RigIO", "FEATURE_READ_RETRY"]
+__all__ = ["VirtualRig", "RigIO", "Reject", "FEATURE_READ_RETRY"]

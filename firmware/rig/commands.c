@@ -104,10 +104,10 @@ uint32_t cmd_read_id(const struct request *q, uint8_t *out, int *st)
 	NEED(READ_ID_REQ);
 	uint8_t address = READ_ID_REQ_ADDRESS(q->payload);
 	int n = address == 0x00 ? READ_ID_BYTES : READ_ID_ONFI_BYTES;
-	if (onfi_read_id(address, out + 1, n) < 0)
+	if (onfi_read_id(address, out + READ_ID_HEAD_BYTES, n) < 0)
 		FAIL(E_TIMEOUT);
-	out[0] = (uint8_t)n;
-	return (uint32_t)n + 1;
+	SET_READ_ID_HEAD_N(out, n);
+	return READ_ID_HEAD_BYTES + (uint32_t)n;
 }
 
 uint32_t cmd_read_param_page(const struct request *q, uint8_t *out, int *st)

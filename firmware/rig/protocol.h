@@ -335,6 +335,11 @@ enum {
 #define INFO_REPLY_CAPABILITIES(p) ((uint32_t)get_le((p) + 59, 4))
 #define SET_INFO_REPLY_CAPABILITIES(p, v) put_le((p) + 59, (uint64_t)(v), 4)
 
+/* READ_ID_HEAD: then n ID bytes */
+#define READ_ID_HEAD_BYTES 1u
+#define READ_ID_HEAD_N(p) ((uint8_t)get_le((p) + 0, 1))
+#define SET_READ_ID_HEAD_N(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+
 /* BYTE_REPLY */
 #define BYTE_REPLY_BYTES 1u
 #define BYTE_REPLY_VALUE(p) ((uint8_t)get_le((p) + 0, 1))

@@ -46,8 +46,9 @@ class Field:
         return _SCALARS[self.kind][0]
 
     def text(self) -> str:
-        """How docs/protocol.md names the field."""
-        return f"{self.size} bytes {self.name}" if self.is_bytes else f"{self.kind} {self.name}"
+        """How docs/protocol.md's command table names the field (with its range, when it has one)."""
+        base = f"{self.size} bytes {self.name}" if self.is_bytes else f"{self.kind} {self.name}"
+        return f"{base} ({self.doc})" if self.doc else base
 
 
 @dataclass(frozen=True)

@@ -167,37 +167,45 @@ class Decide(enum.IntFlag):
 HELLO_REQ = layout("HELLO_REQ", ("major", "u16"), ("minor", "u16"), ("session", "u32"))
 EMPTY_REQ = layout("EMPTY_REQ")
 READ_ID_REQ = layout("READ_ID_REQ", ("address", "u8"))
-SCAN_BAD_REQ = layout("SCAN_BAD_REQ", ("first_block", "u32"), ("count", "u16"))
+SCAN_BAD_REQ = layout("SCAN_BAD_REQ", ("first_block", "u32"), ("count", "u16", "1..4096"))
 ERASE_REQ = layout("ERASE_REQ", ("block", "u32"), ("flags", "u8"))
 PROGRAM_HEAD = layout("PROGRAM_HEAD", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"),
                       doc="PROGRAM's request before its seed or data")
 PATTERN_SEED = layout("PATTERN_SEED", ("pattern_seed", "u32"))
 READ_REQ = layout("READ_REQ", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"), ("pattern_seed", "u32"))
 SET_READ_OFFSET_REQ = layout("SET_READ_OFFSET_REQ", ("offset", "i8"))
-CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("cycles", "u32"),
+CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16", "1..256"), ("cycles", "u32"),
                    ("pattern_seed", "u32"), ("flags", "u8"))
 MEASURE_REQ = layout("MEASURE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("first_page", "u16"),
                      ("n_pages", "u16"), ("pattern_seed", "u32"))
 READ_DISTURB_REQ = layout("READ_DISTURB_REQ", ("block", "u32"), ("page", "u16"), ("reads", "u32"))
 ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
-FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16"), ("mix_pm", "u16"), ("saferange_pm", "u16"),
+FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("mix_pm", "u16", "0..1000"),
+                           ("saferange_pm", "u16", "0..1000"),
                            ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"))
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
-                            ("pattern_seed", "u32"), ("pe", "u32"))
+                            ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                          ("pattern_seed", "u32"))
 
 HELLO_REPLY = layout("HELLO_REPLY", ("major", "u16"), ("minor", "u16"), ("rig_kind", "u8"), ("capabilities", "u32"),
                      ("n", "u8"), doc="then n bytes of identity (ASCII)")
 INFO_REPLY = layout(
-    "INFO_REPLY", ("read_id", "bytes5", "READ ID (address 0x00) bytes"),
-    ("manufacturer", "bytes12", "ASCII, space padded"), ("model", "bytes20", "ASCII, space padded"),
-    ("page_bytes", "u32", "data bytes per page"), ("spare_bytes", "u16", "spare bytes per page"),
-    ("pages_per_block", "u32", "pages per block"), ("blocks", "u32", "blocks"), ("bits_per_cell", "u8", "bits per cell"),
-    ("timing_modes", "u16", "timing modes supported (bit i = mode i)"), ("timing_mode", "u8", "current timing mode"),
-    ("ecc_bits", "u8", "ECC bits required by the chip (parameter page byte 112)"),
-    ("codeword_bytes", "u16", "rig codeword_bytes for READ's per-codeword counts"),
-    ("t_max", "u8", "rig t_max (0 when the rig has no decoder)"), ("capabilities", "u32", "capabilities"))
+    "INFO_REPLY", ("read_id", "bytes5"), ("manufacturer", "bytes12"), ("model", "bytes20"), ("page_bytes", "u32"),
+    ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
+    ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
+    ("capabilities", "u32"))
+# what each INFO field means (docs/protocol.md's INFO table)
+INFO_FIELDS = {
+    "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
+    "model": "model (ASCII, space padded)", "page_bytes": "data bytes per page", "spare_bytes": "spare bytes per page",
+    "pages_per_block": "pages per block", "blocks": "blocks", "bits_per_cell": "bits per cell",
+    "timing_modes": "timing modes supported (bit i = mode i)", "timing_mode": "current timing mode",
+    "ecc_bits": "ECC bits required by the chip (parameter page byte 112)",
+    "codeword_bytes": "rig codeword_bytes for READ's per-codeword counts",
+    "t_max": "rig t_max (0 when the rig has no decoder)", "capabilities": "capabilities",
+}
+READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))
 CHIP_RESULT = layout("CHIP_RESULT", ("chip_status", "u8"), ("busy_ns", "u32"),
                      doc="a chip operation's status byte and busy time (R/B# low)")
@@ -208,7 +216,7 @@ CYCLE_BLOCK = layout("CYCLE_BLOCK", ("cycles_done", "u32"), ("failed", "u8"))
 MEASURE_PAGE = layout("MEASURE_PAGE", ("err_1to0", "u16"), ("err_0to1", "u16"), ("busy_ns", "u32"))
 READ_DISTURB_REPLY = layout("READ_DISTURB_REPLY", ("reads_done", "u32"), ("busy_us", "u32"))
 CLOCK_REPLY = layout("CLOCK_REPLY", ("rig_clock_ns", "u64"))
-STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
+STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8", "0 idle, 1 busy"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
                       ("total", "u32"))
 FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "u8"), ("profile_slots", "u16"))
 FLARES_DECISION = layout("FLARES_DECISION", ("t", "u8"), ("zone", "u8"), ("p", "u8"), ("flags", "u8"))
@@ -249,7 +257,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), cached=False),
     Command(Opcode.INFO, (EMPTY_REQ,), ("see below",), cached=False),
     Command(Opcode.RESET, (EMPTY_REQ,), ("u8 chip_status",)),
-    Command(Opcode.READ_ID, (READ_ID_REQ,), ("u8 n, n bytes",), cached=False),
+    Command(Opcode.READ_ID, (READ_ID_REQ,), (READ_ID_HEAD, "n bytes"), cached=False),
     Command(Opcode.READ_PARAM_PAGE, (EMPTY_REQ,), ("768 bytes (three 256-byte copies)",), cached=False),
     Command(Opcode.SCAN_BAD, (SCAN_BAD_REQ,),
             ("ceil(count/8) bytes: bit i (LSB first) set when block first+i carries a factory bad-block mark",),

@@ -1,0 +1,77 @@
+"""FLARES on the virtual rig (firmware/rig/flares_ops.c): FLARES_CONFIG / FLARES_PROGRAM / FLARES_READ over
+the golden model of boards/sim/rig_flares.py."""
+from __future__ import annotations
+
+from nandrig import protocol as P
+from nandrig.boards.sim import ecc, rig_flares
+from nandrig.boards.sim.rig_base import Reject, RigIO
+from nandrig.chip.pattern import page_seed, prbs31_bytes
+from nandrig.protocol import Err, FlaresProgramFlag, Frame, Limit, ReadFlag
+
+
+class FlaresCommands:
+    """Mixed into VirtualRig beside ChipCommands, whose checks and READ reply these use."""
+
+    def _now_s(self) -> int:
+        return self.chip.clock_ns // 1_000_000_000
+
+    def _flares_supported(self) -> None:
+        if not self.t_max:
+            raise Reject(Err.UNSUPPORTED)
+
+    def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.FLARES_CONFIG_REQ)
+        self._flares_supported()
+        if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX:
+            raise Reject(Err.BAD_PARAMETER)
+        self.flares.configure(rig_flares.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
+        return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS)
+
+    def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed, pe = self._args(req, P.FLARES_PROGRAM_REQ)
+        self._flares_supported()
+        self._block(block)
+        self._page(page)
+        self._flags(flags, P.all_flags(FlaresProgramFlag))
+        if not 1 <= pe <= rig_flares.PE_MAX:
+            raise Reject(Err.BAD_PARAMETER)
+        self._guard(block, flags & FlaresProgramFlag.FORCE)
+        if not self.flares.has_room((block, page)):
+            raise Reject(Err.NO_SPACE)
+        pp, d, new = self.flares.program((block, page), pe, self._now_s())
+        g = self.chip.geometry
+        raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
+        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
+        body = P.CHIP_RESULT.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
+        if r.status & 0x01:
+            raise Reject(Err.CHIP_FAIL, body)
+        return body
+
+    def _cmd_flares_read(self, req: Frame, io: RigIO) -> bytes:
+        block, page, flags, seed = self._args(req, P.FLARES_READ_REQ)
+        self._flares_supported()
+        self._block(block)
+        self._page(page)
+        self._flags(flags, P.all_flags(ReadFlag))
+        key = (block, page)
+        if not self.flares.has_room(key):
+            raise Reject(Err.NO_SPACE)
+        g = self.chip.geometry
+        r = self.chip.read(block, page)
+        pp, source = self.flares.profile_for_read(key, r.data[ecc.profile_slice(g.page_bytes)])
+        t = pp.p_cur if pp else 0
+        body, corrected, failed = self._read_reply(r, block, page, t, flags, seed)
+        d, deterr = rig_flares.NO_DECISION, 0
+        if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
+            n_data = g.page_bytes // self.codeword_bytes
+            deterr = -(-corrected // n_data)
+            d = self.flares.read(pp, deterr, failed > 0, self._now_s())
+        head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
+        return head + body
+
+
+def _decision(t: int, d: rig_flares.Decision, new: bool) -> bytes:
+    flags = ((P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0)
+             | (P.Decide.NEW_PROFILE if new else 0))
+    return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))
+

@@ -1,0 +1,129 @@
+"""One home for every contract: the generated C headers and protocol tables are current, the firmware uses
+only their names, and the layers import in one direction."""
+import ast
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+from nandrig import protocol as P
+from nandrig.chip import cheader as chip_cheader
+from nandrig.chip.geometry import PageMap, PageType, page_map, page_of
+from nandrig.protocol import cheader, markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# code that launches simulators may import nandrig.boards.sim; nothing else in these areas may
+SIMULATOR_LAUNCHERS = {
+    "host/rig.py",  # Rig.open("sim"): the in-process virtual rig
+    "host/bench.py",  # nandrig bench link: serves a virtual rig to measure the link
+    "gateware/onfi/bfm.py",  # the pin-level bus model drives the virtual chip
+    "gateware/onfi/sim.py",  # the controller in simulation, against that bus model
+    "gateware/onfi/bench.py",  # nandrig bench onfi: the same simulation, timed
+}
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+    return names
+
+
+def _python_files(*areas: str) -> list[Path]:
+    return [p for a in areas for p in sorted((ROOT / a).rglob("*.py"))]
+
+
+def test_only_simulator_launchers_import_the_simulator():
+    offenders = []
+    for path in _python_files("host", "characterization", "gateware"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in SIMULATOR_LAUNCHERS:
+            continue
+        offenders += [f"{rel}: {n}" for n in _imports(path) if n.startswith("nandrig.boards.sim")]
+    assert offenders == []
+
+
+def test_shared_contracts_import_no_area():
+    """nandrig.protocol and nandrig.chip sit below every area: they import none of them."""
+    areas = ("nandrig.host", "nandrig.boards", "nandrig.gateware", "nandrig.characterization", "nandrig.firmware")
+    offenders = [f"{p.relative_to(ROOT)}: {n}" for p in _python_files("nandrig/protocol", "nandrig/chip")
+                 for n in _imports(p) if n.startswith(areas)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("render, path", [(cheader.render, cheader.HEADER_PATH),
+                                          (chip_cheader.render, chip_cheader.HEADER_PATH)])
+def test_generated_firmware_headers_are_current(render, path):
+    assert (ROOT / path).read_text() == render(), f"regenerate {path} (its module's docstring says how)"
+
+
+def test_protocol_doc_tables_are_the_spec():
+    doc = markdown.DOC.read_text()
+    assert markdown.render(doc) == doc, "run python -m nandrig.protocol.markdown"
+
+
+FIRMWARE_COMMANDS = ["server.c", "commands.c", "flares_ops.c", "ecc_layout.c"]
+
+
+@pytest.mark.parametrize("name", FIRMWARE_COMMANDS)
+def test_firmware_reads_and_writes_records_only_through_the_spec(name):
+    """No bare flag test, byte offset into a request or reply, or limit literal in the server's sources: each
+    goes through a name from protocol.h or onfi_facts.h."""
+    code = re.sub(r"/\*.*?\*/", "", (ROOT / "firmware/rig" / name).read_text(), flags=re.S)
+    bare = [
+        *re.findall(r"flags\s*&\s*~?\s*\d", code),  # flag bits by number
+        *re.findall(r"\b(?:get|put)_le\((?:q->payload|out|p|buf)\s*\+\s*\d", code),  # offsets by number
+        *re.findall(r"\bq->payload\[\d", code), *re.findall(r"\bout\[\d", code),
+        *re.findall(r"[<>]=?\s*\d{3,}", code),  # limits by number
+        *re.findall(r"\bstatus\s*&\s*\d", code),  # chip status bits by number
+    ]
+    assert bare == []
+
+
+def test_layouts_agree_with_the_documented_struct_formats():
+    """The layouts give the byte layouts docs/protocol.md had before the spec existed."""
+    documented = {
+        P.HELLO_REQ: "<HHI", P.SCAN_BAD_REQ: "<IH", P.ERASE_REQ: "<IB", P.READ_REQ: "<IHBBI",
+        P.SET_READ_OFFSET_REQ: "<b", P.CYCLE_REQ: "<IHIIB", P.MEASURE_REQ: "<IHHHI", P.READ_DISTURB_REQ: "<IHI",
+        P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBI", P.FLARES_PROGRAM_REQ: "<IHBII",
+        P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
+        P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHII",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBI", P.HELLO_REPLY: "<HHBIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
+    }
+    for layout, fmt in documented.items():
+        assert layout.format == fmt, layout.name
+        assert layout.size == struct.calcsize(fmt)
+        values = tuple(range(1, len(layout.fields) + 1))
+        values = tuple(b"x" * f.size if f.is_bytes else v for f, v in zip(layout.fields, values))
+        assert layout.pack(*values) == struct.pack(fmt, *values)
+        assert tuple(layout.unpack(layout.pack(*values))) == values
+
+
+def test_every_opcode_has_one_command_and_flag_masks_cover_their_enums():
+    assert set(P.COMMANDS) == set(P.Opcode)
+    assert P.all_flags(P.ReadFlag) == 0x06 and P.all_flags(P.ProgramFlag) == 0x03
+    assert P.UNCACHED == {P.Opcode.HELLO, P.Opcode.INFO, P.Opcode.TIME, P.Opcode.READ_ID, P.Opcode.READ_PARAM_PAGE,
+                          P.Opcode.STATUS, P.Opcode.ABORT}
+    assert P.LONG == {P.Opcode.CYCLE, P.Opcode.MEASURE, P.Opcode.READ_DISTURB, P.Opcode.SCAN_BAD}
+
+
+def test_the_rig_codeword_is_the_bch_engine_default():
+    from nandrig.gateware.bch.config import BchConfig
+
+    assert BchConfig().k_bytes == P.Limit.RIG_CODEWORD_BYTES
+
+
+@pytest.mark.parametrize("ppb", [4, 32, 128, 256])
+def test_page_map_as_data_matches_the_shuffle_and_round_trips(ppb):
+    pm = PageMap.shuffled_mlc(ppb)
+    assert [(pm.wordline(p), pm.is_upper(p)) for p in range(ppb)] == [page_map(p, ppb) for p in range(ppb)]
+    for p in range(ppb):
+        wl, up = page_map(p, ppb)
+        assert pm.page_of(wl, PageType(up)) == page_of(wl, up, ppb) == p
+    assert PageMap.from_json(pm.to_json()) == pm
