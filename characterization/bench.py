@@ -9,7 +9,7 @@ import numpy as np
 
 from nandrig.characterization.fitting import fit, synthetic
 from nandrig.characterization.rber import load_params
-from nandrig.characterization.tables import CorrTable
+from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable
 
 RETENTIONS = np.array([0.0, 24.0, 168.0, 720.0, 2160.0, 4380.0, 8760.0])
 BITS_PER_POINT = 6.7e7  # one checkpoint of 16 blocks x 128 pages x 4096 bytes
@@ -25,7 +25,7 @@ def rig_like(n_points: int, seed: int):
 
 
 def bench_fit(repeats: int = 5) -> dict:
-    table = CorrTable.build(1e-11, 4096 * 8)
+    table = CorrTable.build(1e-11, PAPER_CODEWORD_BYTES * 8)
     grid_pe, grid_h = np.meshgrid(np.arange(0, 10_001, 250), RETENTIONS)
     out: dict = {"host": platform.node(), "python": platform.python_version(), "repeats": repeats, "cases": []}
     for n in (1_000, 100_000):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from nandrig.characterization.tables import PAPER_CODEWORD_BYTES
 from nandrig.errors import NandrigError
 
 NONNEG = click.FloatRange(min=0.0)
@@ -69,7 +70,7 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
 @click.command("tables")
 @click.option("--params", "params_name", required=True, help="Built-in parameter set name or a JSON file.")
 @click.option("--uber", "target", type=float, default=1e-11, show_default=True, help="Target UBER.")
-@click.option("--codeword-bytes", type=int, default=4096, show_default=True, help="Data bytes per BCH codeword.")
+@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True, help="Data bytes per BCH codeword.")
 @click.option("--t-min", type=int, default=1, show_default=True)
 @click.option("--t-max", type=int, default=100, show_default=True)
 @click.option("--pe-max", type=int, default=10_000, show_default=True, help="Largest P/E count in max_ret_time.")
@@ -111,7 +112,7 @@ def _params_opt(f):
 @click.option("--pe", type=NONNEG, required=True, help="P/E cycles.")
 @click.option("--retention-h", type=NONNEG, default=0.0, show_default=True, help="Retention, hours at 25 degC.")
 @click.option("--uber", "target", type=float, default=1e-11, show_default=True)
-@click.option("--codeword-bytes", type=int, default=4096, show_default=True)
+@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True)
 @click.option("--t-max", type=int, default=100, show_default=True)
 def required_t_cmd(params_name, pe, retention_h, target, codeword_bytes, t_max) -> None:
     """Print the smallest t meeting the target UBER."""
@@ -140,7 +141,7 @@ def rber_cmd(params_name, pe, retention_h) -> None:
 @model_grp.command("uber")
 @click.option("--rber", type=float, required=True)
 @click.option("--t", "t", type=click.IntRange(min=0), required=True)
-@click.option("--codeword-bytes", type=int, default=4096, show_default=True)
+@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True)
 def uber_cmd(rber, t, codeword_bytes) -> None:
     """Print log10 UBER and UBER for an RBER and t."""
     from nandrig.characterization.uber import check_rber, log_uber
@@ -166,7 +167,7 @@ def arrhenius_cmd(bake_hours, temp_c, ref_c, ea) -> None:
 @_params_opt
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Measurements to show as points.")
 @click.option("--uber", "target", type=float, default=1e-11, show_default=True)
-@click.option("--codeword-bytes", type=int, default=4096, show_default=True)
+@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True)
 def plot_cmd(params_name, csv_path, target, codeword_bytes, out_dir) -> None:
     """Write rber_vs_pe.png and required_t.png (FLARES Fig. 3a/3b style)."""

@@ -24,6 +24,7 @@ from nandrig.errors import NandrigError
 NEVER = -1.0
 ALWAYS = math.inf
 RBER_FRAC_BITS = 48  # C header RBER fixed point: value / 2**48
+PAPER_CODEWORD_BYTES = 4096  # the FLARES paper's codeword (a rig decodes its own, INFO's codeword_bytes)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ import json
 
 import click
 
+from nandrig.host.kinds import KINDS, CampaignKind
+from nandrig.protocol import Cap
+
 RIG_OPTIONS = [
     click.option("--rig", "url", required=True, help="sim, socket://host:port, /dev/ttyUSB0, or any pyserial URL."),
     click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim only)."),
@@ -73,37 +76,6 @@ def bench_link_cmd(as_json) -> None:
 
 
 # -- campaigns ------------------------------------------------------------------------
-_UNITS = {"h": 1.0, "d": 24.0, "w": 168.0, "mo": 720.0, "y": 8760.0}
-
-
-def parse_int_list(text: str, what: str) -> list[int]:
-    try:
-        vals = [int(float(x)) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise click.BadParameter(f"{what} must be a comma-separated list of integers, got {text!r}") from None
-    if not vals or any(v < 0 for v in vals):
-        raise click.BadParameter(f"{what} needs one or more integers >= 0, got {text!r}")
-    return vals
-
-
-def parse_hours(text: str) -> list[float]:
-    """Comma list of durations: plain hours or with a unit (h, d, w, mo, y): ``24,1w,1mo,1y``."""
-    out = []
-    for item in text.replace(" ", "").split(","):
-        unit = next((u for u in sorted(_UNITS, key=len, reverse=True) if item.endswith(u)), "h")
-        num = item[: len(item) - len(unit)] if item.endswith(unit) else item
-        try:
-            v = float(num) * _UNITS[unit]
-        except ValueError:
-            raise click.BadParameter(f"{item!r} is not a duration (e.g. 24, 36h, 1d, 1w, 1mo, 1y)") from None
-        if not v > 0:
-            raise click.BadParameter(f"durations must be > 0, got {item!r}")
-        out.append(v)
-    if out != sorted(out):
-        raise click.BadParameter("retention times must increase")
-    return out
-
-
 def _common(f):
     opts = [
         click.option("--rig", "url", required=True, help="sim, socket://host:port, /dev/ttyUSB0, or any pyserial URL."),
@@ -117,13 +89,6 @@ def _common(f):
     for o in reversed(opts):
         f = o(f)
     return f
-
-
-def _oven_options(f):
-    f = click.option("--oven", type=click.Choice(["virtual", "wall", "manual"]), default=None,
-                     help="Retention time source (default: virtual on --rig sim, wall otherwise).")(f)
-    return click.option("--temp", "temp_c", type=float, default=25.0, show_default=True,
-                        help="Oven temperature (bake) or ambient, degC.")(f)
 
 
 @click.group("run")
@@ -141,9 +106,9 @@ def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) 
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
-            if params.get("oven") is None:
+            if "oven" in params and params["oven"] is None:
                 params["oven"] = "virtual" if url == "sim" else "wall"
-            if params["oven"] == "virtual" and not rig.hello_info.capabilities & 1:
+            if params.get("oven") == "virtual" and not rig.hello_info.capabilities & Cap.VIRTUAL_TIME:
                 raise click.BadParameter("--oven virtual needs a simulated rig; use --oven wall or manual")
             cid = create(store, rig, chip_id, kind, params, url)
             click.echo(f"campaign {cid}: {kind} on blocks {blocks} ({store.campaign(cid).steps} steps) in {db}", err=True)
@@ -153,87 +118,19 @@ def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) 
         store.close()
 
 
-@run_grp.command("endurance")
-@_common
-@click.option("--cycles", type=click.IntRange(min=1), default=10_000, show_default=True, help="P/E cycles to reach.")
-@click.option("--checkpoints", help="P/E counts to measure at (default: 1, 10, 100, then every --step).")
-@click.option("--step", type=click.IntRange(min=1), default=1000, show_default=True)
-def run_endurance(url, db, profile, seed, chip_label, blocks, pattern_seed, cycles, checkpoints, step) -> None:
-    """Cycle the blocks to --cycles, measuring every page at checkpoints."""
-    from nandrig.host.campaigns import endurance_checkpoints
+def _kind_command(k: CampaignKind) -> click.Command:
+    """``nandrig run NAME``: the common options, then the ones the kind declares."""
 
-    cps = sorted(set(parse_int_list(checkpoints, "--checkpoints"))) if checkpoints else endurance_checkpoints(cycles, step)
-    if cps[0] < 1 or cps[-1] > cycles:
-        raise click.BadParameter(f"checkpoints must lie in 1..{cycles}")
-    _start(url, db, profile, seed, chip_label, blocks, "endurance",
-           {"seed": pattern_seed, "cycles": cycles, "checkpoints": cps})
+    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, **opts) -> None:
+        _start(url, db, profile, seed, chip_label, blocks, k.name, {"seed": pattern_seed, **k.from_cli(**opts)})
+
+    for option in reversed(k.options):
+        start = option(start)
+    return click.command(k.name, help=k.help)(_common(start))
 
 
-@run_grp.command("retention")
-@_common
-@_oven_options
-@click.option("--wear", default="1000,3000,10000", show_default=True, help="P/E levels, one block group each.")
-@click.option("--times", default="1d,1w,1mo,3mo,1y", show_default=True, help="25 degC-equivalent retention times.")
-def run_retention(url, db, profile, seed, chip_label, blocks, pattern_seed, oven, temp_c, wear, times) -> None:
-    """Program blocks at several wear levels, then re-read them after each retention time."""
-    _start(url, db, profile, seed, chip_label, blocks, "retention",
-           {"seed": pattern_seed, "wear": parse_int_list(wear, "--wear"), "times_h": parse_hours(times),
-            "oven": oven, "temp_c": temp_c})
-
-
-@run_grp.command("read-disturb")
-@_common
-@click.option("--pe", type=click.IntRange(min=0), default=3000, show_default=True, help="Wear before the reads.")
-@click.option("--reads", type=click.IntRange(min=1), default=5_000_000, show_default=True, help="Total reads of --page.")
-@click.option("--points", type=click.IntRange(min=1, max=60), default=10, show_default=True, help="Measurements (log-spaced).")
-@click.option("--page", type=click.IntRange(min=0), default=0, show_default=True, help="The page read over and over.")
-def run_read_disturb(url, db, profile, seed, chip_label, blocks, pattern_seed, pe, reads, points, page) -> None:
-    """Read one page of each block over and over, measuring the whole block as reads accumulate."""
-    pts = sorted({max(1, int(round(reads ** ((k + 1) / points)))) for k in range(points)} | {reads})
-    _start(url, db, profile, seed, chip_label, blocks, "read-disturb",
-           {"seed": pattern_seed, "pe": pe, "read_points": pts, "page": page})
-
-
-@run_grp.command("program-disturb")
-@_common
-@click.option("--pe", type=click.IntRange(min=0), default=1000, show_default=True)
-@click.option("--page", type=click.IntRange(min=1), default=9, show_default=True, help="The page programmed again and again.")
-@click.option("--repeats", default="1,2,5,10,20", show_default=True, help="Extra programs of --page to measure after.")
-def run_program_disturb(url, db, profile, seed, chip_label, blocks, pattern_seed, pe, page, repeats) -> None:
-    """Program one page again without erase and measure the pages before it (its neighbours)."""
-    _start(url, db, profile, seed, chip_label, blocks, "program-disturb",
-           {"seed": pattern_seed, "pe": pe, "page": page, "repeat_points": sorted(set(parse_int_list(repeats, "--repeats")))})
-
-
-@run_grp.command("latency")
-@_common
-@click.option("--checkpoints", default="1,1000,3000,10000", show_default=True, help="P/E counts to time at.")
-def run_latency(url, db, profile, seed, chip_label, blocks, pattern_seed, checkpoints) -> None:
-    """Per-page program, read and erase busy times at several wear levels."""
-    cps = sorted(set(parse_int_list(checkpoints, "--checkpoints")))
-    if cps[0] < 1:
-        raise click.BadParameter("latency checkpoints start at 1")
-    _start(url, db, profile, seed, chip_label, blocks, "latency", {"seed": pattern_seed, "checkpoints": cps})
-
-
-@run_grp.command("vth")
-@_common
-@_oven_options
-@click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True)
-@click.option("--retention", "retention", default="1y", show_default=True, help="Retention before the sweep (0 for none).")
-@click.option("--offsets", default="-60:20:4", show_default=True, help="Read-retry offsets FIRST:LAST:STEP.")
-def run_vth(url, db, profile, seed, chip_label, blocks, pattern_seed, oven, temp_c, pe, retention, offsets) -> None:
-    """Sweep the read-retry offset and measure: the error curves give the Vth distributions."""
-    try:
-        a, b, s = (int(x) for x in offsets.split(":"))
-        offs = list(range(a, b + 1, s))
-    except ValueError:
-        raise click.BadParameter(f"--offsets must be FIRST:LAST:STEP, got {offsets!r}") from None
-    if not offs or any(not -128 <= o <= 127 for o in offs):
-        raise click.BadParameter("--offsets must give offsets within -128..127")
-    ret = 0.0 if retention in ("0", "0h") else parse_hours(retention)[0]
-    _start(url, db, profile, seed, chip_label, blocks, "vth",
-           {"seed": pattern_seed, "pe": pe, "retention_h": ret, "offsets": offs, "oven": oven, "temp_c": temp_c})
+for _k in KINDS.values():
+    run_grp.add_command(_kind_command(_k))
 
 
 @run_grp.command("flares-validate")

@@ -41,13 +41,12 @@ from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, 
 from nandrig.chip.geometry import page_map
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
-from nandrig.characterization.tables import CorrTable, RetentionGrid
+from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.host.rig import Rig
 
 UBER = 1e-11
-PAPER_CODEWORD_BYTES = 4096
 BAKE_C = 125.0
 WSIZES = (10, 100)
 MIXES_PM = (0, 500, 1000)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
@@ -22,8 +21,8 @@ from nandrig.characterization.fitting import FitResult, fit  # noqa: E402
 from nandrig.characterization.measurements import Measurements  # noqa: E402
 from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
-from nandrig.chip.geometry import PageMap  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
+from nandrig.host.kinds import KINDS, kind  # noqa: E402
 from nandrig.host.session import export_rows  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
 
@@ -35,10 +34,6 @@ def _save(fig, path: Path) -> str:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path.name
-
-
-def _upper(pages: np.ndarray, pm: PageMap) -> np.ndarray:
-    return np.array([pm.is_upper(int(p)) for p in pages])
 
 
 class Report:
@@ -53,6 +48,12 @@ class Report:
         self.sections.append(f'<figure><img src="{src}" alt="{html.escape(caption)}">'
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
+    def subplots(self, *args, **kw):
+        return plt.subplots(*args, **kw)
+
+    def export_rows(self, c: Campaign) -> list[dict]:
+        return export_rows(self.store, c)
+
     def h2(self, text: str) -> None:
         self.sections.append(f"<h2>{html.escape(text)}</h2>")
 
@@ -61,7 +62,7 @@ class Report:
 
     # -- sections --------------------------------------------------------------
     def model(self, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
-        rows = [r for c in campaigns if c.kind in ("endurance", "retention") for r in export_rows(self.store, c)]
+        rows = [r for c in campaigns if KINDS[c.kind].feeds_fit for r in export_rows(self.store, c)]
         rows = [r for r in rows if r["errors"] > 0]
         if len(rows) < 7 or len({r["pe"] for r in rows}) < 3:
             self.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")
@@ -103,104 +104,6 @@ class Report:
         self.figures += 1
         self.sections.append(f'<figure><img src="{Path(path).name}" alt="{html.escape(caption)}">'
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-
-    def page_profile(self, c: Campaign, pm: PageMap) -> None:
-        rows = self.store.rows(c.id)
-        last = rows[-1][0]
-        sel = [r for r in rows if r[0] == last]
-        pages = np.array([r[8] for r in sel])
-        errs = np.array([r[9] + r[10] for r in sel], float)
-        bits = np.array([r[11] for r in sel], float)
-        idx = np.arange(len(pm.pages))
-        rate = np.array([errs[pages == p].sum() / max(bits[pages == p].sum(), 1) for p in idx])
-        up = _upper(idx, pm)
-        fig, ax = plt.subplots(figsize=(8, 3.8))
-        ax.bar(idx[~up], rate[~up], color="tab:blue", label="lower (LSB) pages")
-        ax.bar(idx[up], rate[up], color="tab:red", label="upper (MSB) pages")
-        ax.set_xlabel("page index in block")
-        ax.set_ylabel("bit error rate (errors / bit)")
-        ax.set_title(f"Errors by page across a block: campaign {c.id}, checkpoint {last}")
-        ax.legend()
-        self.fig(fig, f"pages_{c.id}", f"Per-page error rate at {last} (campaign {c.id}, {c.kind}), averaged over its blocks")
-
-    def latency(self, c: Campaign, pm: PageMap) -> None:
-        ops = self.store.op_times(c.id)
-        progs = [(b, p, pe, busy) for op, b, p, pe, busy in ops if op == "program"]
-        erases = [(pe, busy) for op, b, p, pe, busy in ops if op == "erase"]
-        if not progs:
-            return
-        fig, ax = plt.subplots(figsize=(8, 4))
-        by_pe = defaultdict(list)
-        for _block, p, pe, busy in progs:
-            by_pe[pe].append((p, busy))
-        for pe in sorted(by_pe):
-            pts = np.array(sorted(by_pe[pe]))
-            ax.plot(pts[:, 0], pts[:, 1] / 1000, ".", ms=4, label=f"P/E {pe}")
-        ax.set_xlabel("page index in block")
-        ax.set_ylabel("program time tPROG (µs)")
-        ax.set_title("Program latency by page: fast (lower) and slow (upper) pages")
-        ax.legend(fontsize=8)
-        self.fig(fig, f"latency_{c.id}", "Program busy time per page index at each wear level (campaign %d)" % c.id)
-        lines = []
-        for pe in sorted(by_pe):
-            pts = np.array(by_pe[pe])
-            up = _upper(pts[:, 0], pm)
-            lsb, msb = pts[~up, 1].mean() / 1000, pts[up, 1].mean() / 1000
-            lines.append(f"<tr><td>{pe}</td><td>{lsb:.0f}</td><td>{msb:.0f}</td><td>{msb / lsb:.2f}</td></tr>")
-        er = defaultdict(list)
-        for pe, busy in erases:
-            er[pe].append(busy)
-        self.sections.append("<table><tr><th>P/E</th><th>lower-page tPROG (µs)</th><th>upper-page tPROG (µs)</th>"
-                             "<th>ratio</th></tr>" + "".join(lines) + "</table>")
-        self.p("Erase time tBERS: " + ", ".join(f"{np.mean(v) / 1e6:.2f} ms at P/E {pe}" for pe, v in sorted(er.items())))
-
-    def read_disturb(self, c: Campaign) -> None:
-        rows = export_rows(self.store, c)
-        reads = np.array([r["reads"] for r in rows], float)
-        rber = np.array([r["rber"] for r in rows])
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(np.maximum(reads, 1), np.maximum(rber, 1e-9), "o-")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("reads of one page since the block's erase")
-        ax.set_ylabel("block raw bit error rate (errors / bit)")
-        ax.set_title(f"Read disturb at {c.params['pe']} P/E (campaign {c.id}; 0 errors drawn at 1e-9)")
-        ax.grid(True, which="both", alpha=0.3)
-        self.fig(fig, f"read_disturb_{c.id}", "Read-disturb curve: RBER of the whole block against reads")
-
-    def program_disturb(self, c: Campaign) -> None:
-        rows = export_rows(self.store, c)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot([r["reads"] for r in rows], [r["errors"] for r in rows], "o-")
-        ax.set_xlabel(f"extra programs of page {c.params['page']} without erase")
-        ax.set_ylabel(f"bit errors in pages 0-{c.params['page'] - 1} (count)")
-        ax.set_title(f"Program disturb on neighbouring pages (campaign {c.id})")
-        ax.grid(True, alpha=0.3)
-        self.fig(fig, f"program_disturb_{c.id}", "Program disturb: errors in the pages before the re-programmed one")
-
-    def vth(self, c: Campaign, pm: PageMap) -> None:
-        rows = self.store.rows(c.id)
-        offs = sorted({r[6] for r in rows})
-        curves = {k: np.zeros((len(offs), 2)) for k in ("lower", "upper")}
-        for r in rows:
-            kind = "upper" if pm.is_upper(r[8]) else "lower"
-            curves[kind][offs.index(r[6])] += (r[9], r[10])
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        o = np.array(offs, float)
-        mid = (o[1:] + o[:-1]) / 2
-        for ax, (kind, cur) in zip(axes, curves.items()):
-            # cells crossing a reference as it moves: the derivative of the error counts is their density
-            ax.plot(mid, np.abs(np.diff(cur[:, 0])) / np.diff(o), "v-", label="stored 1 read 0 (upper tails)")
-            ax.plot(mid, np.abs(np.diff(cur[:, 1])) / np.diff(o), "^-", label="stored 0 read 1 (lower tails)")
-            ax.set_xlabel("read-reference offset (read-retry steps)")
-            ax.set_ylabel("cells per offset step (count / step)")
-            ax.set_title(f"{kind} pages: Vth density near the references")
-            ax.legend(fontsize=8)
-            ax.grid(True, alpha=0.3)
-        self.fig(fig, f"vth_{c.id}", f"Vth distribution estimate from a read-retry sweep at {c.params['pe']} P/E, "
-                                     f"{c.params['retention_h']:g} h retention (campaign {c.id})")
-        best = {k: offs[int(np.argmin(cur.sum(axis=1)))] for k, cur in curves.items()}
-        self.p("Offset with the fewest errors: " + ", ".join(f"{k} pages {v:+d}" for k, v in best.items()))
 
 
 def flares_section(r: Report, runs: list) -> None:
@@ -265,16 +168,8 @@ def write_report(db: str | Path, out: str | Path) -> Path:
                 if not store.rows(c.id) and not store.op_times(c.id):
                     continue
                 r.h2(f"Campaign {c.id}: {c.kind}")
-                if c.kind in ("endurance", "retention"):
-                    r.page_profile(c, pm)
-                elif c.kind == "latency":
-                    r.latency(c, pm)
-                elif c.kind == "read-disturb":
-                    r.read_disturb(c)
-                elif c.kind == "program-disturb":
-                    r.program_disturb(c)
-                elif c.kind == "vth":
-                    r.vth(c, pm)
+                k = kind(c.kind)
+                k.report(r, c, k.params.from_mapping(c.params), pm)
             r.h2("Campaigns and provenance")
             rows = []
             for c in mine:

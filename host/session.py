@@ -13,7 +13,10 @@ import numpy as np
 
 from nandrig import __version__
 from nandrig.errors import NandrigError
-from nandrig.host.campaigns import KINDS, Geometry, Runner, contiguous, plan
+from nandrig.chip.geometry import Geometry
+from nandrig.host.campaigns import Runner
+from nandrig.host.kinds import KindParams, kind
+from nandrig.host.kinds.steps import contiguous
 from nandrig.host.oven import make_oven
 from nandrig.host.rig import Rig
 from nandrig.host.store import Campaign, Store
@@ -59,16 +62,17 @@ def versions(rig: Rig) -> dict:
             "protocol": ".".join(map(str, rig.hello_info.version))}
 
 
-def create(store: Store, rig: Rig, chip_id: int, kind: str, params: dict, url: str) -> int:
-    if kind not in KINDS:
-        raise NandrigError(f"unknown campaign kind {kind!r} ({', '.join(KINDS)})")
+def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindParams | dict, url: str) -> int:
+    """A new campaign of ``kind_name`` (its parameters as the kind's dataclass, or a mapping of its fields)."""
+    k = kind(kind_name)
+    p = params if isinstance(params, k.params) else k.params.from_mapping(params)
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
-    steps = plan(kind, params, g)
-    todo = store.unscanned(chip_id, params["blocks"])
+    steps = k.plan(p, g)
+    todo = store.unscanned(chip_id, list(p.blocks))
     for run_ in contiguous(todo):  # read the factory marks before anything touches these blocks
         store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
-    return store.create_campaign(chip_id, kind, params, params["blocks"], url, rig.hello_info.identity,
+    return store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
                                  versions(rig), len(steps))
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from nandrig.chip.geometry import PageMap
 from nandrig.errors import NandrigError
@@ -154,6 +155,32 @@ class Pending:
     payload: bytes
 
 
+class MeasurementRow(NamedTuple):
+    """One page read at a checkpoint."""
+
+    label: str
+    pe: int
+    retention_h: float
+    actual_h: float
+    temp_c: float
+    reads: int
+    offset: int
+    block: int
+    page: int
+    err_1to0: int
+    err_0to1: int
+    bits: int
+    busy_ns: int
+
+
+class OpTime(NamedTuple):
+    op: str  # erase or program
+    block: int
+    page: int  # -1 for an erase
+    pe: int
+    busy_ns: int
+
+
 class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -189,11 +216,17 @@ class Store:
         self.db.execute(FLARES_TABLE)
 
     def _migrate_from_1(self) -> None:
-        """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
+        """Schema 1 had no page maps (every chip it knew used the shuffled MLC order), and `nandrig run` stored an
+        oven with campaigns that never wait."""
         with self.tx() as db:
             db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
             for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
                 db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
+            for cid, kind, params in db.execute("SELECT id, kind, params FROM campaigns").fetchall():
+                p = json.loads(params)
+                if kind not in ("retention", "vth") and "oven" in p:
+                    del p["oven"]
+                    db.execute("UPDATE campaigns SET params=? WHERE id=?", (json.dumps(p, sort_keys=True), cid))
             db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     @contextmanager
@@ -324,6 +357,10 @@ class Store:
         else:
             db.execute("UPDATE campaigns SET step=?, updated=? WHERE id=?", (step + 1, time.time(), campaign_id))
 
+    def save_context(self, campaign_id: int, context: dict) -> None:
+        with self.tx() as db:
+            db.execute("UPDATE campaigns SET context=? WHERE id=?", (json.dumps(context, sort_keys=True), campaign_id))
+
     def set_state(self, campaign_id: int, state: str, detail: str = "") -> None:
         with self.tx() as db:
             db.execute("UPDATE campaigns SET state=?, updated=? WHERE id=?", (state, time.time(), campaign_id))
@@ -344,14 +381,53 @@ class Store:
         return self.db.execute("SELECT ts, kind, detail FROM events WHERE campaign_id=? ORDER BY id",
                                (campaign_id,)).fetchall()
 
+    # -- a step's results, inside its transaction ----------------------------------------
+    def add_cycles(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, block: int, done: int, failed: bool,
+                   requested: int) -> None:
+        db.execute("UPDATE blocks SET pe = pe + ?, failed = failed OR ? WHERE chip_id=? AND block=?",
+                   (done, failed, chip_id, block))
+        if failed:
+            self._event(db, campaign_id, "block_failed", f"block {block} failed after {done} of {requested} cycles")
+
+    def _pe(self, db: sqlite3.Connection, chip_id: int, block: int) -> int:
+        return db.execute("SELECT pe FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()[0]
+
+    def add_erase(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, step: int, block: int, failed: bool,
+                  busy_ns: int) -> None:
+        """An ERASE wears the block by one P/E cycle, whether or not the chip reported FAIL."""
+        db.execute("UPDATE blocks SET pe = pe + 1, failed = failed OR ? WHERE chip_id=? AND block=?",
+                   (failed, chip_id, block))
+        db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, step, "erase", block, -1, self._pe(db, chip_id, block), busy_ns))
+
+    def add_program(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, step: int, block: int, page: int,
+                    failed: bool, busy_ns: int) -> None:
+        db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, step, "program", block, page, self._pe(db, chip_id, block), busy_ns))
+        if failed:
+            self._event(db, campaign_id, "program_fail", f"block {block} page {page}")
+
+    def add_checkpoint(self, db: sqlite3.Connection, campaign_id: int, step: int, label: str, pe: int,
+                       retention_h: float, actual_h: float, temp_c: float, reads: int, offset: int) -> int:
+        return db.execute(
+            "INSERT INTO checkpoints (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset)).lastrowid
+
+    def add_measurements(self, db: sqlite3.Connection, checkpoint_id: int, chip_id: int, pages) -> None:
+        """``pages``: (block, page, err_1to0, err_0to1, bits, busy_ns); each at its block's P/E now."""
+        pes = dict(db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall())
+        db.executemany("INSERT INTO measurements VALUES (?,?,?,?,?,?,?,?)",
+                       ((checkpoint_id, b, page, pes[b], e10, e01, bits, busy) for b, page, e10, e01, bits, busy in pages))
+
     # -- measurements -------------------------------------------------------------
-    def rows(self, campaign_id: int) -> list[tuple]:
-        """Per-page rows: label, pe, retention_h, actual_h, temp_c, reads, offset, block, page, e10, e01, bits, busy."""
-        return self.db.execute(
+    def rows(self, campaign_id: int) -> list[MeasurementRow]:
+        """One row per page read, in checkpoint, block and page order."""
+        return [MeasurementRow(*r) for r in self.db.execute(
             "SELECT c.label, m.pe, c.retention_h, c.actual_h, c.temp_c, c.reads, c.offset, m.block, m.page,"
             " m.err_1to0, m.err_0to1, m.bits, m.busy_ns FROM checkpoints c JOIN measurements m"
             " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
-            (campaign_id,)).fetchall()
+            (campaign_id,))]
 
     def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
         with self.tx() as db:
@@ -362,6 +438,6 @@ class Store:
         return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in
                 self.db.execute("SELECT id, chip_label, block, page, result FROM flares_runs ORDER BY id")]
 
-    def op_times(self, campaign_id: int) -> list[tuple]:
-        return self.db.execute("SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step",
-                               (campaign_id,)).fetchall()
+    def op_times(self, campaign_id: int) -> list[OpTime]:
+        return [OpTime(*r) for r in self.db.execute(
+            "SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step", (campaign_id,))]

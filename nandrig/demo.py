@@ -16,14 +16,14 @@ import click
 import numpy as np
 
 from nandrig.characterization.fitting import fit
-from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header, tables_json
-from nandrig.host.campaigns import endurance_checkpoints
+from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, c_header, tables_json
+from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
 from nandrig.host.report import write_report
 from nandrig.host.session import create, export_rows, open_for_chip, run
 from nandrig.host.store import Store
 
 CHIP, SEED = "mlc-3x", 1
-UBER, CODEWORD_BYTES = 1e-11, 4096
+UBER = 1e-11
 
 
 def _free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
@@ -51,20 +51,23 @@ def run_demo(out: Path) -> dict:
         rig, chip_id = open_for_chip(store, "sim", CHIP, SEED)
         with rig:
             bad = set(rig.scan_bad(0, 128))
-            endur, reten, lat, rd, vth = _free_runs(bad, [16, 16, 2, 2, 2], rig.info().blocks)
+            endur, reten, lat, rd, vth_blocks = _free_runs(bad, [16, 16, 2, 2, 2], rig.info().blocks)
             plans = [
-                ("endurance", endur, {"cycles": 10_000, "checkpoints": endurance_checkpoints(10_000, 1000)}),
-                ("retention", reten, {"wear": [1000, 3000, 6000, 10000], "times_h": [24.0, 168.0, 720.0, 2160.0, 8760.0],
-                                      "oven": "virtual", "temp_c": 25.0}),
-                ("latency", lat, {"checkpoints": [1, 3000, 10000]}),
-                ("read-disturb", rd, {"pe": 3000, "read_points": [10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000],
-                                      "page": 0}),
-                ("vth", vth, {"pe": 10_000, "retention_h": 8760.0, "offsets": list(range(-80, 25, 5)),
-                              "oven": "virtual", "temp_c": 25.0}),
+                ("endurance", endurance.EnduranceParams(
+                    tuple(endur), 1, cycles=10_000, checkpoints=tuple(endurance.checkpoints(10_000, 1000)))),
+                ("retention", retention.RetentionParams(
+                    tuple(reten), 1, wear=(1000, 3000, 6000, 10000), times_h=(24.0, 168.0, 720.0, 2160.0, 8760.0))),
+                ("latency", latency.LatencyParams(tuple(lat), 1, checkpoints=(1, 3000, 10000))),
+                ("read-disturb", read_disturb.ReadDisturbParams(
+                    tuple(rd), 1, pe=3000, read_points=(10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000),
+                    page=0)),
+                ("vth", vth.VthParams(tuple(vth_blocks), 1, pe=10_000, retention_h=8760.0,
+                                      offsets=tuple(range(-80, 25, 5)))),
             ]
             ids = []
-            for kind, blocks, params in plans:
-                cid = create(store, rig, chip_id, kind, {"blocks": blocks, "seed": 1, **params}, "sim")
+            for kind, params in plans:
+                blocks = params.blocks
+                cid = create(store, rig, chip_id, kind, params, "sim")
                 run(store, rig, cid)
                 ids.append(cid)
                 click.echo(f"  {kind:<13} blocks {blocks[0]}-{blocks[-1]}: done ({store.campaign(cid).steps} steps, "
@@ -76,7 +79,7 @@ def run_demo(out: Path) -> dict:
     (out / "fit.json").write_text(json.dumps(res.to_json(), indent=2, allow_nan=False) + "\n")
     params = res.rber_params("demo-fit")
     params.to_json(out / "params.json")
-    table = CorrTable.build(UBER, CODEWORD_BYTES * 8)
+    table = CorrTable.build(UBER, PAPER_CODEWORD_BYTES * 8)
     grid = RetentionGrid.build(params, table, 10_000, 250)
     (out / "flares_tables.h").write_text(c_header(params, table, grid))
     (out / "tables.json").write_text(json.dumps(tables_json(params, table, grid), allow_nan=False) + "\n")
@@ -85,7 +88,7 @@ def run_demo(out: Path) -> dict:
     click.echo(f"chip: virtual {CHIP}, seed {SEED}; database {db}")
     click.echo(f"fit: R^2(log) {res.r2_log:.4f}, max |rel err| {res.max_rel_err:.3f}; required t "
                f"fresh {int(table.t_for(params.rber(0)))}, 10k P/E + 1 year {int(table.t_for(params.rber(10_000, 8760)))}"
-               f" (UBER {UBER:g}, {CODEWORD_BYTES}-byte codeword)")
+               f" (UBER {UBER:g}, {PAPER_CODEWORD_BYTES}-byte codeword)")
     click.echo(f"FLARES tables: {out / 'flares_tables.h'}")
     click.echo(f"report: {report.resolve()}")
     click.echo(f"wall time: {wall:.1f} s")

@@ -1,0 +1,93 @@
+"""A campaign kind as one unit: its parameters (a frozen dataclass), its plan, its CLI options and its report
+section. Each kind lives in a module of this package and is found through :data:`nandrig.host.kinds.KINDS`."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from nandrig.chip.geometry import Geometry, PageMap
+from nandrig.errors import NandrigError
+from nandrig.host.kinds.steps import Step
+
+if TYPE_CHECKING:
+    from nandrig.host.report import Report
+    from nandrig.host.store import Campaign
+
+P = TypeVar("P", bound="KindParams")
+
+
+@dataclass(frozen=True)
+class KindParams:
+    """What every campaign has: the blocks it reserves and the seed of its data patterns."""
+
+    blocks: tuple[int, ...]
+    seed: int
+
+    @classmethod
+    def from_mapping(cls: type[P], d: Mapping[str, Any]) -> P:
+        """From the store's JSON or a caller's dict; lists become tuples."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        required = {f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        if set(d) - names or required - set(d):
+            raise NandrigError(f"campaign parameters {sorted(d)} do not fit {cls.__name__} "
+                               f"(unknown: {sorted(set(d) - names)}, missing: {sorted(required - set(d))})")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class CampaignKind:
+    name: str
+    help: str
+    params: type[KindParams]
+    plan: Callable[[Any, Geometry], list[Step]]
+    options: tuple[Callable, ...]  # click option decorators, in the order `nandrig run NAME --help` lists them
+    from_cli: Callable[..., dict]  # those options' values -> the kind's own parameter fields
+    report: Callable[["Report", "Campaign", Any, PageMap], None]
+    feeds_fit: bool = False  # its checkpoints are (P/E, retention, RBER) points for the RBER model
+
+
+# retention time source and temperature, for the kinds that wait
+OVEN_OPTIONS = (
+    click.option("--oven", type=click.Choice(["virtual", "wall", "manual"]), default=None,
+                 help="Retention time source (default: virtual on --rig sim, wall otherwise)."),
+    click.option("--temp", "temp_c", type=float, default=25.0, show_default=True,
+                 help="Oven temperature (bake) or ambient, degC."),
+)
+
+_UNITS = {"h": 1.0, "d": 24.0, "w": 168.0, "mo": 720.0, "y": 8760.0}
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    try:
+        vals = [int(float(x)) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise click.BadParameter(f"{what} must be a comma-separated list of integers, got {text!r}") from None
+    if not vals or any(v < 0 for v in vals):
+        raise click.BadParameter(f"{what} needs one or more integers >= 0, got {text!r}")
+    return vals
+
+
+def parse_hours(text: str) -> list[float]:
+    """Comma list of durations: plain hours or with a unit (h, d, w, mo, y): ``24,1w,1mo,1y``."""
+    out = []
+    for item in text.replace(" ", "").split(","):
+        unit = next((u for u in sorted(_UNITS, key=len, reverse=True) if item.endswith(u)), "h")
+        num = item[: len(item) - len(unit)] if item.endswith(unit) else item
+        try:
+            v = float(num) * _UNITS[unit]
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is not a duration (e.g. 24, 36h, 1d, 1w, 1mo, 1y)") from None
+        if not v > 0:
+            raise click.BadParameter(f"durations must be > 0, got {item!r}")
+        out.append(v)
+    if out != sorted(out):
+        raise click.BadParameter("retention times must increase")
+    return out

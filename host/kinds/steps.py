@@ -1,0 +1,101 @@
+"""The steps campaign plans are made of: one rig request (or one oven wait) each, with what its reply means."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nandrig import protocol as P
+from nandrig.characterization.arrhenius import acceleration_factor
+from nandrig.chip.geometry import Geometry
+from nandrig.errors import NandrigError
+from nandrig.protocol import Limit, Opcode
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, advance, oven
+    op: Opcode | None
+    payload: bytes
+    meta: dict = field(default_factory=dict)
+
+
+def contiguous(blocks: list[int]) -> list[list[int]]:
+    """Split a block list into runs of consecutive blocks."""
+    runs: list[list[int]] = []
+    for b in blocks:
+        if runs and b == runs[-1][-1] + 1:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return runs
+
+
+def _cycle_steps(blocks: list[int], cycles: int, seed: int) -> list[Step]:
+    steps = []
+    for i in range(0, len(blocks), Limit.CYCLE_MAX_BLOCKS):
+        chunk = blocks[i:i + Limit.CYCLE_MAX_BLOCKS]
+        left = cycles
+        while left > 0:
+            n = min(left, Limit.CYCLE_MAX_ROUNDS)
+            steps.append(Step("cycle", Opcode.CYCLE, P.CYCLE_REQ.pack(chunk[0], len(chunk), n, seed, 0),
+                              {"blocks": chunk, "cycles": n}))
+            left -= n
+    return steps
+
+
+def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_page: int = 0,
+                   n_pages: int | None = None) -> list[Step]:
+    n_pages = g.pages_per_block - first_page if n_pages is None else n_pages
+    per = max(1, P.MAX_PAYLOAD // (n_pages * P.MEASURE_PAGE.size))
+    steps = []
+    for i in range(0, len(blocks), per):
+        chunk = blocks[i:i + per]
+        steps.append(Step("measure", Opcode.MEASURE, P.MEASURE_REQ.pack(chunk[0], len(chunk), first_page, n_pages, seed),
+                          {**meta, "blocks": chunk, "first_page": first_page, "n_pages": n_pages}))
+    return steps
+
+
+def cycle_to(blocks: list[int], have: int, want: int, seed: int) -> list[Step]:
+    """CYCLE requests that take the blocks from ``have`` to ``want`` P/E."""
+    return [s for run in contiguous(blocks) for s in _cycle_steps(run, want - have, seed)] if want > have else []
+
+
+def measure(blocks: list[int], seed: int, g: Geometry, meta: dict, **kw) -> list[Step]:
+    """MEASURE requests reading every page (or ``first_page``/``n_pages``) of the blocks; ``meta`` labels the
+    checkpoint."""
+    return [s for run in contiguous(blocks) for s in _measure_steps(run, seed, g, meta, **kw)]
+
+
+def wait(oven: str, temp_c: float, equiv_h: float) -> Step:
+    """Retention of ``equiv_h`` 25 degC-equivalent hours: a journaled ADVANCE on a virtual oven,
+    a real wait or an operator's bake otherwise (resumable through their committed start)."""
+    actual = equiv_h / acceleration_factor(temp_c)
+    meta = {"equiv_h": equiv_h, "actual_h": actual, "temp_c": temp_c}
+    if oven == "virtual":
+        ns = int(round(actual * 3.6e12))
+        return Step("advance", Opcode.ADVANCE, P.ADVANCE_REQ.pack(ns, int(round(temp_c * 100))), meta)
+    return Step("oven", None, b"", meta)
+
+
+def erase(block: int, **meta) -> Step:
+    return Step("erase", Opcode.ERASE, P.ERASE_REQ.pack(block, 0), {"block": block, **meta})
+
+
+def program(block: int, page: int, seed: int, pe: int | None = None) -> Step:
+    return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + P.PATTERN_SEED.pack(seed),
+                {"block": block, "page": page, "pe": pe})
+
+
+def read_disturb(block: int, page: int, reads: int) -> Step:
+    return Step("read_disturb", Opcode.READ_DISTURB, P.READ_DISTURB_REQ.pack(block, page, reads), {"block": block})
+
+
+def set_offset(offset: int) -> Step:
+    return Step("set_offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset), {"offset": offset})
+
+
+def groups(blocks: list[int], n: int) -> list[list[int]]:
+    """``blocks`` in ``n`` equal groups (the rest unused)."""
+    if len(blocks) < n:
+        raise NandrigError(f"{n} wear levels need at least {n} blocks, got {len(blocks)}")
+    size = len(blocks) // n
+    return [blocks[i * size:(i + 1) * size] for i in range(n)]
