@@ -1,4 +1,5 @@
-"""Characterization campaigns: deterministic plans of rig requests, executed so they survive a kill.
+"""Characterization campaigns: registered, created, run and resumed; plans of rig requests executed so they
+survive a kill.
 
 A campaign is a plan of steps rebuilt from its stored parameters, each step
 one rig request (or one wait). The store holds a cursor. Before a request is
@@ -11,22 +12,123 @@ lost or counted twice, and no measurement is taken twice.
 """
 from __future__ import annotations
 
+import platform
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 
+from nandrig import __version__
 from nandrig import protocol as P
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
-from nandrig.host.kinds import KINDS, kind
-from nandrig.host.kinds.steps import Step
-from nandrig.host.oven import Oven
+from nandrig.host.kinds import KINDS, KindParams, kind
+from nandrig.host.kinds.steps import Step, contiguous
+from nandrig.host.oven import Oven, make_oven
 from nandrig.host.rig import MEASURE_DTYPE, Rig, decode_cycle_reply
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
 from nandrig.protocol import Err, Opcode
+
+
+def sim_state_path(db: Path, profile: str, seed: int) -> Path:
+    folder = db.with_name(db.name + ".rigs")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{profile}-seed{seed}.state"
+
+
+def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None) -> tuple[Rig, int]:
+    """Open the rig and find or register its chip. Simulated chips keep their state next to the database."""
+    if url == "sim":
+        label = f"sim:{profile}:{seed}"
+        chip_id = store.chip_id(label)
+        state = store.chip(chip_id)["sim_state"] if chip_id else str(sim_state_path(store.path, profile, seed))
+        rig = Rig.open("sim", chip=profile, seed=seed, state=state)
+        sim = (profile, seed, state)
+    else:
+        rig = Rig.open(url)
+        sim = None
+    try:
+        info = rig.info()
+        if url != "sim":
+            label = chip_label or f"{info.read_id.hex()}:{info.model}"
+            chip_id = store.chip_id(label)
+        if chip_id is None:
+            chip_id = store.add_chip(label, info, rig.read_param_page(), sim)
+        else:
+            row = store.chip(chip_id)
+            if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
+                raise NandrigError(f"the chip on {url} does not match {label} in {store.path}")
+    except BaseException:
+        rig.close()
+        raise
+    return rig, chip_id
+
+
+def versions(rig: Rig) -> dict:
+    return {"nandrig": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "platform": platform.platform(), "rig": rig.hello_info.identity,
+            "protocol": ".".join(map(str, rig.hello_info.version))}
+
+
+def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindParams | dict, url: str) -> int:
+    """A new campaign of ``kind_name`` (its parameters as the kind's dataclass, or a mapping of its fields)."""
+    k = kind(kind_name)
+    p = params if isinstance(params, k.params) else k.params.from_mapping(params)
+    row = store.chip(chip_id)
+    g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
+    steps = k.plan(p, g)
+    todo = store.unscanned(chip_id, list(p.blocks))
+    for run_ in contiguous(todo):  # read the factory marks before anything touches these blocks
+        store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
+    return store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
+                                 versions(rig), len(steps))
+
+
+def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
+    row = store.chip(c.chip_id)
+    if row["sim_profile"] is not None:
+        return Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=row["sim_state"])
+    return Rig.open(url or c.rig_url)
+
+
+def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Campaign:
+    c = store.campaign(campaign_id)
+    bar = _progress_bar(c) if progress and sys.stderr.isatty() else None
+    try:
+        runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual")),
+                        progress=(lambda done, total: bar.update(done - bar.n)) if bar else None)
+        if bar:
+            bar.update(runner.c.step)
+        return runner.run()
+    finally:
+        if bar:
+            bar.close()
+
+
+def _progress_bar(c: Campaign):
+    from tqdm import tqdm
+
+    return tqdm(total=c.steps, desc=f"campaign {c.id} ({c.kind})", unit="step", file=sys.stderr)
+
+
+def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
+           echo: Callable[[str], None] = print) -> list[Campaign]:
+    todo = [c for c in store.campaigns() if c.state == "running" and (campaign_id is None or c.id == campaign_id)]
+    if campaign_id is not None and not todo:
+        c = store.campaign(campaign_id)
+        raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to resume")
+    if not todo:
+        echo("nothing to resume")
+    done = []
+    for c in todo:
+        echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
+        with open_for_campaign(store, c, url) as rig:
+            done.append(run(store, rig, c.id))
+    return done
 
 
 def plan(kind_name: str, params: Mapping, g: Geometry) -> list[Step]:

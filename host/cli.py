@@ -98,7 +98,7 @@ def run_grp() -> None:
 
 def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) -> None:
     from nandrig.host.campaigns import parse_blocks
-    from nandrig.host.session import create, open_for_chip, run
+    from nandrig.host.campaigns import create, open_for_chip, run
     from nandrig.host.store import Store
 
     store = Store(db)
@@ -106,9 +106,9 @@ def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) 
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
-            if "oven" in params and params["oven"] is None:
+            if params.get("oven") is None:
                 params["oven"] = "virtual" if url == "sim" else "wall"
-            if params.get("oven") == "virtual" and not rig.hello_info.capabilities & Cap.VIRTUAL_TIME:
+            if params["oven"] == "virtual" and not rig.hello_info.capabilities & Cap.VIRTUAL_TIME:
                 raise click.BadParameter("--oven virtual needs a simulated rig; use --oven wall or manual")
             cid = create(store, rig, chip_id, kind, params, url)
             click.echo(f"campaign {cid}: {kind} on blocks {blocks} ({store.campaign(cid).steps} steps) in {db}", err=True)
@@ -199,7 +199,7 @@ def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_
 @click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
 def resume_cmd(db, campaign_id, url) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
-    from nandrig.host.session import resume
+    from nandrig.host.campaigns import resume
     from nandrig.host.store import Store
 
     store = Store(db)
@@ -241,7 +241,7 @@ def export_cmd(db, campaign_id, as_csv, per_page, out) -> None:
     """Export a campaign's measurements; the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
-    from nandrig.host.session import export_csv
+    from nandrig.host.export import export_csv
     from nandrig.host.store import Store
 
     store = Store(db)

@@ -23,7 +23,7 @@ from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # n
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.kinds import KINDS, kind  # noqa: E402
-from nandrig.host.session import export_rows  # noqa: E402
+from nandrig.host.export import export_rows  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11

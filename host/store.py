@@ -216,17 +216,11 @@ class Store:
         self.db.execute(FLARES_TABLE)
 
     def _migrate_from_1(self) -> None:
-        """Schema 1 had no page maps (every chip it knew used the shuffled MLC order), and `nandrig run` stored an
-        oven with campaigns that never wait."""
+        """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
         with self.tx() as db:
             db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
             for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
                 db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
-            for cid, kind, params in db.execute("SELECT id, kind, params FROM campaigns").fetchall():
-                p = json.loads(params)
-                if kind not in ("retention", "vth") and "oven" in p:
-                    del p["oven"]
-                    db.execute("UPDATE campaigns SET params=? WHERE id=?", (json.dumps(p, sort_keys=True), cid))
             db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     @contextmanager

@@ -19,7 +19,8 @@ from nandrig.characterization.fitting import fit
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, c_header, tables_json
 from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
 from nandrig.host.report import write_report
-from nandrig.host.session import create, export_rows, open_for_chip, run
+from nandrig.host.campaigns import create, open_for_chip, run
+from nandrig.host.export import export_rows
 from nandrig.host.store import Store
 
 CHIP, SEED = "mlc-3x", 1

@@ -1,6 +1,6 @@
 """BCH decoder with run-time t: byte-parallel syndromes, inversion-less Berlekamp-Massey, parallel Chien.
 
-Three stages work on three codewords at once (see model.py for the algorithm):
+Three components, joined by streams, work on three codewords at once (see model.py for the algorithm):
 
 1. SYN consumes one byte per cycle (data, then parity with its unused low bits
    masked) and keeps the odd syndromes by byte-wise Horner. It also counts
@@ -42,6 +42,27 @@ ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
 STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
 
 
+def _codeword_fields(cfg: BchConfig) -> dict:
+    """What travels with a codeword from stage to stage: its t, its length in bytes, its zero bits."""
+    return {"t": range(cfg.t_max + 2), "bytes": 16, "zero": 16}
+
+
+def syndromes_layout(cfg: BchConfig) -> data.StructLayout:
+    """Stage 1 to stage 2: the odd syndromes S_1, S_3, ..., S_(2 t_max - 1)."""
+    return data.StructLayout({"syn": data.ArrayLayout(cfg.m, cfg.t_max), **_codeword_fields(cfg)})
+
+
+def locator_layout(cfg: BchConfig) -> data.StructLayout:
+    """Stage 2 to stage 3: the error locator (degree <= t when it can be searched) and its degree."""
+    return data.StructLayout({"lam": data.ArrayLayout(cfg.m, cfg.t_max + 1), "deg": range(cfg.t_max + 3),
+                              **_codeword_fields(cfg)})
+
+
+def _pad_bits_rom(cfg: BchConfig) -> Array:
+    """Per t, the unused low bits of the parity's last byte."""
+    return Array([Const(0 if t == 0 else pad_bits(cfg, t), 3) for t in range(cfg.t_max + 2)])
+
+
 def top_nonzero(flags: list) -> tuple:
     """(any flag set, index of the highest set flag) as a balanced tree of muxes."""
     if len(flags) == 1:
@@ -52,14 +73,16 @@ def top_nonzero(flags: list) -> tuple:
     return lo_any | hi_any, Mux(hi_any, hi_idx + mid, lo_idx)
 
 
-class BchDecoder(wiring.Component):
+class BchSyndromes(wiring.Component):
+    """Stage 1: one byte per cycle in (data, then parity with its unused low bits masked); the odd syndromes by
+    byte-wise Horner and the codeword's zero bits out."""
+
     def __init__(self, config: BchConfig = BchConfig()) -> None:
         self.config = config
         super().__init__({
             "t": In(range(config.t_max + 1)),
             "data_in": In(stream.Signature(IN_LAYOUT)),
-            "errors": Out(stream.Signature(ERR_LAYOUT)),
-            "status": Out(stream.Signature(STATUS_LAYOUT)),
+            "syndromes": Out(stream.Signature(syndromes_layout(config))),
         })
 
     def elaborate(self, platform):
@@ -68,9 +91,6 @@ class BchDecoder(wiring.Component):
         mod = Module()
         t_shape = range(tm + 2)
         pad_rom = Array([Const(0xFF if t == 0 else (0xFF << pad_bits(cfg, t)) & 0xFF, 8) for t in range(tm + 2)])
-        pad_val = Array([Const(0 if t == 0 else pad_bits(cfg, t), 3) for t in range(tm + 2)])
-
-        # ---- stage 1: syndromes --------------------------------------------------------------
         syn = G.reg_array(tm, m, "syn")  # S_1, S_3, ..., S_(2 t_max - 1)
         s1_t = Signal(t_shape)
         s1_bytes = Signal(16)
@@ -81,6 +101,11 @@ class BchDecoder(wiring.Component):
         byte = Signal(8)
         mod.d.comb += [
             self.data_in.ready.eq(~s1_pending),
+            self.syndromes.valid.eq(s1_pending),
+            self.syndromes.payload.t.eq(s1_t),
+            self.syndromes.payload.bytes.eq(s1_bytes),
+            self.syndromes.payload.zero.eq(s1_zero),
+            *(self.syndromes.payload.syn[i].eq(syn[i]) for i in range(tm)),
             byte.eq(Mux(beat.last, beat.data & pad_mask, beat.data)),
         ]
         ones = Signal(8)  # padding bits count as ones for the erased check
@@ -99,8 +124,28 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += [s1_t.eq(self.t), pad_mask.eq(pad_rom[self.t])]
             with mod.If(beat.last):
                 mod.d.sync += s1_pending.eq(1)
+        with mod.If(self.syndromes.valid & self.syndromes.ready):
+            mod.d.sync += s1_pending.eq(0)
 
-        # ---- stage 2: Berlekamp-Massey -------------------------------------------------------
+        return mod
+
+
+class BchSolver(wiring.Component):
+    """Stage 2: the even syndromes by squaring, then t iterations of inversion-less Berlekamp-Massey on a bank of
+    shared GF multipliers; the error locator and its degree out."""
+
+    def __init__(self, config: BchConfig = BchConfig()) -> None:
+        self.config = config
+        super().__init__({
+            "syndromes": In(stream.Signature(syndromes_layout(config))),
+            "locator": Out(stream.Signature(locator_layout(config))),
+        })
+
+    def elaborate(self, platform):
+        cfg, gf = self.config, self.config.gf
+        m, tm = cfg.m, cfg.t_max
+        mod = Module()
+        t_shape = range(tm + 2)
         n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
         # the bank's multipliers: the low half of the coefficients, then the high half (a full bank has no high half)
         half_n = cfg.bm_multipliers
@@ -169,12 +214,14 @@ class BchDecoder(wiring.Component):
         pair_sums = [G.xor_all(prods[2 * i:2 * i + 2], m) for i in range(len(dpart))]
         d_sum = G.xor_all(dpart, m)
 
-        with mod.If(s1_pending & ~busy2):  # hand stage 1's codeword over
-            mod.d.sync += [busy2.eq(1), s1_pending.eq(0), s2_t.eq(s1_t), s2_bytes.eq(s1_bytes), s2_zero.eq(s1_zero),
+        src = self.syndromes.payload
+        mod.d.comb += self.syndromes.ready.eq(~busy2)
+        with mod.If(self.syndromes.valid & self.syndromes.ready):  # take stage 1's codeword
+            mod.d.sync += [busy2.eq(1), s2_t.eq(src.t), s2_bytes.eq(src.bytes), s2_zero.eq(src.zero),
                            r.eq(0), more.eq(1), gamma.eq(1), k.eq(0), *goto(DISC, 0)]
-            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(syn[0])]
+            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(src.syn[0])]
             mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
-            mod.d.sync += [queue[i].eq(syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
+            mod.d.sync += [queue[i].eq(src.syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
 
         take_lam = (delta != 0) & (k >= 0)  # B <- x lambda, else B <- x^2 B
 
@@ -234,7 +281,35 @@ class BchDecoder(wiring.Component):
             with mod.If(settle):
                 mod.d.sync += s2_done.eq(1)
 
-        # ---- stage 3: Chien search and status ------------------------------------------------
+        # the locator's degree in two registered steps (non-zero flags, then a balanced tree): the
+        # locator holds still for two cycles between the last iteration and the hand-over
+        deg = Signal(range(tm + 3))
+        lam_nz = Signal(n)
+        mod.d.sync += [lam_nz.eq(Cat(*(c != 0 for c in lam))), deg.eq(top_nonzero(list(lam_nz))[1])]
+        out = self.locator.payload
+        mod.d.comb += [self.locator.valid.eq(s2_done), out.t.eq(s2_t), out.bytes.eq(s2_bytes), out.zero.eq(s2_zero),
+                       out.deg.eq(deg), *(out.lam[i].eq(lam[i]) for i in range(tm + 1))]
+        with mod.If(self.locator.valid & self.locator.ready):
+            mod.d.sync += [busy2.eq(0), s2_done.eq(0)]
+        return mod
+
+
+class BchChien(wiring.Component):
+    """Stage 3: the Chien search, 8 degrees per cycle; each byte with roots out on ``errors``, then ``status``."""
+
+    def __init__(self, config: BchConfig = BchConfig()) -> None:
+        self.config = config
+        super().__init__({
+            "locator": In(stream.Signature(locator_layout(config))),
+            "errors": Out(stream.Signature(ERR_LAYOUT)),
+            "status": Out(stream.Signature(STATUS_LAYOUT)),
+        })
+
+    def elaborate(self, platform):
+        cfg, gf = self.config, self.config.gf
+        m, tm = cfg.m, cfg.t_max
+        mod = Module()
+        t_shape = range(tm + 2)
         busy3 = Signal()
         loc = G.reg_array(tm + 1, m, "loc")  # a searched locator has degree <= t <= t_max
         s3_t = Signal(t_shape)
@@ -246,17 +321,14 @@ class BchDecoder(wiring.Component):
         count = Signal(16)
         searching = Signal()
 
-        # the locator's degree in two registered steps (non-zero flags, then a balanced tree): the
-        # locator holds still for two cycles between the last iteration and the hand-over
-        deg = Signal(range(tm + 3))
-        lam_nz = Signal(n)
-        mod.d.sync += [lam_nz.eq(Cat(*(c != 0 for c in lam))), deg.eq(top_nonzero(list(lam_nz))[1])]
-        with mod.If(s2_done & ~busy3):
-            mod.d.sync += [busy3.eq(1), busy2.eq(0), s2_done.eq(0), s3_t.eq(s2_t), s3_bytes.eq(s2_bytes),
-                           s3_zero.eq(s2_zero), s3_deg.eq(deg), s3_pad.eq(pad_val[s2_t]), col.eq(0), count.eq(0)]
-            mod.d.sync += [loc[i].eq(lam[i]) for i in range(tm + 1)]
+        src = self.locator.payload
+        mod.d.comb += self.locator.ready.eq(~busy3)
+        with mod.If(self.locator.valid & self.locator.ready):  # take stage 2's locator
+            mod.d.sync += [busy3.eq(1), s3_t.eq(src.t), s3_bytes.eq(src.bytes), s3_zero.eq(src.zero), s3_deg.eq(src.deg),
+                           s3_pad.eq(_pad_bits_rom(cfg)[src.t]), col.eq(0), count.eq(0)]
+            mod.d.sync += [loc[i].eq(src.lam[i]) for i in range(tm + 1)]
             # erased pages, clean codewords and locators of degree > t (a certain failure) need no search
-            mod.d.sync += searching.eq((s2_zero > s2_t) & (deg != 0) & (deg <= s2_t))
+            mod.d.sync += searching.eq((src.zero > src.t) & (src.deg != 0) & (src.deg <= src.t))
 
         # lane p evaluates the locator at a^-p, the step multiplies coefficient i by a^-8i; all are
         # XORs of locator bits, built from XORs of 4-bit pieces of each coefficient shared by all
@@ -308,3 +380,26 @@ class BchDecoder(wiring.Component):
                 mod.d.sync += busy3.eq(0)
         return mod
 
+
+class BchDecoder(wiring.Component):
+    def __init__(self, config: BchConfig = BchConfig()) -> None:
+        self.config = config
+        super().__init__({
+            "t": In(range(config.t_max + 1)),
+            "data_in": In(stream.Signature(IN_LAYOUT)),
+            "errors": Out(stream.Signature(ERR_LAYOUT)),
+            "status": Out(stream.Signature(STATUS_LAYOUT)),
+        })
+
+    def elaborate(self, platform):
+        mod = Module()
+        mod.submodules.syndromes = syn = BchSyndromes(self.config)
+        mod.submodules.solver = solver = BchSolver(self.config)
+        mod.submodules.chien = chien = BchChien(self.config)
+        mod.d.comb += syn.t.eq(self.t)
+        wiring.connect(mod, wiring.flipped(self.data_in), syn.data_in)
+        wiring.connect(mod, syn.syndromes, solver.syndromes)
+        wiring.connect(mod, solver.locator, chien.locator)
+        wiring.connect(mod, chien.errors, wiring.flipped(self.errors))
+        wiring.connect(mod, chien.status, wiring.flipped(self.status))
+        return mod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -22,10 +22,13 @@ P = TypeVar("P", bound="KindParams")
 
 @dataclass(frozen=True)
 class KindParams:
-    """What every campaign has: the blocks it reserves and the seed of its data patterns."""
+    """What every campaign has: the blocks it reserves, the seed of its data patterns, and how retention time
+    passes for the kinds that wait (virtual: the rig's clock, wall: really wait, manual: the operator bakes)."""
 
     blocks: tuple[int, ...]
     seed: int
+    oven: str = field(default="virtual", kw_only=True)
+    temp_c: float = field(default=25.0, kw_only=True)  # oven temperature (bake) or ambient, degC
 
     @classmethod
     def from_mapping(cls: type[P], d: Mapping[str, Any]) -> P:

@@ -15,8 +15,6 @@ from nandrig.host.kinds.endurance import page_profile
 class RetentionParams(KindParams):
     wear: tuple[int, ...]
     times_h: tuple[float, ...]  # 25 degC-equivalent hours
-    oven: str = "virtual"
-    temp_c: float = 25.0
 
 
 def plan(p: RetentionParams, g: Geometry) -> list[steps.Step]:

@@ -16,8 +16,6 @@ class VthParams(KindParams):
     pe: int
     retention_h: float
     offsets: tuple[int, ...]
-    oven: str = "virtual"
-    temp_c: float = 25.0
 
 
 def plan(p: VthParams, g: Geometry) -> list[steps.Step]:

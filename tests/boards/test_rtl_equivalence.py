@@ -17,7 +17,8 @@ from nandrig.characterization.rber import load_params
 from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
 from nandrig.protocol import ProfileSource
 from nandrig.host.rig import Rig
-from nandrig.host.session import create, export_rows, run
+from nandrig.host.campaigns import create, run
+from nandrig.host.export import export_rows
 from nandrig.host.store import Store
 from nandrig.host.transport import InProcessTransport
 

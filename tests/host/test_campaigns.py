@@ -4,7 +4,7 @@ import sqlite3
 import pytest
 
 from nandrig.host.report import write_report
-from nandrig.host.session import export_rows
+from nandrig.host.export import export_rows
 from nandrig.host.store import SCHEMA_VERSION, Store
 
 
@@ -89,7 +89,7 @@ def test_blocks_are_reserved_and_bad_blocks_never(run_cli, db):
 
 
 def test_running_campaigns_never_share_blocks(db):
-    from nandrig.host.session import create, open_for_chip
+    from nandrig.host.campaigns import create, open_for_chip
 
     store = Store(db)
     rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
@@ -144,7 +144,7 @@ def test_resume_and_export_errors(run_cli, db):
 
 def test_manual_bake_records_what_the_operator_reports(tmp_path, monkeypatch):
     from nandrig.characterization.arrhenius import acceleration_factor
-    from nandrig.host.session import create, open_for_chip, run as run_campaign
+    from nandrig.host.campaigns import create, open_for_chip, run as run_campaign
 
     answers = iter(["120", "0.25"])
     monkeypatch.setattr("click.prompt", lambda *a, **k: float(next(answers)))

@@ -1,6 +1,7 @@
 """Crash exactly between the rig's reply and the host's commit: the resume must take the cached reply."""
 from nandrig.host.campaigns import Runner
-from nandrig.host.session import create, export_csv, open_for_campaign, open_for_chip, run
+from nandrig.host.campaigns import create, open_for_campaign, open_for_chip, run
+from nandrig.host.export import export_csv
 from nandrig.host.store import Store
 
 PARAMS = {"blocks": [1, 2, 3], "seed": 4, "cycles": 600, "checkpoints": [1, 10, 100, 200, 400, 600]}
