@@ -127,3 +127,27 @@ def test_page_map_as_data_matches_the_shuffle_and_round_trips(ppb):
         wl, up = page_map(p, ppb)
         assert pm.page_of(wl, PageType(up)) == page_of(wl, up, ppb) == p
     assert PageMap.from_json(pm.to_json()) == pm
+
+
+def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cli):
+    """The page map is part of a chip's record; a database from before it is upgraded in place, losing nothing."""
+    import sqlite3
+
+    from nandrig.host.store import SCHEMA_VERSION, Store
+
+    db = tmp_path / "old.db"
+    assert run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", db, "--blocks", "1-2",
+                   "--cycles", "10", "--step", "10").code == 0
+    before = run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out
+    con = sqlite3.connect(db)
+    con.executescript("ALTER TABLE chips DROP COLUMN page_map; UPDATE meta SET value='1' WHERE key='schema_version';")
+    con.close()
+    store = Store(db)
+    try:
+        ppb = store.chip(1)["pages_per_block"]
+        assert store.page_map(1) == PageMap.shuffled_mlc(ppb)
+        version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+        assert int(version) == SCHEMA_VERSION
+    finally:
+        store.close()
+    assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out == before

@@ -114,10 +114,7 @@ class ChipCommands:
                 bits[i // 8] |= 1 << (i % 8)
             job.done += 1
             self._poll(io)
-        job.running = False
-        if job.abort:
-            raise Reject(Err.ABORTED, bytes(bits))
-        return bytes(bits)
+        return self._end_job(bytes(bits))
 
     def _cmd_erase(self, req: Frame, io: RigIO) -> bytes:
         block, flags = self._args(req, P.ERASE_REQ)
@@ -233,12 +230,8 @@ class ChipCommands:
                 job.done += n
                 self._poll(io)
             rounds += step
-        job.running = False
-        body = P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
-            P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks)
-        if job.abort:
-            raise Reject(Err.ABORTED, body)
-        return body
+        return self._end_job(P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
+            P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks))
 
     def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
         first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)
@@ -256,10 +249,7 @@ class ChipCommands:
                 out += P.MEASURE_PAGE.pack(min(int(x[0]), 0xFFFF), min(int(x[1]), 0xFFFF), min(int(x[2]), 0xFFFFFFFF))
             job.done += n_pages
             self._poll(io)
-        job.running = False
-        if job.abort:
-            raise Reject(Err.ABORTED, bytes(out))
-        return bytes(out)
+        return self._end_job(bytes(out))
 
     def _cmd_read_disturb(self, req: Frame, io: RigIO) -> bytes:
         block, page, reads = self._args(req, P.READ_DISTURB_REQ)
@@ -272,11 +262,7 @@ class ChipCommands:
             busy += self.chip.hammer(block, page, n)
             job.done += n
             self._poll(io)
-        job.running = False
-        body = P.READ_DISTURB_REPLY.pack(job.done, min(busy // 1000, 0xFFFFFFFF))
-        if job.abort:
-            raise Reject(Err.ABORTED, body)
-        return body
+        return self._end_job(P.READ_DISTURB_REPLY.pack(job.done, min(busy // 1000, 0xFFFFFFFF)))
 
     def _cmd_time(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)

@@ -126,6 +126,13 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.job = Job(req.op, req.seq, 0, total, True)
         return self.job
 
+    def _end_job(self, body: bytes) -> bytes:
+        """A long command ends: its reply, or an ABORTED refusal carrying it as the partial result."""
+        self.job.running = False
+        if self.job.abort:
+            raise Reject(Err.ABORTED, body)
+        return body
+
     def _status_payload(self) -> bytes:
         j = self.job
         return P.STATUS_REPLY.pack(P.JobState.BUSY if j.running else P.JobState.IDLE, j.op, j.seq, j.done, j.total)
