@@ -1,12 +1,14 @@
 """``nandrig bench onfi``: per timing mode at the default clock, bandwidth, overhead and timing checks; ECP5 area."""
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.chip.pattern import page_seed
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.sim import run
-from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, limit_ns, mode_cycles
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, DEFAULT_CLK_HZ, limit_ns, mode_cycles
 
 PROFILE = "mlc-small"
 
@@ -40,6 +42,7 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
             rows.append({
                 "mode": mode, "set_features_ok": not st["chip_status"] & 1,
                 "meets": c.capture_ok, "write_cycle_ns": w_ns, "read_cycle_ns": r_ns,
+                "capture_setup_margin_ns": c.setup_margin_ns, "capture_hold_margin_ns": c.hold_margin_ns,
                 "write_bytes_per_s": round(1e9 / w_ns), "read_bytes_per_s": round(1e9 / r_ns),
                 "write_fraction_of_limit": round(twc / w_ns, 3), "read_fraction_of_limit": round(trc / r_ns, 3),
                 "page_bytes": n,
@@ -57,19 +60,20 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
     return rows
 
 
-def bench_onfi(synth: bool = True, echo=lambda s: None) -> dict:
-    out = {"clock_mhz": DEFAULT_CLK_HZ / 1e6, "chip": PROFILE,
+def bench_onfi(synth: bool = True, clk_hz: float = DEFAULT_CLK_HZ, echo=lambda s: None) -> dict:
+    out = {"clock_mhz": clk_hz / 1e6, "chip": PROFILE,
            "overhead": "operation time minus chip busy minus the page's bytes at the achieved bus cycle "
                        "(beyond_mode_limit: minus the bytes at the mode's tWC/tRC instead)",
-           "modes": measure_modes()}
-    out["min_fraction_of_limit"] = min(min(r["write_fraction_of_limit"], r["read_fraction_of_limit"]) for r in out["modes"])
+           "modes": measure_modes(clk_hz)}
+    out["board"] = asdict(DEFAULT_BOARD)  # the delay range and margins every read capture keeps
+    out["min_write_fraction_of_limit"] = min(r["write_fraction_of_limit"] for r in out["modes"])
+    out["min_read_fraction_of_limit"] = min(r["read_fraction_of_limit"] for r in out["modes"])
     out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])
     echo("simulated all modes")
     if synth:
         from nandrig.gateware.onfi.core import OnfiController
         from nandrig.gateware.synth import synthesize
 
-        res = synthesize(OnfiController(), "onfi_controller", freq_mhz=DEFAULT_CLK_HZ / 1e6)
-        out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res,
-                       "meets_default_clock": res["fmax_mhz"] >= DEFAULT_CLK_HZ / 1e6}
+        res = synthesize(OnfiController(clk_hz), "onfi_controller", freq_mhz=clk_hz / 1e6)
+        out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res, "meets_clock": res["fmax_mhz"] >= clk_hz / 1e6}
     return out

@@ -8,7 +8,10 @@ violation is recorded, never silently tolerated. The chip model does the
 storage and physics; this wrapper adds only what the bus needs: the page
 register, address decoding, R/B# and the data-valid window of each read byte
 (DQ carries the inverse of the byte outside it, so a mistimed capture shows up
-as errors).
+as errors). A byte is held tRHOH after RE# rises and, only in EDO operation (read
+cycle under 30 ns), tRLOH after the next RE# fall; ``io_delay_ns`` is the board's
+round trip. Given the controller's capture strobe, every capture is checked
+against that window with the board's setup and hold margins.
 
 Busy times are the chip's own, multiplied by ``busy_scale`` so simulations
 stay short; the controller's busy measurement is checked against the scaled
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.chip.onfi import Feature, StatusBit
-from nandrig.gateware.onfi.timing import MODES
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, EDO_BELOW_NS, MODES, Board
 
 NEVER = -math.inf
 PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)
@@ -51,9 +54,12 @@ class BusLog:
 
 class NandBusModel:
     def __init__(self, chip: VirtualChip, clk_hz: float, busy_scale: float = 1e-3, io_delay_ns: float = 0.0,
-                 inject: dict[tuple[int, int], list[int]] | None = None, stuck_dq: tuple[int, int] | None = None) -> None:
+                 inject: dict[tuple[int, int], list[int]] | None = None, stuck_dq: tuple[int, int] | None = None,
+                 board: Board = DEFAULT_BOARD) -> None:
         """``inject``: (block, page) -> bit positions flipped in what reads of that page return (MSB-first
-        bit numbering); ``stuck_dq``: (line, level) holds one DQ line at a level, as a broken adapter would."""
+        bit numbering); ``stuck_dq``: (line, level) holds one DQ line at a level, as a broken adapter would;
+        ``board``: the setup and hold margins every capture must keep."""
+        self.board = board
         self.chip = chip
         self.inject = inject or {}
         self.stuck_dq = stuck_dq
@@ -77,7 +83,8 @@ class NandBusModel:
         self.prev: dict[str, int] = {}
         self.t_change: dict[str, float] = {}
         self.we_fall = self.we_rise = self.re_fall = self.re_rise = NEVER
-        self.ce_fall = self.addr_rise = self.rb_rise = NEVER
+        self.ce_fall = self.ce_rise = self.addr_rise = self.rb_rise = self.wp_change = self.e0_rise = NEVER
+        self.windows: list[list[float]] = []  # per RE# cycle not yet captured: [valid from, valid until]
         self.cur_byte = self.old_byte = 0xFF
         self.valid_from = self.old_from = math.inf
         self.old_hold = NEVER
@@ -91,7 +98,8 @@ class NandBusModel:
         return MODES[self.chip.features[Feature.TIMING_MODE][0] & 0x0F]
 
     # -- the testbench ------------------------------------------------------------
-    async def run(self, ctx, pins) -> None:
+    async def run(self, ctx, pins, capture=None) -> None:
+        """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ."""
         names = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
         sigs = [getattr(pins, n) for n in names]
         n = 0
@@ -103,6 +111,8 @@ class NandBusModel:
             if cur != self.prev:
                 self._edges(now, cur)
                 self.prev = cur
+            if capture is not None and ctx.get(capture):  # sampled at this edge, where RE# may have risen too
+                self._captured(now)
             nxt = now + self.period  # the controller samples what we drive now at the next edge
             ctx.set(pins.rb_n, 0 if self.busy.low(nxt) else 1)
             dq = self._dq_at(nxt)
@@ -117,9 +127,20 @@ class NandBusModel:
         held = self.prev.get("re_n", 1) == 0 or t <= self.re_rise + tm.tRHOH + self.io_delay
         if t >= self.valid_from and held:
             return self.cur_byte
-        if self.old_from <= t <= self.old_hold:  # the previous byte outlives the next RE# fall by tRLOH (and tRHOH)
+        if self.old_from <= t <= self.old_hold:  # in EDO operation the previous byte outlives the next RE# fall
             return self.old_byte
         return (~self.cur_byte) & 0xFF
+
+    def _captured(self, t: float) -> None:
+        """The controller sampled DQ at t: the oldest uncaptured byte must be valid, with margins, around t."""
+        if not self.windows:
+            self.log.violate(t, "capture with no byte on DQ")
+            return
+        valid_from, valid_until = self.windows.pop(0)
+        if t - valid_from < self.board.setup_ns - 1e-6:
+            self.log.violate(t, f"read capture {t - valid_from:.1f} ns after data valid (setup {self.board.setup_ns} ns)")
+        if valid_until - t < self.board.hold_ns - 1e-6:
+            self.log.violate(t, f"read capture {valid_until - t:.1f} ns before data invalid (hold {self.board.hold_ns} ns)")
 
     # -- checks ---------------------------------------------------------------------
     def _since(self, now: float, then: float, need: float, what: str) -> None:
@@ -141,8 +162,14 @@ class NandBusModel:
             self.log.violate(now, "WE# and RE# low together")
         if cur["dq_oe"] and (cur["re_n"] == 0 or now - self.re_rise < t.tRHZ):
             self.log.violate(now, "DQ contention: the controller drives while the chip may")
-        if "ce_n" in changed and cur["ce_n"] == 0:
-            self.ce_fall = now
+        if "wp_n" in changed and "wp_n" in p:  # a change, not the power-up level
+            self.wp_change = now
+        if "ce_n" in changed:
+            if cur["ce_n"] == 0:
+                self._since(now, self.ce_rise, t.tCEH, "tCEH")
+                self.ce_fall = now
+            else:
+                self.ce_rise = now
         if cur["ce_n"]:
             return  # deselected: the chip ignores the bus
         if "we_n" in changed:
@@ -150,6 +177,7 @@ class NandBusModel:
                 self._since(now, self.we_rise, t.tWH, "tWH")
                 self._since(now, self.we_fall, t.tWC, "tWC")
                 self._since(now, self.re_rise, t.tRHW, "tRHW")
+                self._since(now, self.wp_change, t.tWW, "tWW")
                 self.we_fall = now
             else:
                 self._latch(now, cur)
@@ -159,17 +187,20 @@ class NandBusModel:
                 self._since(now, self.re_rise, t.tREH, "tREH")
                 self._since(now, self.re_fall, t.tRC, "tRC")
                 self._since(now, self.we_rise, t.tWHR, "tWHR")
+                self._since(now, self.e0_rise, t.tCCS, "tCCS")
                 self._since(now, self.rb_rise, t.tRR, "tRR")
                 if cur["cle"] or cur["ale"]:
                     self.log.violate(now, "RE# low with CLE or ALE high")
                 else:  # both low: time since they fell
                     self._since(now, self.t_change.get("cle", NEVER), t.tCLR, "tCLR")
                     self._since(now, self.t_change.get("ale", NEVER), t.tAR, "tAR")
-                self.re_fall = now
                 self._next_out(now)
+                self.re_fall = now
             else:
                 self._since(now, self.re_fall, t.tRP, "tRP")
                 self.re_rise = now
+                if self.windows:  # the byte is held tRHOH after RE# rises (longer in EDO: see _next_out)
+                    self.windows[-1][1] = now + t.tRHOH + self.io_delay
 
     def _latch(self, now: float, cur: dict[str, int]) -> None:
         t = self.timing
@@ -254,6 +285,7 @@ class NandBusModel:
             self.ptr, self.out, self.dout_times = self._col(), self.register, []
             self._go_busy(now, r.busy_ns, "read", (block, page))
         elif c == 0xE0 and self.cmd in (0x05, 0x00, 0x80):
+            self.e0_rise = now
             self.ptr, self.out, self.dout_times = self._col(), self.register, []
             self.log.ops.append(("change-read-column", (self.ptr,), 0))
         else:
@@ -292,11 +324,16 @@ class NandBusModel:
             self.log.violate(now, "data input outside PROGRAM / SET FEATURES")
 
     def _next_out(self, now: float) -> None:
-        """RE# fell: the chip puts the next byte on DQ, valid tREA later."""
+        """RE# fell: the chip puts the next byte on DQ, valid tREA later; in EDO operation the previous one
+        stays tRLOH longer."""
         t = self.timing
+        edo = now - self.re_fall < EDO_BELOW_NS
         self.old_byte, self.old_from = self.cur_byte, self.valid_from
-        self.old_hold = max(self.re_rise + t.tRHOH, now + t.tRLOH) + self.io_delay
+        self.old_hold = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
+        if self.windows and edo:
+            self.windows[-1][1] = max(self.windows[-1][1], self.old_hold)
         self.valid_from = now + t.tREA + self.io_delay
+        self.windows.append([self.valid_from, math.inf])
         if self.out_status:
             self.cur_byte = self._status(now)
             return

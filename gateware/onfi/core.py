@@ -133,10 +133,11 @@ class OnfiController(wiring.Component):
             "cpu_wdata": In(32), "cpu_rdata": Out(32),
         })
         self._counter = counter
+        self.phy = OnfiPhy(clk_hz)  # its capture strobe is what the bus model checks read timing by
 
     def elaborate(self, platform):
         mod = Module()
-        mod.submodules.phy = phy = OnfiPhy(self.clk_hz)
+        mod.submodules.phy = phy = self.phy
         mod.submodules.buf = buf = PageBuffer(self.buffer_bytes)
         mod.submodules.counter = cnt = self._counter
         mod.submodules.prbs = prbs = Prbs31()

@@ -7,11 +7,14 @@ above it cannot violate them. Per-mode cycle counts are a ROM built from
 :mod:`timing` at the build's clock, indexed by the run-time ``mode``; a chip
 starts in mode 0 and the firmware switches after SET FEATURES.
 
-Reads capture DQ ``sample`` cycles after RE# falls (tREA, trimmed at run time
-by ``rd_trim`` for board delays); in the fast modes that is after RE# rises,
-as EDO timing allows, and with a trim it may follow the next RE# fall. R/B# passes a two-flop synchronizer; busy times are
-measured from the confirming WE# rise to R/B# rising, synchronizer latency
-removed.
+Reads capture DQ ``sample`` cycles after RE# falls: the edge :func:`timing.read_capture` chose inside
+the data-valid window with setup and hold margins across the board's delay range (RE# held low longer
+where needed); ``rd_trim`` moves it at run time for a board outside that range. In EDO operation the
+edge may follow the next RE# fall. R/B# passes a two-flop synchronizer; busy times are measured from
+the confirming WE# rise to R/B# rising, synchronizer latency removed.
+
+Between beats the PHY also keeps tCCS (E0h's WE# rise to the first RE# fall of CHANGE READ COLUMN),
+tCEH (CE# high between selections) and tWW (a WP# change before WE# falls).
 """
 from __future__ import annotations
 
@@ -55,7 +58,8 @@ class TimingRom:
     # sums and differences the PHY compares against are precomputed here, off the logic paths
     FIELDS = {
         "wp": lambda c: c.wp, "rp": lambda c: c.rp, "cs": lambda c: c.cs, "whr": lambda c: c.whr,
-        "rhw": lambda c: c.rhw, "rr": lambda c: c.rr, "sample": lambda c: c.sample,
+        "rhw": lambda c: c.rhw, "rr": lambda c: c.rr, "sample": lambda c: c.sample, "ccs": lambda c: c.ccs,
+        "ceh": lambda c: c.ceh, "ww": lambda c: c.ww,
         "wc": lambda c: c.write_cycle, "rc": lambda c: c.read_cycle,
         "adl_wp": lambda c: max(c.adl - c.wp, 0),  # tADL counts to the data cycle's WE# rise, wp after it starts
         "wb_sync": lambda c: c.wb + SYNC_STAGES,  # R/B# low within tWB, seen SYNC_STAGES cycles later
@@ -105,7 +109,13 @@ class OnfiPhy(wiring.Component):
                 mod.d.sync += s.eq(s + 1)
             return s
 
-        since_we, since_addr, since_re, since_rb, since_ce = (since(n) for n in ("we", "addr", "re", "rb", "ce"))
+        since_we, since_addr, since_re, since_rb, since_ce, since_deselect, since_wp = (
+            since(n) for n in ("we", "addr", "re", "rb", "ce", "deselect", "wp"))
+        wp_prev = Signal(init=1)
+        mod.d.sync += wp_prev.eq(self.wp_n)
+        with mod.If(wp_prev != self.wp_n):
+            mod.d.sync += since_wp.eq(1)
+        after_e0 = Signal()  # the last command was E0h: the next RE# fall waits tCCS
 
         rb = Signal(SYNC_STAGES, init=(1 << SYNC_STAGES) - 1)
         mod.d.sync += rb.eq(Cat(p.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
@@ -153,11 +163,14 @@ class OnfiPhy(wiring.Component):
         gate = Signal()
         with mod.Switch(b.kind):
             with mod.Case(Kind.CMD, Kind.ADDR):
-                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]))
+                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_wp >= t["ww"]))
             with mod.Case(Kind.DIN):
-                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr >= t["adl_wp"]))
+                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr >= t["adl_wp"])
+                                      & (since_wp >= t["ww"]))
             with mod.Case(Kind.DOUT):
-                mod.d.comb += gate.eq((since_we >= t["whr"]) & (since_rb >= t["rr"]))
+                mod.d.comb += gate.eq((since_we >= Mux(after_e0, t["ccs"], t["whr"])) & (since_rb >= t["rr"]))
+            with mod.Case(Kind.SELECT):
+                mod.d.comb += gate.eq(since_deselect >= t["ceh"])
             with mod.Case(Kind.WAIT_RB):
                 mod.d.comb += gate.eq(since_we >= t["wb_sync"])
             with mod.Case(Kind.DESELECT):
@@ -191,11 +204,13 @@ class OnfiPhy(wiring.Component):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
                     mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
                                    p.dq_o.eq(b.data), p.dq_oe.eq(1)]
+                    with mod.If(b.kind == Kind.CMD):
+                        mod.d.sync += after_e0.eq(b.data == 0xE0)
                 with mod.Case(Kind.DOUT):
                     mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | (Const(1, depth + 1) << sample_eff)[1:])]
                 with mod.Case(Kind.SELECT):
                     mod.d.sync += [p.ce_n.eq(0), since_ce.eq(1)]
                 with mod.Case(Kind.DESELECT):
-                    mod.d.sync += p.ce_n.eq(1)
+                    mod.d.sync += [p.ce_n.eq(1), since_deselect.eq(1)]
         return mod
 

@@ -85,7 +85,7 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
     result = []
 
     async def bus(ctx):
-        await bfm.run(ctx, dut.pins)
+        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid)
 
     async def main(ctx):
         result.append(await script(Driver(ctx, dut, bfm)))

@@ -1,9 +1,19 @@
 """ONFI asynchronous SDR timing modes 0-5 as data, and their cost in system-clock cycles.
 
-Values are the ONFI 2.x timing-mode table, in ns (all minima except tWB and
-tREA, which are maxima the chip guarantees). The controller rounds each
-minimum up to whole cycles at build time; the bus-functional model checks the
-unrounded values.
+Values are the ONFI timing-mode table, in ns (all minima except tWB, tREA and
+tRHZ, which are maxima the chip guarantees), with the conservative values the
+Linux kernel applies to every ONFI chip where the table leaves a choice to the
+part: tADL 400 ns in every mode, tWHR 80 ns from mode 1 on, and tCCS 500 ns
+(ONFI's value until the parameter page names the part's own). The controller
+rounds each minimum up to whole cycles at build time; the bus-functional model
+checks the unrounded values.
+
+Reads: the chip drives a byte from tREA after RE# falls until tRHOH after RE#
+rises, and, only in EDO operation (a read cycle under 30 ns), until tRLOH after
+the next RE# fall. The byte reaches the FPGA's input register after the board's
+round-trip delay (:class:`Board`). :func:`mode_cycles` picks the capture edge
+with a stated setup and hold margin at both ends of the delay range, holding
+RE# low longer when no clock edge falls inside the window.
 """
 from __future__ import annotations
 
@@ -15,6 +25,9 @@ from dataclasses import dataclass, fields
 class TimingMode:
     mode: int
     tADL: float  # last address WE# high to first data WE# high
+    tCCS: float  # change column setup: E0h's WE# high to RE# low (the parameter page may give the part's own)
+    tCEH: float  # CE# high hold: CE# stays high at least this long between selections
+    tWW: float  # WP# transition to WE# low
     tALH: float  # ALE hold after WE# high
     tALS: float  # ALE setup to WE# high
     tAR: float  # ALE low to RE# low
@@ -43,14 +56,28 @@ class TimingMode:
 
 _COLUMNS = [f.name for f in fields(TimingMode)][1:]
 _TABLE = {
-    #     tADL tALH tALS tAR tCH tCLH tCLR tCLS tCS tDH tDS tREA tREH tRHOH tRHW tRHZ tRLOH tRP tRC tRR tWB tWC tWH tWHR tWP
-    0: (200, 20, 50, 25, 20, 20, 20, 50, 70, 20, 40, 40, 30, 0, 200, 200, 0, 50, 100, 40, 200, 100, 30, 120, 50),
-    1: (100, 10, 25, 10, 10, 10, 10, 25, 35, 10, 20, 30, 15, 15, 100, 100, 0, 25, 50, 20, 100, 45, 15, 80, 25),
-    2: (100, 10, 15, 10, 10, 10, 10, 15, 25, 5, 15, 25, 15, 15, 100, 100, 0, 17, 35, 20, 100, 35, 15, 80, 17),
-    3: (100, 5, 10, 10, 5, 5, 10, 10, 25, 5, 10, 20, 10, 15, 100, 100, 0, 15, 30, 20, 100, 30, 10, 60, 15),
-    4: (70, 5, 10, 10, 5, 5, 10, 10, 20, 5, 10, 20, 10, 15, 100, 100, 5, 12, 25, 20, 100, 25, 10, 60, 12),
-    5: (70, 5, 10, 10, 5, 5, 10, 10, 15, 5, 7, 16, 7, 15, 100, 100, 5, 10, 20, 20, 100, 20, 7, 60, 10),
+    #  tADL tCCS tCEH tWW tALH tALS tAR tCH tCLH tCLR tCLS tCS tDH tDS tREA tREH tRHOH tRHW tRHZ tRLOH tRP tRC tRR tWB tWC tWH tWHR tWP
+    0: (400, 500, 20, 100, 20, 50, 25, 20, 20, 20, 50, 70, 20, 40, 40, 30, 0, 200, 200, 0, 50, 100, 40, 200, 100, 30, 120, 50),
+    1: (400, 500, 20, 100, 10, 25, 10, 10, 10, 10, 25, 35, 10, 20, 30, 15, 15, 100, 100, 0, 25, 50, 20, 100, 45, 15, 80, 25),
+    2: (400, 500, 20, 100, 10, 15, 10, 10, 10, 10, 15, 25, 5, 15, 25, 15, 15, 100, 100, 0, 17, 35, 20, 100, 35, 15, 80, 17),
+    3: (400, 500, 20, 100, 5, 10, 10, 5, 5, 10, 10, 25, 5, 10, 20, 10, 15, 100, 100, 0, 15, 30, 20, 100, 30, 10, 80, 15),
+    4: (400, 500, 20, 100, 5, 10, 10, 5, 5, 10, 10, 20, 5, 10, 20, 10, 15, 100, 100, 5, 12, 25, 20, 100, 25, 10, 80, 12),
+    5: (400, 500, 20, 100, 5, 10, 10, 5, 5, 10, 10, 15, 5, 7, 16, 7, 15, 100, 100, 5, 10, 20, 20, 100, 20, 7, 80, 10),
 }
+EDO_BELOW_NS = 30.0  # read cycles shorter than this are EDO: data held tRLOH after the next RE# fall
+
+
+@dataclass(frozen=True)
+class Board:
+    """What lies between the FPGA's registers and the chip's pins, as read capture must allow for it."""
+
+    delay_min_ns: float = 0.0  # RE# out to the chip and DQ back to the input register, round trip: fastest wiring
+    delay_max_ns: float = 8.0  # ... slowest (output and input buffers, adapter and cable traces)
+    setup_ns: float = 2.0  # margin kept between data valid and the sampling edge
+    hold_ns: float = 1.0  # margin kept between the sampling edge and data going invalid
+
+
+DEFAULT_BOARD = Board()
 MODES = {m: TimingMode(m, *map(float, row)) for m, row in _TABLE.items()}
 assert all(len(row) == len(_COLUMNS) for row in _TABLE.values())
 
@@ -71,14 +98,22 @@ class ModeCycles:
     wh: int  # WE# high, stretched so wp + wh covers tWC
     rp: int  # RE# low
     reh: int  # RE# high, stretched so rp + reh covers tRC
-    sample: int  # cycles after RE# low at which DQ is sampled (tREA, may fall after RE# rises: EDO)
+    sample: int  # cycles after RE# low at which DQ is sampled (may fall after RE# rises, or after the next fall: EDO)
     cs: int  # CE# low before the first WE# low (tCS beyond tWP)
     whr: int  # WE# high to RE# low (also covers tCLR/tAR, checked at build)
     rhw: int  # RE# high to WE# low
     adl: int  # last address WE# high to first data WE# high
     wb: int  # WE# high before R/B# is looked at
     rr: int  # R/B# high to RE# low
-    capture_ok: bool  # the sample point lies inside the data-valid window
+    ccs: int  # E0h's WE# high to RE# low
+    ceh: int  # CE# high between selections
+    ww: int  # WP# change to WE# low
+    setup_margin_ns: float  # sample edge after data valid at the slowest board delay
+    hold_margin_ns: float  # sample edge before data invalid at the fastest board delay
+
+    @property
+    def capture_ok(self) -> bool:
+        return self.setup_margin_ns >= 0 and self.hold_margin_ns >= 0
 
     @property
     def write_cycle(self) -> int:
@@ -89,22 +124,36 @@ class ModeCycles:
         return self.rp + self.reh
 
 
-def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ) -> ModeCycles:
+def data_valid_until(t: TimingMode, rp_ns: float, rc_ns: float) -> float:
+    """When the chip stops driving a byte, from its RE# fall, without board delay: tRHOH after RE# rises, or in
+    EDO operation tRLOH after the next RE# fall if that is later."""
+    return max(rp_ns + t.tRHOH, rc_ns + t.tRLOH if rc_ns < EDO_BELOW_NS else -math.inf)
+
+
+def read_capture(t: TimingMode, clk_hz: float, board: Board = DEFAULT_BOARD) -> tuple[int, int, int, float, float]:
+    """(rp, reh, sample, setup margin, hold margin): RE# low and high and the capture edge in cycles, RE# held low
+    longer until a clock edge lies in the data-valid window with the board's margins at both delay extremes."""
+    period = 1e9 / clk_hz
+    sample = cycles(t.tREA + board.delay_max_ns + board.setup_ns, clk_hz)
+    rp = cycles(t.tRP, clk_hz)
+    while True:
+        reh = max(cycles(t.tREH, clk_hz), cycles(t.tRC, clk_hz) - rp)
+        end = data_valid_until(t, rp * period, (rp + reh) * period) + board.delay_min_ns
+        if sample * period <= end - board.hold_ns:
+            return rp, reh, sample, sample * period - (t.tREA + board.delay_max_ns), end - sample * period
+        rp += 1  # RE# low longer keeps the byte on DQ longer (tRHOH counts from RE# rising)
+
+
+def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAULT_BOARD) -> ModeCycles:
     t = MODES[mode]
     c = lambda ns: cycles(ns, clk_hz)  # noqa: E731
-    period = 1e9 / clk_hz
     wp = c(max(t.tWP, t.tDS, t.tCLS, t.tALS))
     wh = max(c(t.tWH), c(max(t.tCLH, t.tALH, t.tDH, t.tCH)), c(t.tWC) - wp)
-    rp = c(t.tRP)
-    reh = max(c(t.tREH), c(t.tRC) - rp)
-    sample = c(t.tREA)
-    # valid from tREA after RE# low until tRHOH after RE# high or tRLOH after the next RE# low
-    valid_until = max(rp * period + t.tRHOH, (rp + reh) * period + t.tRLOH)
-    capture_ok = sample <= rp + reh and sample * period <= valid_until
+    rp, reh, sample, setup, hold = read_capture(t, clk_hz, board)
     # CLE/ALE drop wh cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
     whr = max(c(t.tWHR), wh + c(max(t.tCLR, t.tAR)))
     return ModeCycles(mode, wp, wh, rp, reh, sample, max(0, c(t.tCS) - wp), whr, c(t.tRHW), c(t.tADL), c(t.tWB),
-                      c(t.tRR), capture_ok)
+                      c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3), round(hold, 3))
 
 
 def limit_ns(mode: int) -> tuple[float, float]:
