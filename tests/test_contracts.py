@@ -151,3 +151,14 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     finally:
         store.close()
     assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out == before
+
+
+def test_the_virtual_chips_parameter_page_states_tccs():
+    """ONFI bytes 139-140: a controller takes tCCS from here; 0 would let it read a changed column too early."""
+    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.chip.onfi import ParamOffset, decode_first_valid
+    from nandrig.gateware.onfi.timing import MODES
+
+    raw = VirtualChip("mlc-small", seed=1).read_parameter_page()
+    assert int.from_bytes(raw[ParamOffset.T_CCS:ParamOffset.T_CCS + 2], "little") == 500
+    assert decode_first_valid(raw).t_ccs_ns == 500 >= max(m.tCCS for m in MODES.values())

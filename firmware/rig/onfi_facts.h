@@ -49,6 +49,7 @@ enum {
 	ONFI_PP_T_PROG = 133,
 	ONFI_PP_T_BERS = 135,
 	ONFI_PP_T_R = 137,
+	ONFI_PP_T_CCS = 139,
 	ONFI_PP_CRC = 254,
 };
 

@@ -63,6 +63,7 @@ class ParamOffset(enum.IntEnum):
     T_PROG = 133
     T_BERS = 135
     T_R = 137
+    T_CCS = 139
     CRC = 254
 
 
@@ -100,6 +101,7 @@ class ParameterPage:
     row_address_cycles: int = 3
     column_address_cycles: int = 2
     revision_bits: int = 0x001E  # ONFI 1.0, 2.0, 2.1, 2.2
+    t_ccs_ns: int = 500  # change-column setup; ONFI's default, which a part may lower
 
     def encode(self) -> bytes:
         p = bytearray(PARAM_PAGE_BYTES)
@@ -121,7 +123,7 @@ class ParameterPage:
         p[O.PROGRAMS_PER_PAGE] = self.programs_per_page
         p[O.ECC_BITS] = self.ecc_bits
         struct.pack_into("<H", p, O.TIMING_MODES, sum(1 << m for m in self.timing_modes))
-        struct.pack_into("<HHH", p, O.T_PROG, self.t_prog_max_us, self.t_bers_max_us, self.t_r_max_us)
+        struct.pack_into("<HHHH", p, O.T_PROG, self.t_prog_max_us, self.t_bers_max_us, self.t_r_max_us, self.t_ccs_ns)
         struct.pack_into("<H", p, O.CRC, onfi_crc16(bytes(p[:O.CRC])))
         return bytes(p)
 
@@ -135,7 +137,7 @@ class ParameterPage:
         page_bytes, spare = struct.unpack_from("<IH", raw, O.PAGE_BYTES)
         ppb, bpl = struct.unpack_from("<II", raw, O.PAGES_PER_BLOCK)
         (modes,) = struct.unpack_from("<H", raw, O.TIMING_MODES)
-        tprog, tbers, tr = struct.unpack_from("<HHH", raw, O.T_PROG)
+        tprog, tbers, tr, tccs = struct.unpack_from("<HHHH", raw, O.T_PROG)
         return cls(
             manufacturer=raw[O.MANUFACTURER:O.MODEL].decode("ascii", "replace").rstrip(),
             model=raw[O.MODEL:O.JEDEC_ID].decode("ascii", "replace").rstrip(),
@@ -145,7 +147,7 @@ class ParameterPage:
             endurance_cycles=raw[O.ENDURANCE] * 10 ** raw[O.ENDURANCE + 1], programs_per_page=raw[O.PROGRAMS_PER_PAGE],
             ecc_bits=raw[O.ECC_BITS],
             timing_modes=tuple(m for m in range(6) if modes >> m & 1),
-            t_prog_max_us=tprog, t_bers_max_us=tbers, t_r_max_us=tr,
+            t_prog_max_us=tprog, t_bers_max_us=tbers, t_r_max_us=tr, t_ccs_ns=tccs,
             row_address_cycles=raw[O.ADDRESS_CYCLES] & 0xF, column_address_cycles=raw[O.ADDRESS_CYCLES] >> 4,
             revision_bits=struct.unpack_from("<H", raw, O.REVISION)[0],
         )
