@@ -35,13 +35,15 @@ CONTROL = [
     ("length", 16, "Data bytes to transfer"),
     ("buf_addr", 16, "Page-buffer byte address the transfer starts at"),
     ("src", 2, "Data source / expected pattern (OnfiSource: BUFFER, PRBS, WALK)"),
-    ("seed", 31, "PRBS-31 seed of the page (nandrig.boards.sim.pattern.page_seed of campaign, block, page)"),
+    ("seed", 31, "PRBS-31 seed of the page (nandrig.chip.pattern.page_seed of campaign, block, page)"),
     ("faddr", 8, "Feature address (SET/GET FEATURES) or READ ID address"),
     ("params", 32, "SET FEATURES P1..P4, P1 in the low byte"),
     ("cw_bytes", 16, "Codeword length for per-codeword error counts (bytes)"),
     ("timeout", 32, "R/B# wait limit in cycles"),
     ("rd_trim", 4, "Signed trim of the read capture point in cycles (board delays)"),
     ("wp_n", 1, "WP# pin (0 protects the chip)"),
+    ("vendor_ops", 1, "Allow operations ONFI does not define (SELFTEST: 05h-E0h inside an 80h program setup); "
+                      "while 0 they do nothing"),
 ]
 
 STATUS = [
