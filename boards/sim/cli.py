@@ -23,14 +23,15 @@ def bench_chip_cmd(as_json, profile) -> None:
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Chip seed.")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Block cycles to take the median of.")
-def bench_rig_cmd(as_json, profile, seed, repeats) -> None:
+@click.option("--board", type=click.Choice(["ulx3s"]), help="Run the rig at this board's system clock (default: 100 MHz).")
+def bench_rig_cmd(as_json, profile, seed, repeats, board) -> None:
     """RTL rig: block cycle with measurement against its physical floor; firmware size."""
     from nandrig.boards.sim.profile import load_profile
     from nandrig.boards.sim.rtl.bench import bench_rig
 
     load_profile(profile)
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
-    click.echo(json.dumps(bench_rig(profile, seed, repeats, echo), indent=2))
+    click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board), indent=2))
 
 
 @click.group("sim")
@@ -71,7 +72,8 @@ def serve_cmd(port, profile, seed, state, exact) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
 @click.option("--bch", is_flag=True, help="With the BCH engine (t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
-def rtl_cmd(port, profile, seed, rebuild, bch) -> None:
+@click.option("--board", type=click.Choice(["ulx3s"]), help="Run at this board's system clock (default: 100 MHz).")
+def rtl_cmd(port, profile, seed, rebuild, bch, board) -> None:
     """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""
     import signal
     import time
@@ -82,7 +84,7 @@ def rtl_cmd(port, profile, seed, rebuild, bch) -> None:
     chip = VirtualChip(profile, seed)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild) as rig:
+        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild, board=board) as rig:
             click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
             while rig.proc.poll() is None:
                 time.sleep(0.5)

@@ -113,7 +113,8 @@ def results(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("equiv")
     out = {}
     rigs = {"virtual": lambda bch: Rig(InProcessTransport(VirtualRig(chip(), exact=True))),
-            "rtl": lambda bch: rtl_rig(RtlRig(chip(), bch=bch))}
+            "rtl": lambda bch: rtl_rig(RtlRig(chip(), bch=bch)),
+            "rtl-ulx3s": lambda bch: rtl_rig(RtlRig(chip(), bch=bch, board="ulx3s"))}  # at the board's clock
     for name, open_rig in rigs.items():
         with open_rig(False) as r:
             out[name] = {"endurance": endurance(r, tmp / f"{name}.db"), "flares": flares(r)}
@@ -123,9 +124,13 @@ def results(tmp_path_factory):
     return out
 
 
-def test_endurance_campaign_exports_the_same_measurements(results):
-    v_rows, v_pages = results["virtual"]["endurance"]
-    r_rows, r_pages = results["rtl"]["endurance"]
+RTL_BUILDS = pytest.mark.parametrize("rtl", ["rtl", "rtl-ulx3s"])
+
+
+@RTL_BUILDS
+def test_endurance_campaign_exports_the_same_measurements(results, rtl):
+    (v_rows, v_pages), (r_rows, r_pages) = results["virtual"]["endurance"], results[rtl]["endurance"]
+    v_rows, r_rows = [dict(x) for x in v_rows], [dict(x) for x in r_rows]  # the comparison pops fields
     assert [row["pe"] for row in v_rows] == CHECKPOINTS
     assert sum(row["errors"] for row in v_rows) > 0  # something to compare
     for v, r in zip(v_rows, r_rows, strict=True):
@@ -140,8 +145,9 @@ def test_endurance_campaign_exports_the_same_measurements(results):
         assert abs(v_busy - r_busy) <= BUSY_TOLERANCE_NS
 
 
-def test_flares_validation_run_measures_and_decides_the_same(results):
-    v, r = results["virtual"]["flares"], results["rtl"]["flares"]
+@RTL_BUILDS
+def test_flares_validation_run_measures_and_decides_the_same(results, rtl):
+    v, r = dict(results["virtual"]["flares"]), dict(results[rtl]["flares"])
     assert len(v["ops"]) == 100 and sum(v["errors"]) > 0
     assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
@@ -150,15 +156,17 @@ def test_flares_validation_run_measures_and_decides_the_same(results):
     assert v == r
 
 
-def test_bch_decoded_reads_are_the_same(results):
-    v, r = results["virtual"]["ecc"], results["rtl"]["ecc"]
+@RTL_BUILDS
+def test_bch_decoded_reads_are_the_same(results, rtl):
+    v, r = results["virtual"]["ecc"], results[rtl]["ecc"]
     corrected = [c.corrected for _, cws, _ in v for c in cws]
     assert max(corrected) > 0 and -1 in corrected  # corrections and failures both happened
     assert v == r
 
 
-def test_flares_in_the_rig_decides_and_decodes_the_same(results):
-    v, r = results["virtual"]["rig_flares"], results["rtl"]["rig_flares"]
+@RTL_BUILDS
+def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
+    v, r = results["virtual"]["rig_flares"], results[rtl]["rig_flares"]
     reads = [x for x in v if isinstance(x, tuple)]
     assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
     assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable

@@ -34,10 +34,11 @@ def firmware_size(elf: Path) -> dict:
     return {"code_bytes": text, "data_bytes": data + bss, "initialized_data_bytes": data, "zeroed_data_bytes": bss}
 
 
-def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lambda s: None) -> dict:
+def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lambda s: None,
+              board: str | None = None) -> dict:
     from nandrig.host.rig import Rig
 
-    with RtlRig(VirtualChip(profile, seed), echo=echo) as rtl, Rig.open(rtl.url, timeout=120) as rig:
+    with RtlRig(VirtualChip(profile, seed), echo=echo, board=board) as rtl, Rig.open(rtl.url, timeout=120) as rig:
         info = rig.info()
         twc, trc = limit_ns(info.timing_mode)
         raw = info.raw_page_bytes
@@ -73,7 +74,7 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
     floor = statistics.median(r["floor_ns"] for r in runs)
     rig_ns = statistics.median(r["rig_ns"] for r in runs)
     return {
-        "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
+        "board": board, "sys_clk_mhz": rtl.clk_hz / 1e6, "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
         "timing_mode": info.timing_mode, "tWC_ns": twc, "tRC_ns": trc,
         "block_cycle": "CYCLE 1 round (erase + program every page) + MEASURE (read + compare every page)",
         "rig_time": "rig clock (simulated) from before CYCLE to after MEASURE, three host turnarounds included",

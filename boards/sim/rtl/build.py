@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
-SYS_CLK_HZ = 100_000_000
+SYS_CLK_HZ = 100_000_000  # the default build; a board's build runs at that board's system clock
 BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # the BCH variant's engine: the default code with t_max = 14, what a 64-byte spare holds beside the page
 # profile (mlc-small). Verilator evaluates every register's next value each clock, the decoder's too,
@@ -55,22 +55,38 @@ def _io():
     ]
 
 
-def sim_config(uart_port: int = 0, chip_port: int = 0):
+def board_clock_hz(board: str | None) -> int:
+    """The system clock the RTL rig runs at: a board's own (its bitstream's), or the default 100 MHz."""
+    if board is None:
+        return SYS_CLK_HZ
+    if board == "ulx3s":
+        from nandrig.boards.ulx3s.build import SYS_CLK_HZ as ulx3s_hz
+
+        return ulx3s_hz
+    raise NandrigError(f"unknown board {board!r} (known: ulx3s)")
+
+
+def build_dir(board: str | None, bch: bool) -> Path:
+    return REPO / "build" / ("rtl-rig" + (f"-{board}" if board else "") + ("-bch" if bch else ""))
+
+
+def sim_config(uart_port: int = 0, chip_port: int = 0, sys_clk_hz: int = SYS_CLK_HZ):
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
-    cfg.add_clocker("sys_clk", freq_hz=SYS_CLK_HZ)
+    cfg.add_clocker("sys_clk", freq_hz=sys_clk_hz)
     cfg.add_module("serial2tcp", "serial", args={"port": uart_port})
     cfg.add_module("nandbridge", "nand", args={"port": chip_port})
     return cfg
 
 
-def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = None) -> Path:
+def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = None,
+          sys_clk_hz: int = SYS_CLK_HZ) -> Path:
     """The simulator binary, built if the sources changed since the last build.
 
-    ``bch`` makes the SoC's BCH engine configuration (None: no engine)."""
+    ``bch`` makes the SoC's BCH engine configuration (None: no engine); ``sys_clk_hz`` its clock."""
     stamp = out / "digest"
-    want = f"{digest()}-{bch!r}"
+    want = f"{digest()}-{bch!r}-{sys_clk_hz}"
     if not force and sim_binary(out).exists() and stamp.exists() and stamp.read_text() == want:
         return sim_binary(out)
     if shutil.which("verilator") is None:
@@ -82,11 +98,14 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     from nandrig.gateware.soc.soc import RigSoC
 
     echo(f"building the RTL rig in {out} (SoC, firmware, Verilator) ...")
+    # LiteX's software rules do not track the generated csr.h: objects from an earlier register map would
+    # link into the new firmware unchanged, so the firmware is always compiled afresh
+    shutil.rmtree(out / "software" / "firmware", ignore_errors=True)
     # the LiteX software build runs meson and the RISC-V toolchain from PATH
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     platform = SimPlatform("SIM", _io())
     nand = platform.request("nand")
-    soc = RigSoC(platform, SimpleCRG(platform.request("sys_clk")), SYS_CLK_HZ, nand, out / "amaranth",
+    soc = RigSoC(platform, SimpleCRG(platform.request("sys_clk")), sys_clk_hz, nand, out / "amaranth",
                  uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,
                  bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
@@ -95,7 +114,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     mods = out / "extra_mods"  # LiteX writes a variables.mak beside the module sources: keep them out of the tree
     shutil.rmtree(mods, ignore_errors=True)
     shutil.copytree(BRIDGE, mods / "nandbridge")
-    builder.build(sim_config=sim_config(), run=False, extra_mods=["nandbridge"], extra_mods_path=str(mods),
+    builder.build(sim_config=sim_config(sys_clk_hz=sys_clk_hz), run=False, extra_mods=["nandbridge"], extra_mods_path=str(mods),
                   interactive=False)
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
-from nandrig.boards.sim.rtl.build import BUILD, BUILD_BCH, RTL_BCH, build, sim_config
+from nandrig.boards.sim.rtl.build import RTL_BCH, board_clock_hz, build, build_dir, sim_config
 from nandrig.errors import NandrigError
 
 
@@ -39,20 +39,21 @@ class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
-                 rebuild: bool = False) -> None:
+                 rebuild: bool = False, board: str | None = None) -> None:
         """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate;
-        ``rebuild``: build it even if no source changed."""
+        ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock."""
         self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
-        self.out, self.bch = (BUILD_BCH, RTL_BCH) if bch else (BUILD, None)
+        self.out, self.bch = build_dir(board, bch), RTL_BCH if bch else None
+        self.clk_hz = board_clock_hz(board)
         self.proc: subprocess.Popen | None = None
-        self.bridge = bridge.ChipBridge(chip)
+        self.bridge = bridge.ChipBridge(chip, self.clk_hz)
 
     @property
     def url(self) -> str:
         return f"socket://127.0.0.1:{self.port}"
 
     def __enter__(self) -> "RtlRig":
-        binary = build(self.out, force=self.rebuild, echo=self.echo, bch=self.bch)
+        binary = build(self.out, force=self.rebuild, echo=self.echo, bch=self.bch, sys_clk_hz=self.clk_hz)
         chip_port, _ = bridge.start(self.bridge)
         # a run directory of its own: the simulator reads sim_config.js and modules/ from its cwd
         runs = self.out / "runs"
@@ -61,7 +62,7 @@ class RtlRig:
         gw = binary.parents[1]
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
-        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port).get_json())
+        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clk_hz).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
