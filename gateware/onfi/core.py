@@ -258,10 +258,7 @@ class OnfiController(wiring.Component):
         mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(go), cnt.clear.eq(go)]
         with mod.If(go):
             # every program starts with SELECT (one beat), so rep_last starts true
-            # a vendor operation without vendor_ops runs nothing, as an unknown op does
-            vendor_off = (self.ctrl.op == OnfiOp.SELFTEST) & ~self.ctrl.vendor_ops
-            mod.d.sync += [c.eq(self.ctrl), pc.eq(Mux(vendor_off, end_of[OnfiOp.RESET], entries[self.ctrl.op])),
-                           rep.eq(0), rep_last.eq(1), running.eq(1),
+            mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), rep_last.eq(1), running.eq(1),
                            ridx.eq(0), wa.eq(self.ctrl.buf_addr), ra.eq(self.ctrl.buf_addr), ra1.eq(self.ctrl.buf_addr + 1),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [

@@ -42,8 +42,6 @@ CONTROL = [
     ("timeout", 32, "R/B# wait limit in cycles"),
     ("rd_trim", 4, "Signed trim of the read capture point in cycles (board delays)"),
     ("wp_n", 1, "WP# pin (0 protects the chip)"),
-    ("vendor_ops", 1, "Allow operations ONFI does not define (SELFTEST: 05h-E0h inside an 80h program setup); "
-                      "while 0 they do nothing"),
 ]
 
 STATUS = [

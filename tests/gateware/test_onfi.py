@@ -203,7 +203,7 @@ def test_interface_self_test_finds_a_bad_dq_line(stuck):
 
     async def script(d):
         await to_mode(d, 5)
-        st = await d.op(OnfiOp.SELFTEST, row=row(chip, blk, 3), col=0, length=64, src=OnfiSource.WALK, vendor_ops=1)
+        st = await d.op(OnfiOp.SELFTEST, row=row(chip, blk, 3), col=0, length=64, src=OnfiSource.WALK)
         return st, d.lanes(), await d.read_buffer(64)
 
     (st, (l10, l01), back), bfm = run(chip, script, stuck_dq=stuck)
@@ -290,8 +290,7 @@ def test_capture_keeps_its_margins_across_the_board_delays_and_trim_reaches_beyo
 
     async def script(d):
         await to_mode(d, 5)
-        return await d.op(OnfiOp.SELFTEST, row=row(chip, 1, 0), length=32, src=OnfiSource.WALK, rd_trim=trim,
-                          vendor_ops=1)
+        return await d.op(OnfiOp.SELFTEST, row=row(chip, 1, 0), length=32, src=OnfiSource.WALK, rd_trim=trim)
 
     st, bfm = run(chip, script, io_delay_ns=delay)
     captures = [v for v in bfm.log.violations if "read capture" in v]
@@ -335,14 +334,3 @@ def test_bench_onfi_reports_every_mode(run_cli):
         assert r["capture_setup_margin_ns"] >= 2.0 and r["capture_hold_margin_ns"] >= 1.0
         assert 0 < r["program_overhead_ns"] < 2000 and 0 < r["read_overhead_ns"] < 2000
         assert r["write_cycle_ns"] == mode_cycles(r["mode"]).write_cycle * PERIOD
-
-
-def test_selftest_is_vendor_specific_and_off_by_default():
-    """05h-E0h inside an 80h program setup is not an ONFI sequence: without vendor_ops nothing reaches the bus."""
-    chip = VirtualChip("mlc-small", seed=3)
-
-    async def script(d):
-        return await d.op(OnfiOp.SELFTEST, row=row(chip, 1, 0), length=32, src=OnfiSource.WALK)
-
-    st, bfm = run(chip, script)
-    assert bfm.log.ops == [] and bfm.log.violation_count == 0 and st["codewords"] == 0
