@@ -53,10 +53,7 @@ class PageMap:
         return self.pages[page][1] == PageType.UPPER
 
     def page_of(self, wordline: int, page_type: PageType) -> int:
-        return self._index()[(wordline, PageType(page_type))]
-
-    def _index(self) -> dict[tuple[int, PageType], int]:
-        return {wp: p for p, wp in enumerate(self.pages)}
+        return self.pages.index((wordline, PageType(page_type)))
 
     def to_json(self) -> str:
         return json.dumps([[wl, int(t)] for wl, t in self.pages])
