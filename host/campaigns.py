@@ -53,6 +53,7 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
         sim = None
     try:
         info = rig.info()
+        info.require_chip()
         if url != "sim":
             label = chip_label or f"{info.read_id.hex()}:{info.model}"
             chip_id = store.chip_id(label)
@@ -91,8 +92,15 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
 def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
     row = store.chip(c.chip_id)
     if row["sim_profile"] is not None:
-        return Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=row["sim_state"])
-    return Rig.open(url or c.rig_url)
+        rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=row["sim_state"])
+    else:
+        rig = Rig.open(url or c.rig_url)
+    try:
+        rig.info().require_chip()
+    except BaseException:
+        rig.close()
+        raise
+    return rig
 
 
 def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Campaign:

@@ -13,6 +13,8 @@ RIG_OPTIONS = [
     click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim only)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim only)."),
     click.option("--state", type=click.Path(dir_okay=False), help="Virtual rig state file (--rig sim only)."),
+    click.option("--wiring", help="Simulated adapter (--rig sim only): delay=NS round trip, dqN=0 or dqN=1 stuck, "
+                                  "dqA~dqB shorted; comma-separated."),
 ]
 
 
@@ -22,10 +24,12 @@ def rig_options(f):
     return f
 
 
-def open_rig(url: str, profile: str, seed: int, state: str | None):
+def open_rig(url: str, profile: str, seed: int, state: str | None, wiring: str | None = None):
     from nandrig.host.rig import Rig
 
-    return Rig.open(url, chip=profile, seed=seed, state=state)
+    if wiring and url != "sim":
+        raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
+    return Rig.open(url, chip=profile, seed=seed, state=state, wiring=wiring)
 
 
 @click.group("rig")
@@ -36,16 +40,17 @@ def rig_grp() -> None:
 @rig_grp.command("info")
 @rig_options
 @click.option("--json", "as_json", is_flag=True)
-def info_cmd(url, profile, seed, state, as_json) -> None:
-    """Chip identity and geometry, read from the chip's ONFI parameter page."""
+def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
+    """Chip identity and geometry, read from the chip's ONFI parameter page, and the rig's read capture."""
     from nandrig.chip.onfi import decode_first_valid
 
-    with open_rig(url, profile, seed, state) as rig:
+    with open_rig(url, profile, seed, state, wiring) as rig:
         hello = rig.hello_info
+        info = rig.info()
+        info.require_chip()
         pp = decode_first_valid(rig.read_param_page())
         ident = rig.read_id(0x00)
         onfi = rig.read_id(0x20)
-        info = rig.info()
     out = {
         "rig": hello.identity, "rig_kind": hello.kind.name.lower(), "protocol": ".".join(map(str, hello.version)),
         "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"),
@@ -53,7 +58,8 @@ def info_cmd(url, profile, seed, state, as_json) -> None:
         "page_bytes": pp.page_bytes, "spare_bytes": pp.spare_bytes, "pages_per_block": pp.pages_per_block,
         "blocks": pp.blocks_per_lun, "luns": pp.luns, "bits_per_cell": pp.bits_per_cell,
         "timing_modes": list(pp.timing_modes), "ecc_bits": pp.ecc_bits, "endurance_cycles": pp.endurance_cycles,
-        "codeword_bytes": info.codeword_bytes,
+        "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
+        "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
     }
     if as_json:
         click.echo(json.dumps(out, indent=2))
@@ -64,6 +70,9 @@ def info_cmd(url, profile, seed, state, as_json) -> None:
                f"{pp.blocks_per_lun} blocks x {pp.luns} LUN, {pp.bits_per_cell} bits/cell")
     click.echo(f"ONFI:     timing modes {','.join(map(str, pp.timing_modes))}; ECC {pp.ecc_bits} bits; "
                f"endurance {pp.endurance_cycles} cycles")
+    passing = info.passing_trims
+    click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} cycles (passing: "
+               f"{' '.join(f'{t:+d}' for t in passing)})")
 
 
 @click.command("link")

@@ -56,10 +56,24 @@ class RigInfo:
     codeword_bytes: int
     t_max: int
     capabilities: P.Cap
+    capture: P.Capture = P.Capture.CALIBRATED
+    rd_trim: int = 0
+    trim_pass: int = 0  # bit i: trim Limit.CAPTURE_TRIM_MIN + i read the chip
 
     @property
     def raw_page_bytes(self) -> int:
         return self.page_bytes + self.spare_bytes
+
+    @property
+    def passing_trims(self) -> list[int]:
+        return [P.Limit.CAPTURE_TRIM_MIN + i for i in range(16) if self.trim_pass >> i & 1]
+
+    def require_chip(self) -> None:
+        """Refuse a rig that could not read its chip, with the one line a user needs."""
+        if self.capture != P.Capture.CALIBRATED:
+            lo, hi = P.Limit.CAPTURE_TRIM_MIN, P.Limit.CAPTURE_TRIM_MAX
+            raise NandrigError(f"the rig cannot read its chip: no read-capture trim ({lo}..{hi}) read the ID and "
+                               "parameter page in timing mode 0; check the adapter (nandrig rig selftest)")
 
 
 @dataclass(frozen=True)
@@ -170,12 +184,15 @@ class Rig:
 
     @classmethod
     def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
-             exact: bool = False, **kw) -> "Rig":
-        """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file); else a pyserial URL."""
+             exact: bool = False, wiring: str | None = None, **kw) -> "Rig":
+        """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file and ``wiring``, a
+        :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec); else a pyserial URL."""
         if url == "sim":
             from nandrig.boards.sim.rig import VirtualRig
+            from nandrig.boards.sim.wiring import Wiring
 
-            transport: Transport = InProcessTransport(VirtualRig.open(chip, seed, state, exact=exact))
+            transport: Transport = InProcessTransport(VirtualRig.open(chip, seed, state, exact=exact,
+                                                                      wiring=Wiring.parse(wiring)))
         else:
             transport = SerialTransport(url)
         try:
@@ -259,11 +276,12 @@ class Rig:
             f = self.call(Opcode.INFO)
             v = P.INFO_REPLY.unpack_exact(f.payload)
             self._info = RigInfo(
-                read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(),
-                model=v[2].decode("ascii", "replace").strip(), page_bytes=v[3], spare_bytes=v[4],
+                read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(" \x00"),
+                model=v[2].decode("ascii", "replace").strip(" \x00"), page_bytes=v[3], spare_bytes=v[4],
                 pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
                 timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
-                codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]),
+                codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
+                rd_trim=v[15], trim_pass=v[16],
             )
         return self._info
 

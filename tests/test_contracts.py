@@ -93,7 +93,7 @@ def test_layouts_agree_with_the_documented_struct_formats():
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBI", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBI", P.HELLO_REPLY: "<HHBIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbH", P.HELLO_REPLY: "<HHBIB", P.FLARES_CONFIG_REPLY: "<BBH",
         P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
     }
     for layout, fmt in documented.items():

@@ -45,14 +45,16 @@ def sim_grp() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
 @click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip and the rig's reply cache here.")
 @click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
-def serve_cmd(port, profile, seed, state, exact) -> None:
+@click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
+def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
     """Serve the virtual rig over TCP until interrupted."""
     import signal
 
     from nandrig.boards.sim.rig import VirtualRig
     from nandrig.boards.sim.server import serve
+    from nandrig.boards.sim.wiring import Wiring
 
-    rig = VirtualRig.open(profile, seed, state, exact=exact)
+    rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     def ready(p: int) -> None:
@@ -73,18 +75,21 @@ def serve_cmd(port, profile, seed, state, exact) -> None:
 @click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
 @click.option("--bch", is_flag=True, help="With the BCH engine (t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
 @click.option("--board", type=click.Choice(["ulx3s"]), help="Run at this board's system clock (default: 100 MHz).")
-def rtl_cmd(port, profile, seed, rebuild, bch, board) -> None:
+@click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
+def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring) -> None:
     """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""
     import signal
     import time
 
     from nandrig.boards.sim.chip import VirtualChip
     from nandrig.boards.sim.rtl.run import RtlRig
+    from nandrig.boards.sim.wiring import Wiring
 
-    chip = VirtualChip(profile, seed)
+    chip, wired = VirtualChip(profile, seed), Wiring.parse(wiring)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild, board=board) as rig:
+        with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild, board=board,
+                    wiring=wired) as rig:
             click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
             while rig.proc.poll() is None:
                 time.sleep(0.5)

@@ -78,18 +78,25 @@ class ChipCommands:
 
     def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
+        capture = (self.capture, self.rd_trim, self.trim_pass)
+        if self.capture != P.Capture.CALIBRATED:  # as the firmware: a chip it could not read is all zeros
+            return P.INFO_REPLY.pack(bytes(5), bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
+                                     int(self._caps()), *capture)
         pp = self.chip.profile.parameter_page()
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
         return P.INFO_REPLY.pack(
             self.chip.read_id(0x00), pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
             pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun, pp.bits_per_cell,
             sum(1 << m for m in pp.timing_modes), mode, pp.ecc_bits, self.codeword_bytes, self.t_max,
-            int(self._caps()),
+            int(self._caps()), *capture,
         )
 
     def _cmd_reset(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
-        return P.BYTE_REPLY.pack(self.chip.reset().status)
+        status = self.chip.reset().status
+        if self.capture == P.Capture.CALIBRATED:  # back in mode 0: its own capture point
+            self._calibrate(0)
+        return P.BYTE_REPLY.pack(status)
 
     def _cmd_read_id(self, req: Frame, io: RigIO) -> bytes:
         (addr,) = self._args(req, P.READ_ID_REQ)

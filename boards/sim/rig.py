@@ -26,6 +26,9 @@ from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip, load_state,
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.rig_base import Job, Reject, RigIO
+from nandrig.boards.sim.wiring import Wiring
+from nandrig.chip.onfi import Feature
+from nandrig.gateware.onfi.timing import trim_centre
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.protocol import Err, Frame, Limit, Opcode
@@ -35,8 +38,9 @@ MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, O
 
 
 class VirtualRig(ChipCommands, FlaresCommands):
-    def __init__(self, chip: VirtualChip, *, exact: bool = False,
-                 state_path: str | Path | None = None) -> None:
+    def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
+                 clk_hz: float = 100e6, wiring: Wiring = Wiring()) -> None:
+        """``clk_hz``: the controller clock the read-capture calibration is for; ``wiring``: the adapter."""
         self.chip = chip
         self.codeword_bytes = ecc.CODEWORD_BYTES
         self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes)
@@ -48,6 +52,31 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
         self.flares = rig_flares.RigFlares(self.t_max)
+        self.clk_hz, self.wiring = clk_hz, wiring
+        self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
+        self._boot()
+
+    # -- start-up ---------------------------------------------------------------
+    def _boot(self) -> None:
+        """What the firmware does at power-up: calibrate read capture in mode 0, then run the chip in the
+        fastest mode it lists in which a capture trim passes (docs/rtl-rig.md, read capture)."""
+        if not self._calibrate(0):
+            return
+        self.capture = P.Capture.CALIBRATED
+        best = next(m for m in (5, 4, 3, 2, 1, 0)
+                    if m == 0 or (m in self.chip.profile.onfi["timing_modes"] and self.wiring.trim_pass(m, self.clk_hz)))
+        if self.chip.get_features(Feature.TIMING_MODE)[0] & 0x0F != best:
+            self.chip.set_features(Feature.TIMING_MODE, bytes([best, 0, 0, 0]))
+        self._calibrate(best)
+
+    def _calibrate(self, mode: int) -> bool:
+        """The capture sweep in ``mode``: the centre of the passing window, or False (trim kept) for none."""
+        passing = self.wiring.trim_pass(mode, self.clk_hz)
+        centre = trim_centre(passing, Limit.CAPTURE_TRIM_MIN)
+        if centre is None:
+            return False
+        self.rd_trim, self.trim_pass = centre, passing
+        return True
 
     # -- persistence ------------------------------------------------------------
     @classmethod

@@ -85,6 +85,9 @@ uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
 	SET_INFO_REPLY_CODEWORD_BYTES(out, RIG_CODEWORD_BYTES);
 	SET_INFO_REPLY_T_MAX(out, rig.t_max);
 	SET_INFO_REPLY_CAPABILITIES(out, rig.caps);
+	SET_INFO_REPLY_CAPTURE(out, c->capture);
+	SET_INFO_REPLY_RD_TRIM(out, c->rd_trim);
+	SET_INFO_REPLY_TRIM_PASS(out, c->trim_pass);
 	return INFO_REPLY_BYTES;
 }
 
@@ -95,6 +98,8 @@ uint32_t cmd_reset(const struct request *q, uint8_t *out, int *st)
 	rig.chip->mode = 0;
 	if (r.timed_out)
 		FAIL(E_TIMEOUT);
+	if (rig.chip->capture == CAPTURE_CALIBRATED)  /* back in mode 0: its own capture point */
+		onfi_calibrate(rig.chip);
 	SET_BYTE_REPLY_VALUE(out, r.status);
 	return BYTE_REPLY_BYTES;
 }

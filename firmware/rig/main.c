@@ -10,11 +10,15 @@ static struct chip chip;
 int main(void)
 {
 	if (onfi_identify(&chip) == 0) {
-		int best = 0;
-		for (int m = 0; m < 6; m++)
-			if (chip.timing_modes >> m & 1)
-				best = m;
-		onfi_set_timing_mode(&chip, (uint8_t)best);
+		/* the fastest mode the chip lists in which some capture trim reads it; mode 0 has one already */
+		int m = 5;
+		while (m > 0 && !(chip.timing_modes >> m & 1 && onfi_set_timing_mode(&chip, (uint8_t)m) == 0
+		                  && onfi_calibrate(&chip) == 0))
+			m--;
+		if (m == 0 && chip.mode != 0) {
+			onfi_set_timing_mode(&chip, 0);
+			onfi_calibrate(&chip);
+		}
 	}
 	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0);
 #ifdef CSR_VTIME_BASE

@@ -3,6 +3,7 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 #include "onfi.h"
+#include "protocol.h"
 
 /* the controller's op codes and sources come from gateware/onfi/registers.py through soc.h */
 _Static_assert(ONFI_SRC_BUFFER == ONFI_SOURCE_BUFFER && ONFI_SRC_PRBS == ONFI_SOURCE_PRBS, "sources");
@@ -86,22 +87,69 @@ int onfi_read_param(uint8_t *out)
 
 static uint32_t u32at(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
+static void set_trim(int trim)
+{
+	onfi_rd_trim_write((uint32_t)trim & (CAPTURE_TRIM_MAX - CAPTURE_TRIM_MIN));  /* the field's two's complement */
+}
+
+/* the first parameter-page copy whose signature and CRC hold, or -1 */
+static int valid_copy(const uint8_t *param)
+{
+	for (int k = 0; k < ONFI_PARAM_PAGE_COPIES; k++) {
+		const uint8_t *p = param + ONFI_PARAM_PAGE_BYTES * k;
+		if (!memcmp(p + ONFI_PP_SIGNATURE, "ONFI", 4) && onfi_crc16(p, ONFI_PP_CRC) == (p[ONFI_PP_CRC] | p[ONFI_PP_CRC + 1] << 8))
+			return k;
+	}
+	return -1;
+}
+
+/* READ ID "ONFI" checks the last byte of a burst (no EDO hold after it), the parameter page's CRC the rest */
+static int reads_correctly(void)
+{
+	static uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
+	uint8_t sig[4];
+	return onfi_read_id(0x20, sig, sizeof sig) == sizeof sig && !memcmp(sig, "ONFI", 4) && !onfi_read_param(param)
+	       && valid_copy(param) >= 0;
+}
+
+/* per mode, the trims that move the capture edge (the PHY clamps it): from the build's timing (soc.h) */
+static const int8_t trim_first[6] = {ONFI_TRIM_FIRST_M0, ONFI_TRIM_FIRST_M1, ONFI_TRIM_FIRST_M2,
+                                     ONFI_TRIM_FIRST_M3, ONFI_TRIM_FIRST_M4, ONFI_TRIM_FIRST_M5};
+static const int8_t trim_last[6] = {ONFI_TRIM_LAST_M0, ONFI_TRIM_LAST_M1, ONFI_TRIM_LAST_M2,
+                                    ONFI_TRIM_LAST_M3, ONFI_TRIM_LAST_M4, ONFI_TRIM_LAST_M5};
+
+int onfi_calibrate(struct chip *c)
+{
+	uint16_t passing = 0;
+	for (int trim = trim_first[c->mode]; trim <= trim_last[c->mode]; trim++) {
+		set_trim(trim);
+		if (reads_correctly())
+			passing |= (uint16_t)(1u << (trim - CAPTURE_TRIM_MIN));
+	}
+	int centre = capture_trim_centre(passing);
+	if (centre > CAPTURE_TRIM_MAX) {
+		set_trim(c->rd_trim);
+		return -1;
+	}
+	set_trim(centre);
+	c->rd_trim = (int8_t)centre;
+	c->trim_pass = passing;
+	return 0;
+}
+
 int onfi_identify(struct chip *c)
 {
 	memset(c, 0, sizeof *c);
 	onfi_wp_n_write(1);
 	onfi_timeout_write(CONFIG_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
-	onfi_read_id(0x00, c->id, sizeof c->id);
-	if (onfi_read_param(c->param))
-		return -1;
 	c->valid_copy = -1;
-	for (int k = 0; k < ONFI_PARAM_PAGE_COPIES && c->valid_copy < 0; k++) {  /* first copy whose signature and CRC hold */
-		const uint8_t *p = c->param + ONFI_PARAM_PAGE_BYTES * k;
-		if (!memcmp(p + ONFI_PP_SIGNATURE, "ONFI", 4) && onfi_crc16(p, ONFI_PP_CRC) == (p[ONFI_PP_CRC] | p[ONFI_PP_CRC + 1] << 8))
-			c->valid_copy = k;
-	}
-	if (c->valid_copy < 0)
+	c->capture = CAPTURE_NO_WINDOW;
+	if (onfi_calibrate(c))
+		return -1;
+	c->capture = CAPTURE_CALIBRATED;
+	onfi_read_id(0x00, c->id, sizeof c->id);
+	if (onfi_read_param(c->param) || (c->valid_copy = valid_copy(c->param)) < 0)
 		return -1;
 	const uint8_t *p = c->param + ONFI_PARAM_PAGE_BYTES * c->valid_copy;
 	memcpy(c->manufacturer, p + ONFI_PP_MANUFACTURER, sizeof c->manufacturer);

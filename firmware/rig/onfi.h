@@ -3,6 +3,7 @@
 #define NANDRIG_ONFI_H
 #include <stdint.h>
 #include "onfi_facts.h"
+#include "capture.h"
 
 struct chip {
 	uint8_t id[5];
@@ -10,6 +11,9 @@ struct chip {
 	uint32_t page_bytes, pages_per_block, blocks;
 	uint16_t spare_bytes, timing_modes;
 	uint8_t bits_per_cell, ecc_bits, page_bits, mode;
+	uint8_t capture;  /* CAPTURE_CALIBRATED, or CAPTURE_NO_WINDOW */
+	int8_t rd_trim;  /* the read-capture trim in use */
+	uint16_t trim_pass;  /* trims that read the chip in the current mode (bit i: CAPTURE_TRIM_MIN + i) */
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
 	uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
 };
@@ -23,7 +27,12 @@ struct op_result {
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
 
 uint16_t onfi_crc16(const uint8_t *p, int n);
-int onfi_identify(struct chip *c);  /* 0, or -1 when no parameter-page copy is valid */
+/* 0, or -1 when no capture trim reads the chip in mode 0 or no parameter-page copy is valid */
+int onfi_identify(struct chip *c);
+/* sweeps the read-capture trim in the current mode and settles on the centre of the passing window:
+ * 0, or -1 (trim unchanged) when no trim reads READ ID "ONFI" and a valid parameter-page copy */
+int onfi_calibrate(struct chip *c);
+
 struct op_result onfi_reset(void);
 int onfi_read_id(uint8_t addr, uint8_t *out, int n);
 int onfi_read_param(uint8_t *out);  /* every copy of the parameter page */

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 1
+#define PROTOCOL_VERSION_MINOR 2
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -28,6 +28,8 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define FLARES_PE_MAX 131071
 #define PROFILE_SLOTS 1024
 #define RIG_CODEWORD_BYTES 1024
+#define CAPTURE_TRIM_MIN (-8)
+#define CAPTURE_TRIM_MAX 7
 #define ECC_PROFILE_OFFSET 2
 #define ECC_PROFILE_BYTES 12
 #define ECC_PARITY_OFFSET 14
@@ -80,6 +82,12 @@ enum {
 enum {
 	JOB_IDLE = 0x00,
 	JOB_BUSY = 0x01,
+};
+
+/* INFO's capture */
+enum {
+	CAPTURE_CALIBRATED = 0x00,
+	CAPTURE_NO_WINDOW = 0x01,
 };
 
 /* EraseFlag bits; others get E_BAD_PARAMETER */
@@ -305,7 +313,7 @@ enum {
 #define SET_HELLO_REPLY_N(p, v) put_le((p) + 9, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
-#define INFO_REPLY_BYTES 63u
+#define INFO_REPLY_BYTES 67u
 #define INFO_REPLY_READ_ID_OFFSET 0u
 #define INFO_REPLY_READ_ID_SIZE 5u
 #define INFO_REPLY_MANUFACTURER_OFFSET 5u
@@ -334,6 +342,12 @@ enum {
 #define SET_INFO_REPLY_T_MAX(p, v) put_le((p) + 58, (uint64_t)(v), 1)
 #define INFO_REPLY_CAPABILITIES(p) ((uint32_t)get_le((p) + 59, 4))
 #define SET_INFO_REPLY_CAPABILITIES(p, v) put_le((p) + 59, (uint64_t)(v), 4)
+#define INFO_REPLY_CAPTURE(p) ((uint8_t)get_le((p) + 63, 1))
+#define SET_INFO_REPLY_CAPTURE(p, v) put_le((p) + 63, (uint64_t)(v), 1)
+#define INFO_REPLY_RD_TRIM(p) ((int8_t)get_le((p) + 64, 1))
+#define SET_INFO_REPLY_RD_TRIM(p, v) put_le((p) + 64, (uint64_t)(v), 1)
+#define INFO_REPLY_TRIM_PASS(p) ((uint16_t)get_le((p) + 65, 2))
+#define SET_INFO_REPLY_TRIM_PASS(p, v) put_le((p) + 65, (uint64_t)(v), 2)
 
 /* READ_ID_HEAD: then n ID bytes */
 #define READ_ID_HEAD_BYTES 1u

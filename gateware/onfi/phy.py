@@ -24,7 +24,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, mode_cycles
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, capture_depth, mode_cycles
 
 SYNC_STAGES = 2
 
@@ -148,7 +148,7 @@ class OnfiPhy(wiring.Component):
 
         # read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the
         # next RE# fall (board delays), so more than one capture can be pending
-        depth = max(c.sample for c in self.rom.modes) + 8
+        depth = capture_depth(self.clk_hz)
         pipe = Signal(depth)
         pipe_next = Signal(depth)
         mod.d.comb += pipe_next.eq(pipe >> 1)

@@ -156,6 +156,54 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
                       c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3), round(hold, 3))
 
 
+def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD) -> int:
+    """The latest capture edge the PHY can take, in cycles after RE# falls (a trimmed sample point is clamped
+    to 1..depth)."""
+    return max(mode_cycles(m, clk_hz, board).sample for m in MODES) + 8
+
+
+def data_window_ps(mode: int, clk_hz: float, delay_ns: float, board: Board = DEFAULT_BOARD) -> tuple[int, int]:
+    """When a byte is on the FPGA's input for every byte of a burst, in ps after its RE# fall, on wiring with
+    round-trip delay ``delay_ns`` (no margins: what the chip guarantees). From tREA; until tRHOH after RE#
+    rises: the last byte of a burst has no next RE# fall, so EDO's tRLOH extension does not cover it."""
+    t, c = MODES[mode], mode_cycles(mode, clk_hz, board)
+    delay, period = round(delay_ns * 1000), round(1e12 / clk_hz)
+    return round(t.tREA * 1000) + delay, c.rp * period + round(t.tRHOH * 1000) + delay
+
+
+def trim_range(mode: int, clk_hz: float, trim_min: int, trim_max: int, board: Board = DEFAULT_BOARD) -> range:
+    """The trims within [trim_min, trim_max] that move the capture edge in ``mode``: the PHY clamps the
+    trimmed edge to 1..:func:`capture_depth` cycles, and a sweep skips trims that land on a clamped edge."""
+    sample = mode_cycles(mode, clk_hz, board).sample
+    return range(max(trim_min, 1 - sample), min(trim_max, capture_depth(clk_hz, board) - sample) + 1)
+
+
+def trim_passes(mode: int, clk_hz: float, trim: int, delay_ns: float, board: Board = DEFAULT_BOARD) -> bool:
+    """Whether reads with capture trim ``trim`` (within :func:`trim_range`) return the chip's bytes on wiring
+    with round-trip delay ``delay_ns``: the trimmed edge lies inside :func:`data_window_ps`."""
+    sample = mode_cycles(mode, clk_hz, board).sample + trim
+    first, last = data_window_ps(mode, clk_hz, delay_ns, board)
+    return first <= sample * round(1e12 / clk_hz) <= last
+
+
+def trim_centre(passing: int, trim_min: int) -> int | None:
+    """The trim a rig settles on: the centre (the earlier of two) of the longest run of passing trims in the
+    mask (bit i: trim ``trim_min + i``; the first run wins a tie), or None when none passes. The firmware's
+    ``onfi_calibrate`` does the same."""
+    best_lo, best_len, i = 0, 0, 0
+    while passing >> i:
+        if not passing >> i & 1:
+            i += 1
+            continue
+        j = i
+        while passing >> j & 1:
+            j += 1
+        if j - i > best_len:
+            best_lo, best_len = i, j - i
+        i = j
+    return trim_min + best_lo + (best_len - 1) // 2 if best_len else None
+
+
 def limit_ns(mode: int) -> tuple[float, float]:
     """(tWC, tRC): the fastest write and read cycle the mode allows."""
     return MODES[mode].tWC, MODES[mode].tRC

@@ -15,7 +15,9 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
+from nandrig.gateware.onfi.timing import trim_range
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
 NANDBUF_BASE = 0x9000_0000
@@ -49,6 +51,11 @@ class RigSoC(SoCCore):
         for prefix, enum in (("ONFI_OP", OnfiOp), ("ONFI_SOURCE", OnfiSource)):
             for v in enum:
                 self.add_constant(f"{prefix}_{v.name}", int(v))
+        # the read-capture trims that move the capture edge in each mode: the firmware's start-up sweep
+        for mode in range(6):
+            trims = trim_range(mode, sys_clk_freq, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX)
+            self.add_constant(f"ONFI_TRIM_FIRST_M{mode}", trims.start)
+            self.add_constant(f"ONFI_TRIM_LAST_M{mode}", trims.stop - 1)
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))
         if vtime_pads is not None:
             self.vtime = VirtualTime(vtime_pads)

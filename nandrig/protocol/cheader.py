@@ -52,6 +52,7 @@ def render() -> str:
     out += _enum("RIG_KIND_", spec.RigKind, "HELLO's rig_kind") + [""]
     out += _enum("CAP_", spec.Cap, "capability bits") + [""]
     out += _enum("JOB_", spec.JobState, "STATUS's state") + [""]
+    out += _enum("CAPTURE_", spec.Capture, "INFO's capture") + [""]
     for flags in spec.FLAG_ENUMS:
         prefix = _snake(flags.__name__) + "_"
         out += _enum(prefix, flags, f"{flags.__name__} bits; others get E_BAD_PARAMETER")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 1)
+VERSION = (1, 2)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -43,6 +43,8 @@ class Limit:
     FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
     PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
     RIG_CODEWORD_BYTES = 1024  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
+    CAPTURE_TRIM_MIN = -8  # the read-capture trim a rig sweeps at start-up, in controller clock cycles
+    CAPTURE_TRIM_MAX = 7  # (INFO's trim_pass: bit i for trim CAPTURE_TRIM_MIN + i)
     ECC_PROFILE_OFFSET = 2  # spare bytes 0-1 keep the bad-block mark
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
     ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
@@ -114,6 +116,13 @@ class Cap(enum.IntFlag):
     BCH = 0x2  # BCH decoder in the loop
     RAW_READ = 0x4  # raw data reads
     FLARES = 0x8  # FLARES on the rig (INFO's t_max > 0)
+
+
+class Capture(enum.IntEnum):
+    """INFO's capture: how the start-up calibration of the read-capture point ended."""
+
+    CALIBRATED = 0  # a trim window read the chip's ID and parameter page; its centre is in use
+    NO_WINDOW = 1  # no trim read them in mode 0: wiring or board delay; the chip is left at mode 0, trim 0
 
 
 class JobState(enum.IntEnum):
@@ -194,7 +203,7 @@ INFO_REPLY = layout(
     "INFO_REPLY", ("read_id", "bytes5"), ("manufacturer", "bytes12"), ("model", "bytes20"), ("page_bytes", "u32"),
     ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
     ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
-    ("capabilities", "u32"))
+    ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"))
 # what each INFO field means (docs/protocol.md's INFO table)
 INFO_FIELDS = {
     "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
@@ -204,6 +213,9 @@ INFO_FIELDS = {
     "ecc_bits": "ECC bits required by the chip (parameter page byte 112)",
     "codeword_bytes": "rig codeword_bytes for READ's per-codeword counts",
     "t_max": "rig t_max (0 when the rig has no decoder)", "capabilities": "capabilities",
+    "capture": "start-up read-capture calibration: 0 calibrated, 1 no passing window (chip left at mode 0)",
+    "rd_trim": "read-capture trim in use, controller clock cycles (centre of the passing window)",
+    "trim_pass": "trims that read the chip correctly in the current mode (bit i: trim CAPTURE_TRIM_MIN + i)",
 }
 READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))

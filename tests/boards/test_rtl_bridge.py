@@ -7,7 +7,7 @@ from nandrig.boards.sim.rtl.bridge import ADDR, ADVANCE, CMD, DIN, REPLY, ChipBr
 
 def call(br, kind, payload, now, wp_n=1):
     rep = br.handle(kind, wp_n, now, bytes(payload))
-    busy, status, has_out, n = REPLY.unpack_from(rep)
+    busy, status, has_out, _mode, n = REPLY.unpack_from(rep)
     return busy, status, rep[REPLY.size:REPLY.size + n] if has_out else None
 
 
@@ -69,3 +69,13 @@ def test_write_protect_fails_the_erase():
     _, status, _ = call(br, CMD, [0xD0], 0, wp_n=0)
     assert status & 0x01
     assert chip.pe_count(1) == 0
+
+
+def test_replies_carry_the_chip_timing_mode_that_shapes_the_data_valid_windows():
+    chip = VirtualChip("mlc-small", 3)
+    br = ChipBridge(chip)
+    call(br, CMD, [0xEF], 1000)
+    call(br, ADDR, [0x01], 1100)
+    call(br, DIN, [3, 0, 0, 0], 1200)
+    rep = br.handle(CMD, 1, 5000, bytes([0x70]))  # the data goes to the chip before the next command
+    assert REPLY.unpack_from(rep)[3] == 3

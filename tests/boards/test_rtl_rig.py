@@ -56,3 +56,39 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor():
     assert run["chip_busy_ns"] > 0 and 1.0 < j["overhead_ratio"] < 2.0  # the floor is a floor
     assert j["overhead_ratio_without_host"] < j["overhead_ratio"]
     assert 0 < j["firmware"]["code_bytes"] < 64 * 1024
+
+
+# round-trip board delays (ns) the RTL rig is wired with, at both clocks: inside the design range (0-8 ns), where
+# trim 0 already reads, and beyond it, where only the start-up calibration finds the capture point
+CAPTURE_DELAYS = {None: (0, 8, 20, 40, 75), "ulx3s": (0, 8, 40, 120, 150)}
+NO_WINDOW_DELAY = {None: 90, "ulx3s": 200}
+
+
+@pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
+def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allows(board):
+    """The nandbridge drives DQ only inside the chip's data-valid window, moved by the board's delay; the
+    firmware's sweep finds the same passing trims the virtual rig computes from the timing model, settles on
+    their centre, runs the fastest mode, and reads a programmed page without an error."""
+    from nandrig.boards.sim.rig import VirtualRig
+    from nandrig.boards.sim.wiring import Wiring
+    from nandrig.host.transport import InProcessTransport
+    from nandrig.protocol import Capture
+
+    for delay in CAPTURE_DELAYS[board]:
+        wiring = Wiring(delay_ns=delay)
+        sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=wiring)
+        with sim, Rig.open(sim.url, timeout=60) as r:
+            got = r.info()
+            r.erase(3)
+            r.program(3, 0, seed=5)
+            errors = sum(c.errors for c in r.read(3, 0, seed=5).codewords)
+        want = Rig(InProcessTransport(VirtualRig(VirtualChip(PROFILE, SEED), clk_hz=sim.clk_hz, wiring=wiring))).info()
+        assert got.capture == Capture.CALIBRATED and got.timing_mode == 5, delay
+        assert (got.rd_trim, got.passing_trims) == (want.rd_trim, want.passing_trims), delay
+        assert errors == 0, delay
+        if delay > 8 * (1 if board is None else 2) + 8:
+            assert 0 not in got.passing_trims, delay  # trim 0 would read garbage: the sweep is what reads the chip
+    sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[board]))
+    with sim, Rig.open(sim.url, timeout=60) as r:
+        got = r.info()
+    assert (got.capture, got.timing_mode, got.trim_pass, got.blocks) == (Capture.NO_WINDOW, 0, 0, 0)

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "firmware" / "rig"
 def fw(tmp_path_factory):
     lib = tmp_path_factory.mktemp("rigfw") / "librig.so"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(lib),
-                    str(SRC / "frame.c"), str(SRC / "pattern.c")], check=True)
+                    str(SRC / "frame.c"), str(SRC / "pattern.c"), str(SRC / "capture.c")], check=True)
     so = ctypes.CDLL(str(lib))
     so.crc32_update.restype = ctypes.c_uint32
     so.crc32_update.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
@@ -31,6 +31,7 @@ def fw(tmp_path_factory):
     so.prbs31_init.argtypes = [ctypes.c_uint32]
     so.prbs31_next.restype = ctypes.c_uint8
     so.prbs31_next.argtypes = [ctypes.POINTER(ctypes.c_uint32)]
+    so.capture_trim_centre.argtypes = [ctypes.c_uint16]
     return so
 
 
@@ -96,3 +97,15 @@ def test_software_prbs_matches_the_pattern(fw, seed):
     state = ctypes.c_uint32(fw.prbs31_init(seed))
     got = bytes(fw.prbs31_next(ctypes.byref(state)) for _ in range(4320))
     assert got == prbs31_bytes(seed, 4320)
+
+
+def test_capture_trim_centre_matches_the_host_for_every_mask(fw):
+    """The trim the firmware settles on after its start-up sweep is the one the virtual rig computes."""
+    from nandrig.gateware.onfi.timing import trim_centre
+
+    lo, hi = P.Limit.CAPTURE_TRIM_MIN, P.Limit.CAPTURE_TRIM_MAX
+    for mask in range(1 << (hi - lo + 1)):
+        want = trim_centre(mask, lo)
+        assert fw.capture_trim_centre(mask) == (hi + 1 if want is None else want), hex(mask)
+    assert trim_centre(0b0111_0000_1100_0000, lo) == 5  # the longest run, not the first
+    assert trim_centre(0b0000_0001_1000_0000, lo) == -1  # the earlier of two

@@ -14,11 +14,11 @@ import struct
 import threading
 from dataclasses import dataclass
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 
 HEADER = struct.Struct("<BBQI")
-REPLY = struct.Struct("<IBBI")
+REPLY = struct.Struct("<IBBBI")
 CMD, ADDR, DIN, ADVANCE = 1, 2, 3, 4
 NS_PER_HOUR = 3.6e12
 
@@ -70,7 +70,8 @@ class ChipBridge:
         # after a command or address the output (if any) starts afresh: send it; 70h reads status, not output
         fresh = kind in (CMD, ADDR) and m.out is not None and not m.out_status
         out = bytes(m.out[m.ptr:]) if fresh else b""
-        return REPLY.pack(busy, self.chip.status, int(fresh), len(out)) + out
+        mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F  # shapes the data-valid windows
+        return REPLY.pack(busy, self.chip.status, int(fresh), mode, len(out)) + out
 
 
 def _recv(sock: socket.socket, n: int) -> bytes:

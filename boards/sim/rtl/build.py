@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
 
@@ -70,13 +71,23 @@ def build_dir(board: str | None, bch: bool) -> Path:
     return REPO / "build" / ("rtl-rig" + (f"-{board}" if board else "") + ("-bch" if bch else ""))
 
 
-def sim_config(uart_port: int = 0, chip_port: int = 0, sys_clk_hz: int = SYS_CLK_HZ):
+def bridge_args(chip_port: int, wiring: Wiring) -> dict:
+    """The nandbridge module's arguments: the chip server's port, what shapes DQ's data-valid windows, and the
+    wiring's faults."""
+    from nandrig.gateware.onfi.timing import EDO_BELOW_NS, MODES
+
+    ps = lambda ns: round(ns * 1000)  # noqa: E731
+    return {"port": chip_port, "timing_ps": [[ps(t.tREA), ps(t.tRHOH), ps(t.tRLOH)] for t in MODES.values()],
+            "delay_ps": ps(wiring.delay_ns), "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args()}
+
+
+def sim_config(uart_port: int = 0, chip_port: int = 0, sys_clk_hz: int = SYS_CLK_HZ, wiring: Wiring = Wiring()):
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
     cfg.add_clocker("sys_clk", freq_hz=sys_clk_hz)
     cfg.add_module("serial2tcp", "serial", args={"port": uart_port})
-    cfg.add_module("nandbridge", "nand", args={"port": chip_port})
+    cfg.add_module("nandbridge", "nand", args=bridge_args(chip_port, wiring))
     return cfg
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
+from nandrig.boards.sim.wiring import Wiring
 from nandrig.boards.sim.rtl.build import RTL_BCH, board_clock_hz, build, build_dir, sim_config
 from nandrig.errors import NandrigError
 
@@ -39,9 +40,11 @@ class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
-                 rebuild: bool = False, board: str | None = None) -> None:
+                 rebuild: bool = False, board: str | None = None, wiring: Wiring = Wiring()) -> None:
         """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate;
-        ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock."""
+        ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock;
+        ``wiring``: the adapter's round-trip delay (the chip's data-valid windows arrive that late) and DQ faults."""
+        self.wiring = wiring
         self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
         self.out, self.bch = build_dir(board, bch), RTL_BCH if bch else None
         self.clk_hz = board_clock_hz(board)
@@ -62,7 +65,7 @@ class RtlRig:
         gw = binary.parents[1]
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
-        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clk_hz).get_json())
+        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clk_hz, self.wiring).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)

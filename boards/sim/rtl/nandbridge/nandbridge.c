@@ -8,6 +8,14 @@
  * page costs a handful of socket round trips instead of one per byte. R/B# is held low for the
  * busy time the chip reports, in simulated time, and every message carries the simulated time so
  * the chip's clock follows it.
+ *
+ * DQ carries a byte only inside its data-valid window (ONFI SDR, as the chip guarantees it): from
+ * tREA after its RE# fall until tRHOH after RE# rises, or tRLOH after the next RE# fall in EDO
+ * operation if later, each moved by the board's round-trip delay; outside it DQ shows the complement
+ * of the byte being read, so a capture outside the window reads wrong. The timings per mode come in
+ * the module's arguments (from nandrig.gateware.onfi.timing), the current mode in the chip's replies.
+ * Faulty DQ lines (stuck at 0 or 1, pairs shorted together) change every byte crossing DQ in either
+ * direction, commands and addresses too (nandrig.boards.sim.wiring).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +33,14 @@
 enum { MSG_CMD = 1, MSG_ADDR = 2, MSG_DIN = 3, MSG_ADVANCE = 4 };
 #define OUT_MAX 65536
 #define DIN_MAX 65536
+#define MODES 6
+#define SHORTS_MAX 8
+#define IN_FLIGHT 8  /* bytes whose windows are tracked: a long board delay keeps several on the way back */
+
+struct byte_window {  /* one output byte and when DQ carries it, in ps */
+	uint8_t value;
+	uint64_t fall_ps, from_ps, until_ps;
+};
 
 struct session_s {
 	char *sys_clk;
@@ -40,9 +56,15 @@ struct session_s {
 	uint8_t din[DIN_MAX];
 	uint32_t din_len;
 	int status_mode;
-	uint8_t status;
-	uint8_t cur;
+	uint8_t status, mode;
 	uint64_t busy_end_ns;
+	struct byte_window win[IN_FLIGHT];  /* the bytes of the last RE# falls, win[last] the newest */
+	int last;
+	uint64_t t_rea_ps[MODES], t_rhoh_ps[MODES], t_rloh_ps[MODES], edo_below_ps, delay_ps;
+	uint64_t last_edge_ps, period_ps;
+	uint8_t stuck0, stuck1;
+	int n_shorts;
+	uint8_t shorts[SHORTS_MAX][2];
 };
 
 static struct event_base *base;
@@ -77,10 +99,11 @@ static void put_u32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] =
 static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 static uint32_t get_u32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
-/* request: u8 kind, u8 wp_n, u64 now_ns, u32 len, payload; reply: u32 busy_ns, u8 status, u8 has_out, u32 n, n bytes */
+/* request: u8 kind, u8 wp_n, u64 now_ns, u32 len, payload;
+ * reply: u32 busy_ns, u8 status, u8 has_out, u8 timing mode, u32 n, n bytes */
 static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8_t *payload, uint32_t len)
 {
-	uint8_t hdr[14], rep[10];
+	uint8_t hdr[14], rep[11];
 	hdr[0] = (uint8_t)kind;
 	hdr[1] = (uint8_t)*s->wp_n;
 	put_u64(hdr + 2, now_ns);
@@ -89,8 +112,9 @@ static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8
 		eprintf("[nandbridge] lost the chip server\n");
 		exit(1);
 	}
-	uint32_t busy = get_u32(rep), n = get_u32(rep + 6);
+	uint32_t busy = get_u32(rep), n = get_u32(rep + 7);
 	s->status = rep[4];
+	s->mode = rep[6] < MODES ? rep[6] : 0;
 	if (rep[5]) {
 		if (n > OUT_MAX) {
 			eprintf("[nandbridge] output of %u bytes is too long\n", n);
@@ -124,14 +148,35 @@ static int nandbridge_start(void *b)
 static int nandbridge_new(void **sess, char *args)
 {
 	struct session_s *s = calloc(1, sizeof *s);
-	json_object *js = json_tokener_parse(args), *jp = NULL;
+	json_object *js = json_tokener_parse(args), *jp = NULL, *jt = NULL, *jd = NULL, *je = NULL;
 	struct sockaddr_in sin;
 	int port, one = 1;
-	if (!s || !js || !json_object_object_get_ex(js, "port", &jp)) {
-		eprintf("[nandbridge] needs {\"port\": N}\n");
+	if (!s || !js || !json_object_object_get_ex(js, "port", &jp) || !json_object_object_get_ex(js, "timing_ps", &jt)
+	    || json_object_array_length(jt) != MODES || !json_object_object_get_ex(js, "delay_ps", &jd)
+	    || !json_object_object_get_ex(js, "edo_below_ps", &je)) {
+		eprintf("[nandbridge] needs {\"port\": N, \"timing_ps\": [[tREA, tRHOH, tRLOH] x 6], \"delay_ps\": D, "
+		        "\"edo_below_ps\": E}\n");
 		return RC_ERROR;
 	}
 	port = json_object_get_int(jp);
+	for (int m = 0; m < MODES; m++) {
+		json_object *row = json_object_array_get_idx(jt, m);
+		s->t_rea_ps[m] = (uint64_t)json_object_get_int64(json_object_array_get_idx(row, 0));
+		s->t_rhoh_ps[m] = (uint64_t)json_object_get_int64(json_object_array_get_idx(row, 1));
+		s->t_rloh_ps[m] = (uint64_t)json_object_get_int64(json_object_array_get_idx(row, 2));
+	}
+	s->delay_ps = (uint64_t)json_object_get_int64(jd);
+	json_object *jf = NULL;
+	if (json_object_object_get_ex(js, "stuck0", &jf))
+		s->stuck0 = (uint8_t)json_object_get_int(jf);
+	if (json_object_object_get_ex(js, "stuck1", &jf))
+		s->stuck1 = (uint8_t)json_object_get_int(jf);
+	if (json_object_object_get_ex(js, "shorts", &jf))
+		for (size_t k = 0; k < json_object_array_length(jf) && s->n_shorts < SHORTS_MAX; k++, s->n_shorts++)
+			for (int e = 0; e < 2; e++)
+				s->shorts[s->n_shorts][e] =
+				    (uint8_t)json_object_get_int(json_object_array_get_idx(json_object_array_get_idx(jf, k), e));
+	s->edo_below_ps = (uint64_t)json_object_get_int64(je);
 	s->fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
@@ -143,7 +188,6 @@ static int nandbridge_new(void **sess, char *args)
 	}
 	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	s->prev_we = s->prev_re = 1;
-	s->cur = 0xFF;
 	*sess = s;
 	return RC_OK;
 }
@@ -168,16 +212,58 @@ static int nandbridge_add_pads(void *sess, struct pad_list_s *plist)
 	return RC_OK;
 }
 
+/* a byte as it arrives across the faulty lines: shorted pairs read their wired-AND, then stuck lines */
+static uint8_t wire(const struct session_s *s, uint8_t v)
+{
+	for (int k = 0; k < s->n_shorts; k++) {
+		int a = s->shorts[k][0], b = s->shorts[k][1], both = v >> a & v >> b & 1;
+		v = (uint8_t)((v & ~(1 << a | 1 << b)) | both << a | both << b);
+	}
+	return (uint8_t)((v & ~s->stuck0) | s->stuck1);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static int in_window(const struct byte_window *b, uint64_t t) { return b->from_ps <= t && t <= b->until_ps; }
+
+/* This module ticks after the simulator evaluated the edge: RE# as seen here changed at this edge, and DQ
+ * set here is what the input register samples at the next edge. */
+static void re_fell(struct session_s *s, uint64_t now_ps, uint8_t value)
+{
+	struct byte_window *prev = &s->win[s->last];
+	if (now_ps - prev->fall_ps < s->edo_below_ps)  /* EDO: the previous byte stays until tRLOH after this fall */
+		prev->until_ps = max_u64(prev->until_ps, now_ps + s->t_rloh_ps[s->mode] + s->delay_ps);
+	s->last = (s->last + 1) % IN_FLIGHT;
+	struct byte_window *b = &s->win[s->last];
+	b->value = value;
+	b->fall_ps = now_ps;
+	b->from_ps = now_ps + s->t_rea_ps[s->mode] + s->delay_ps;
+	b->until_ps = UINT64_MAX;
+}
+
+static uint8_t dq_at(const struct session_s *s, uint64_t t)
+{
+	for (int k = 0; k < IN_FLIGHT; k++) {
+		const struct byte_window *b = &s->win[(s->last + IN_FLIGHT - k) % IN_FLIGHT];
+		if (in_window(b, t))
+			return b->value;
+	}
+	return (uint8_t)~s->win[s->last].value;
+}
+
 static int nandbridge_tick(void *sess, uint64_t time_ps)
 {
 	struct session_s *s = sess;
 	uint64_t now = time_ps / 1000;
 	if (!clk_pos_edge(&s->edge, *s->sys_clk))
 		return RC_OK;
+	if (s->last_edge_ps)
+		s->period_ps = time_ps - s->last_edge_ps;
+	s->last_edge_ps = time_ps;
 	int we = *s->we_n & 1, re = *s->re_n & 1;
 	if (!(*s->ce_n & 1)) {
 		if (we && !s->prev_we) {
-			uint8_t byte = (uint8_t)*s->dq_o;
+			uint8_t byte = wire(s, (uint8_t)*s->dq_o);
 			if (*s->cle & 1) {
 				flush_din(s, now);
 				s->status_mode = byte == 0x70;
@@ -191,11 +277,13 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 		}
 		if (!re && s->prev_re) {
 			if (s->status_mode)
-				s->cur = now < s->busy_end_ns ? s->status & ~0x60 : s->status;
+				re_fell(s, time_ps, now < s->busy_end_ns ? s->status & ~0x60 : s->status);
 			else
-				s->cur = s->out_ptr < s->out_len ? s->out[s->out_ptr++] : 0x00;
+				re_fell(s, time_ps, s->out_ptr < s->out_len ? s->out[s->out_ptr++] : 0x00);
 		}
 	}
+	if (re && !s->prev_re && s->win[s->last].until_ps == UINT64_MAX)
+		s->win[s->last].until_ps = time_ps + s->t_rhoh_ps[s->mode] + s->delay_ps;
 	if (s->adv_go && (*s->adv_go & 1)) {
 		uint8_t p[10];
 		flush_din(s, now);
@@ -206,7 +294,7 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	}
 	s->prev_we = we;
 	s->prev_re = re;
-	*s->dq_i = (char)s->cur;
+	*s->dq_i = (char)wire(s, dq_at(s, time_ps + s->period_ps));
 	*s->rb_n = now < s->busy_end_ns ? 0 : 1;
 	return RC_OK;
 }
