@@ -40,13 +40,15 @@ def sim_state_path(db: Path, profile: str, seed: int) -> Path:
     return folder / f"{profile}-seed{seed}.state"
 
 
-def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None) -> tuple[Rig, int]:
-    """Open the rig and find or register its chip. Simulated chips keep their state next to the database."""
+def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None,
+                  wiring: str | None = None) -> tuple[Rig, int]:
+    """Open the rig and find or register its chip. Simulated chips keep their state next to the database
+    (``wiring``: a simulated adapter's)."""
     if url == "sim":
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
         state = store.chip(chip_id)["sim_state"] if chip_id else str(sim_state_path(store.path, profile, seed))
-        rig = Rig.open("sim", chip=profile, seed=seed, state=state)
+        rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring)
         sim = (profile, seed, state)
     else:
         rig = Rig.open(url)

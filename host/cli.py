@@ -75,6 +75,53 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
                f"{' '.join(f'{t:+d}' for t in passing)})")
 
 
+@rig_grp.command("selftest")
+@rig_options
+@click.option("--block", type=click.IntRange(min=0), required=True,
+              help="Block to erase and program once with walking patterns: one P/E cycle of wear.")
+@click.option("--force", is_flag=True, help="Allow a factory bad block.")
+@click.option("--db", type=click.Path(dir_okay=False),
+              help="Record that P/E cycle against the chip in this database, and refuse a block a campaign holds.")
+@click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: read ID and model).")
+@click.option("--json", "as_json", is_flag=True)
+def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, as_json) -> None:
+    """Check a freshly wired adapter: capture window, ONFI identity, and each DQ line by a walking-pattern
+    program/read on one block (docs/ulx3s.md, bring-up)."""
+    from nandrig.host.campaigns import open_for_chip
+    from nandrig.host.selftest import selftest
+    from nandrig.host.store import Store
+
+    if wiring and url != "sim":
+        raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
+    if db is None:
+        with open_rig(url, profile, seed, state, wiring) as rig:
+            out = selftest(rig, block, force)
+    else:
+        store = Store(db)
+        try:
+            rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring)
+            with rig:
+                store.check_unreserved(chip_id, block)
+                out = selftest(rig, block, force)
+                if "erase_status" in out:
+                    store.add_loose_erase(chip_id, block, bool(out["erase_status"] & 1), f"rig selftest on block {block}")
+        finally:
+            store.close()
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+    else:
+        click.echo(f"capture:   {out['capture']}, mode {out['timing_mode']}, trim {out['rd_trim']:+d} "
+                   f"(passing: {' '.join(f'{t:+d}' for t in out['passing_trims']) or 'none'})")
+        click.echo(f"identity:  READ ID 20h {out['read_id_20h']}; {out['param_copies_good']} of 3 parameter-page copies good")
+        for v in out.get("lines", []):
+            seen = (f"{v['wrong_bits']} of {v['bits']} bits wrong" if v["wrong_bits"] >= 0
+                    else f"in {v['bits']} bytes the chip returned")
+            click.echo(f"DQ{v['line']}:       {v['verdict']} ({seen})")
+        click.echo(f"summary:   {out['summary']}")
+    if out["summary"] != "every DQ line reads what was written":
+        raise click.exceptions.Exit(1)
+
+
 @click.command("link")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
 def bench_link_cmd(as_json) -> None:

@@ -306,6 +306,21 @@ class Store:
         db.executemany("UPDATE blocks SET reserved_by=? WHERE chip_id=? AND block=?",
                        ((campaign_id, chip_id, b) for b in blocks))
 
+    def check_unreserved(self, chip_id: int, block: int) -> None:
+        """Refuse a block a running campaign holds, before a command outside campaigns wears it."""
+        row = self.db.execute("SELECT reserved_by FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()
+        if row is None:
+            raise NandrigError(f"block {block} does not exist on this chip")
+        if row[0] is not None:
+            raise NandrigError(f"block {block} is reserved by campaign {row[0]}; choose another")
+
+    def add_loose_erase(self, chip_id: int, block: int, failed: bool, detail: str) -> None:
+        """An erase outside any campaign (rig selftest): the block's P/E count and an event."""
+        with self.tx() as db:
+            db.execute("UPDATE blocks SET pe = pe + 1, failed = failed OR ? WHERE chip_id=? AND block=?",
+                       (failed, chip_id, block))
+            self._event(db, None, "erase", detail)
+
     # -- campaigns ---------------------------------------------------------------
     def create_campaign(self, chip_id: int, kind: str, params: dict, blocks: list[int], rig_url: str,
                         rig_identity: str, versions: dict, steps: int) -> int:

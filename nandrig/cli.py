@@ -49,7 +49,8 @@ _register()
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        cli.main(args=argv, prog_name="nandrig", standalone_mode=False)
+        # a command that ends with click's Exit(code) (a check that found faults) returns the code here
+        code = cli.main(args=argv, prog_name="nandrig", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("nandrig: aborted", err=True)
         return 130
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("nandrig: interrupted", err=True)
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def entry() -> None:

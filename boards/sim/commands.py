@@ -2,6 +2,7 @@
 limits, runs on the virtual chip, and packs its reply."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -100,12 +101,12 @@ class ChipCommands:
 
     def _cmd_read_id(self, req: Frame, io: RigIO) -> bytes:
         (addr,) = self._args(req, P.READ_ID_REQ)
-        ident = self.chip.read_id(addr)
+        ident = self.wiring.apply_bytes(self.chip.read_id(addr))
         return P.READ_ID_HEAD.pack(len(ident)) + ident
 
     def _cmd_read_param_page(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
-        return self.chip.read_parameter_page()
+        return self.wiring.apply_bytes(self.chip.read_parameter_page())
 
     def _cmd_scan_bad(self, req: Frame, io: RigIO) -> bytes:
         first, count = self._args(req, P.SCAN_BAD_REQ)
@@ -157,11 +158,11 @@ class ChipCommands:
         self._guard(block, flags & ProgramFlag.FORCE)
         if not flags & ProgramFlag.EXPLICIT:
             seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
-            if t == 0:
+            if t == 0 and not self.wiring.dq_faulty:
                 r = self.chip.program(block, page, seed=seed)
                 return self._chip_result(r.status, r.busy_ns)
             raw = prbs31_bytes(seed, g.raw_page_bytes)
-        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, t) if t else raw)
+        r = self.chip.program(block, page, self.wiring.apply_bytes(ecc.encode_page(raw, g.page_bytes, t) if t else raw))
         return self._chip_result(r.status, r.busy_ns)
 
     def _cmd_read(self, req: Frame, io: RigIO) -> bytes:
@@ -171,7 +172,10 @@ class ChipCommands:
         self._flags(flags, P.all_flags(ReadFlag))
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
-        return self._read_reply(self.chip.read(block, page), block, page, t, flags, seed)[0]
+        r = self.chip.read(block, page)
+        if self.wiring.dq_faulty:
+            r = dataclasses.replace(r, data=self.wiring.apply_bytes(r.data))
+        return self._read_reply(r, block, page, t, flags, seed)[0]
 
     def _read_reply(self, r, block: int, page: int, t: int, flags: int, seed: int) -> tuple[bytes, int, int]:
         """READ's reply for a page as read, decoded at t; with the bits corrected and the data codewords

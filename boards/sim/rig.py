@@ -27,7 +27,7 @@ from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.rig_base import Job, Reject, RigIO
 from nandrig.boards.sim.wiring import Wiring
-from nandrig.chip.onfi import Feature
+from nandrig.chip.onfi import Feature, decode_first_valid
 from nandrig.gateware.onfi.timing import trim_centre
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
@@ -70,13 +70,24 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self._calibrate(best)
 
     def _calibrate(self, mode: int) -> bool:
-        """The capture sweep in ``mode``: the centre of the passing window, or False (trim kept) for none."""
-        passing = self.wiring.trim_pass(mode, self.clk_hz)
+        """The capture sweep in ``mode``: the centre of the passing window, or False (trim kept) for none.
+        As the firmware, a trim passes when READ ID 20h reads "ONFI" and a parameter-page copy its CRC, which
+        faulty DQ lines prevent at every trim."""
+        passing = self.wiring.trim_pass(mode, self.clk_hz) if self._identity_reads() else 0
         centre = trim_centre(passing, Limit.CAPTURE_TRIM_MIN)
         if centre is None:
             return False
         self.rd_trim, self.trim_pass = centre, passing
         return True
+
+    def _identity_reads(self) -> bool:
+        if not self.wiring.dq_faulty:
+            return True
+        try:
+            decode_first_valid(self.wiring.apply_bytes(self.chip.read_parameter_page()))
+        except NandrigError:
+            return False
+        return self.wiring.apply_bytes(self.chip.read_id(0x20)) == b"ONFI"
 
     # -- persistence ------------------------------------------------------------
     @classmethod

@@ -1,9 +1,10 @@
 """The simulated adapter between controller and chip: its round-trip delay and faults on the DQ lines.
 
 Both simulated rigs take the same :class:`Wiring`: the virtual rig computes which read-capture trims pass
-from the chip's data-valid window (:func:`nandrig.gateware.onfi.timing.trim_passes`) and passes data bytes
-through the faults; the RTL rig's nandbridge shapes DQ's windows by the delay and applies the faults to
-every byte on DQ, commands and addresses included, as a real board does.
+from the chip's data-valid window (:func:`nandrig.gateware.onfi.timing.trim_passes`) and passes the
+identity, parameter-page and PROGRAM/READ page bytes through the faults (not the statistical path of CYCLE
+and MEASURE); the RTL rig's nandbridge shapes DQ's windows by the delay and applies the faults to every byte
+on DQ, commands and addresses included, as a real board does.
 """
 from __future__ import annotations
 

@@ -92,3 +92,22 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     with sim, Rig.open(sim.url, timeout=60) as r:
         got = r.info()
     assert (got.capture, got.timing_mode, got.trim_pass, got.blocks) == (Capture.NO_WINDOW, 0, 0, 0)
+
+
+@pytest.mark.parametrize("spec, summary", [
+    ("", "every DQ line reads what was written"),
+    ("dq2=0", "DQ2 stuck at 0"),  # READ ID's 90h survives DQ2 at 0: the signature names the line
+    ("dq5=1", "the bus reads DQ5 apart from the other lines: suspect"),  # 90h becomes B0h: the chip stays silent
+    ("dq7=0", "the chip drives nothing"),
+])
+def test_selftest_on_the_rtl_rig_where_faults_corrupt_commands_too(spec, summary):
+    """In the RTL rig a faulty DQ line changes every byte on the bus, commands included, as on a board: most
+    faults leave the chip silent, and the report says so rather than blaming lines it cannot see."""
+    from nandrig.boards.sim.wiring import Wiring
+    from nandrig.host.selftest import selftest
+
+    sim = RtlRig(VirtualChip(PROFILE, SEED), wiring=Wiring.parse(spec))
+    with sim, Rig.open(sim.url, timeout=60) as r:
+        out = selftest(r, 3)
+    assert summary in out["summary"]
+    assert ("erase_status" in out) == (spec == "")  # the block is touched only when the chip answers
