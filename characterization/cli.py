@@ -34,7 +34,7 @@ def _codeword_bits(codeword_bytes: int) -> int:
 @click.option("--residuals", "resid_path", type=click.Path(dir_okay=False), help="Write per-point relative errors as CSV.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write rber_vs_pe.png with data and fit.")
 def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> None:
-    """Fit the RBER model (FLARES eq. 5) to measurements."""
+    """Fit the RBER model (equation 5 of FLARES) to measurements."""
     from nandrig.characterization.fitting import fit
     from nandrig.characterization.measurements import read_csv
 
@@ -48,7 +48,7 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
         with open(resid_path, "w") as fh:
             fh.write("pe,retention_h,rber,rel_err\n")
             for i in range(len(data)):
-                fh.write(f"{data.pe[i]:g},{data.retention_h[i]:g},{data.rber[i]!r},{res.rel_err[i]!r}\n")
+                fh.write(f"{data.pe[i]:g},{data.retention_h[i]:g},{float(data.rber[i])!r},{float(res.rel_err[i])!r}\n")
     if plot_dir and not res.undetermined:
         from nandrig.characterization.plots import plot_rber_vs_pe
 
@@ -71,8 +71,8 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
 @click.option("--params", "params_name", required=True, help="Built-in parameter set name or a JSON file.")
 @click.option("--uber", "target", type=float, default=1e-11, show_default=True, help="Target UBER.")
 @click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True, help="Data bytes per BCH codeword.")
-@click.option("--t-min", type=int, default=1, show_default=True)
-@click.option("--t-max", type=int, default=100, show_default=True)
+@click.option("--t-min", type=int, default=1, show_default=True, help="Smallest correction capability t in the table.")
+@click.option("--t-max", type=int, default=100, show_default=True, help="Largest correction capability t in the table.")
 @click.option("--pe-max", type=int, default=10_000, show_default=True, help="Largest P/E count in max_ret_time.")
 @click.option("--pe-step", type=int, default=250, show_default=True, help="P/E grid step of max_ret_time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
@@ -80,12 +80,20 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
 def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_step, as_json, header) -> None:
     """FLARES corr_table and max_ret_time for a model, target UBER and codeword."""
     from nandrig.characterization.rber import load_params
-    from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header, tables_json
+    from nandrig.characterization.tables import (RBER_FRAC_BITS, CorrTable, RetentionGrid, c_header, tables_json,
+                                                 zero_in_fixed_point)
 
     params = load_params(params_name)
     table = CorrTable.build(target, _codeword_bits(codeword_bytes), t_min, t_max)
     grid = RetentionGrid.build(params, table, pe_max, pe_step)
     if header:
+        lost = zero_in_fixed_point(table)
+        if len(lost) == len(table.rber_max):
+            raise NandrigError(f"every RBER bound for UBER {target:g} is below 2^-{RBER_FRAC_BITS}, the C header's "
+                               "resolution: the header would be all zeros; raise the target UBER or --t-max")
+        if lost:
+            click.echo(f"nandrig: warning: t {lost[0]}..{lost[-1]} have RBER bounds below 2^-{RBER_FRAC_BITS} and "
+                       "round to 0 in the header: FLARES on the rig never picks them", err=True)
         Path(header).write_text(c_header(params, table, grid))
     if as_json:
         _echo_json(tables_json(params, table, grid))
@@ -111,9 +119,10 @@ def _params_opt(f):
 @_params_opt
 @click.option("--pe", type=NONNEG, required=True, help="P/E cycles.")
 @click.option("--retention-h", type=NONNEG, default=0.0, show_default=True, help="Retention, hours at 25 degC.")
-@click.option("--uber", "target", type=float, default=1e-11, show_default=True)
-@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True)
-@click.option("--t-max", type=int, default=100, show_default=True)
+@click.option("--uber", "target", type=float, default=1e-11, show_default=True, help="Target UBER.")
+@click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True,
+              help="Data bytes per BCH codeword.")
+@click.option("--t-max", type=int, default=100, show_default=True, help="Largest t to try.")
 def required_t_cmd(params_name, pe, retention_h, target, codeword_bytes, t_max) -> None:
     """Print the smallest t meeting the target UBER."""
     from nandrig.characterization.rber import load_params
@@ -129,8 +138,8 @@ def required_t_cmd(params_name, pe, retention_h, target, codeword_bytes, t_max) 
 
 @model_grp.command("rber")
 @_params_opt
-@click.option("--pe", type=NONNEG, required=True)
-@click.option("--retention-h", type=NONNEG, default=0.0, show_default=True)
+@click.option("--pe", type=NONNEG, required=True, help="P/E cycles.")
+@click.option("--retention-h", type=NONNEG, default=0.0, show_default=True, help="Retention, hours at 25 degC.")
 def rber_cmd(params_name, pe, retention_h) -> None:
     """Print the model RBER."""
     from nandrig.characterization.rber import load_params
@@ -170,7 +179,7 @@ def arrhenius_cmd(bake_hours, temp_c, ref_c, ea) -> None:
 @click.option("--codeword-bytes", type=int, default=PAPER_CODEWORD_BYTES, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True)
 def plot_cmd(params_name, csv_path, target, codeword_bytes, out_dir) -> None:
-    """Write rber_vs_pe.png and required_t.png (FLARES Fig. 3a/3b style)."""
+    """Write rber_vs_pe.png and required_t.png, in the style of figures 3a and 3b of FLARES."""
     from nandrig.characterization.measurements import read_csv
     from nandrig.characterization.plots import plot_required_t, plot_rber_vs_pe
     from nandrig.characterization.rber import load_params

@@ -47,6 +47,9 @@ class CorrTable:
             r = rber_max(t, target_uber, k_bits)
             # n grows by m bits per t, so in rare corners rber_max could dip; keep it monotone
             maxima.append(max(r, maxima[-1]) if maxima else r)
+        if maxima[-1] <= 0:  # every bound underflowed: a table of zeros would send every page to t_max unnoticed
+            raise NandrigError(f"no t up to {t_max} meets UBER {target_uber:g} on a {k_bits // 8}-byte codeword at any "
+                               "RBER a double can hold; raise --t-max or the target UBER")
         return cls(target_uber, k_bits, t_min, t_max, tuple(maxima))
 
     @property
@@ -122,6 +125,11 @@ def tables_json(params: RberParams, table: CorrTable, grid: RetentionGrid) -> di
             "layout": "hours[t_index][pe_index]; null = always met, -1 = never met",
         },
     }
+
+
+def zero_in_fixed_point(table: CorrTable) -> list[int]:
+    """The t whose RBER bound rounds to 0 in the C header's fixed point: FLARES on the rig never picks them."""
+    return [t for t, r in zip(table.t_values(), table.rber_max) if _rber_fixed(r) == 0]
 
 
 def _rber_fixed(r: float) -> int:

@@ -25,6 +25,10 @@ class SerialTransport:
     """pyserial's ``serial_for_url``: /dev/ttyUSB0, socket://host:port, loop://, rfc2217://..."""
 
     def __init__(self, url: str, baudrate: int = 1_000_000) -> None:
+        if url.startswith(("socket://", "rfc2217://")):
+            _host, _, port = url.split("://", 1)[1].partition("/")[0].rpartition(":")
+            if not _host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise NandrigError(f"rig URL {url} needs a host and a port: {url.split('://')[0]}://HOST:PORT")
         self.description = url
         self.url, self.baudrate = url, baudrate
         self._ser = None

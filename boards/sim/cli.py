@@ -10,7 +10,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 def bench_chip_cmd(as_json, profile) -> None:
-    """Calibration grid vs eq. 5, byte/statistical path rates, and a whole-life run."""
+    """Calibration grid against the model (equation 5), byte and statistical path rates, and a whole-life run."""
     from nandrig.boards.sim.bench import bench_chip
     from nandrig.boards.sim.profile import load_profile
 

@@ -28,7 +28,8 @@ class OnfiSource(enum.IntEnum):
 
 CONTROL = [
     ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
-              "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST)"),
+              "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
+              "the firmware)"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", 24, "Row address: page | block << page bits"),
     ("col", 16, "Column address (byte within the page)"),

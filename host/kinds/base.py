@@ -3,6 +3,7 @@ section. Each kind lives in a module of this package and is found through :data:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -70,9 +71,12 @@ _UNITS = {"h": 1.0, "d": 24.0, "w": 168.0, "mo": 720.0, "y": 8760.0}
 
 def parse_int_list(text: str, what: str) -> list[int]:
     try:
-        vals = [int(float(x)) for x in text.replace(" ", "").split(",") if x]
+        nums = [float(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
         raise click.BadParameter(f"{what} must be a comma-separated list of integers, got {text!r}") from None
+    if any(not math.isfinite(v) or v != int(v) for v in nums):  # 1e3 is an integer; 1.7 is not
+        raise click.BadParameter(f"{what} takes whole numbers, got {text!r}")
+    vals = [int(v) for v in nums]
     if not vals or any(v < 0 for v in vals):
         raise click.BadParameter(f"{what} needs one or more integers >= 0, got {text!r}")
     return vals

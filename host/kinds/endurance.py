@@ -67,8 +67,9 @@ KIND = CampaignKind(
     params=EnduranceParams, plan=plan, feeds_fit=True, report=page_profile, from_cli=from_cli,
     options=(
         click.option("--cycles", type=click.IntRange(min=1), default=10_000, show_default=True,
-                     help="P/E cycles to reach."),
+                     help="P/E cycles this campaign adds to each block (checkpoints count from its start)."),
         click.option("--checkpoints", "checkpoints_text",
                      help="P/E counts to measure at (default: 1, 10, 100, then every --step)."),
-        click.option("--step", type=click.IntRange(min=1), default=1000, show_default=True),
+        click.option("--step", type=click.IntRange(min=1), default=1000, show_default=True,
+                     help="P/E cycles between checkpoints after 1, 10 and 100."),
     ))

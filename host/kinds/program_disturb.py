@@ -52,7 +52,8 @@ KIND = CampaignKind(
     name="program-disturb", help="Program one page again without erase and measure the pages before it (its neighbours).",
     params=ProgramDisturbParams, plan=plan, report=report, from_cli=from_cli,
     options=(
-        click.option("--pe", type=click.IntRange(min=0), default=1000, show_default=True),
+        click.option("--pe", type=click.IntRange(min=0), default=1000, show_default=True,
+                     help="P/E cycles of wear before the page is programmed again."),
         click.option("--page", type=click.IntRange(min=1), default=9, show_default=True,
                      help="The page programmed again and again."),
         click.option("--repeats", default="1,2,5,10,20", show_default=True,

@@ -71,7 +71,8 @@ KIND = CampaignKind(
     name="vth", help="Sweep the read-retry offset and measure: the error curves give the Vth distributions.",
     params=VthParams, plan=plan, report=report, from_cli=from_cli,
     options=(*OVEN_OPTIONS,
-             click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True),
+             click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True,
+                          help="P/E cycles of wear before the sweep."),
              click.option("--retention", "retention", default="1y", show_default=True,
                           help="Retention before the sweep (0 for none)."),
              click.option("--offsets", default="-60:20:4", show_default=True, help="Read-retry offsets FIRST:LAST:STEP.")))

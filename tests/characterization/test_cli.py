@@ -105,6 +105,8 @@ def test_fit_bad_csv_gets_one_line_error(run_cli, tmp_path, content, words):
     (["model", "uber", "--rber", "0.9", "--t", "3"], ["rber"]),
     (["model", "arrhenius", "--bake-hours", "1", "--temp-c", "-400"], ["absolute zero"]),
     (["frobnicate"], ["no such command"]),
+    (["tables", "--params", "flares-taco2014", "--uber", "1e-300", "--t-max", "20", "--c-header", "/tmp/x.h"],
+     ["all zeros"]),
 ])
 def test_bad_options_get_one_line_error(run_cli, args, words):
     run_cli(*args).assert_one_line_error(*words)
@@ -123,3 +125,16 @@ def test_installed_command_exits_nonzero_without_traceback(tmp_path):
     p.write_text("")
     r = subprocess.run([sys.executable, "-m", "nandrig", "fit", "--csv", str(p)], capture_output=True, text=True)
     assert r.returncode != 0 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_header_warns_of_t_whose_bound_rounds_to_zero(run_cli, tmp_path):
+    r = run_cli("tables", "--params", "flares-taco2014", "--uber", "1e-300", "--c-header", tmp_path / "h.h")
+    assert r.code == 0 and "warning: t 1..25 have RBER bounds below 2^-48" in r.err
+
+
+def test_residuals_csv_holds_plain_numbers(run_cli, tmp_path, data_csv):
+    assert run_cli("fit", "--csv", data_csv, "--residuals", tmp_path / "r.csv").code == 0
+    lines = (tmp_path / "r.csv").read_text().splitlines()
+    assert lines[0] == "pe,retention_h,rber,rel_err" and len(lines) > 3
+    for ln in lines[1:]:
+        [float(v) for v in ln.split(",")]  # "np.float64(...)" would not parse

@@ -63,3 +63,16 @@ def test_bench_chip_json(run_cli):
     j = json.loads(res.out)
     assert j["calibration"]["within_factor_2"] and j["whole_life"]["wall_s"] > 0
     assert j["byte_path_page_reads_per_s"] > 10 and j["stat_path_page_measurements_per_s"] > 1000
+
+
+@pytest.mark.parametrize("url", ["socket://127.0.0.1", "socket://127.0.0.1:x", "socket://:4700",
+                                 "socket://127.0.0.1:70000"])
+def test_a_socket_url_without_a_usable_port_gets_one_line(run_cli, url):
+    r = run_cli("rig", "info", "--rig", url)
+    assert r.code == 1 and "needs a host and a port" in r.err and r.err.count("\n") == 1
+
+
+def test_checkpoints_must_be_whole_numbers(run_cli, tmp_path):
+    r = run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", tmp_path / "m.db",
+                "--blocks", "1-2", "--cycles", "10", "--checkpoints", "1.7")
+    assert r.code == 2 and "whole numbers" in r.err
