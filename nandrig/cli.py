@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     except NandrigError as e:
         click.echo(f"nandrig: error: {e}", err=True)
         return 1
+    except OSError as e:  # a file the user named: missing folder, no permission, a full disk
+        where = f" {e.filename}" if e.filename else ""
+        click.echo(f"nandrig: error: cannot use{where}: {e.strerror or e}", err=True)
+        return 1
     except KeyboardInterrupt:
         click.echo("nandrig: interrupted", err=True)
         return 130

@@ -107,6 +107,8 @@ def test_fit_bad_csv_gets_one_line_error(run_cli, tmp_path, content, words):
     (["frobnicate"], ["no such command"]),
     (["tables", "--params", "flares-taco2014", "--uber", "1e-300", "--t-max", "20", "--c-header", "/tmp/x.h"],
      ["all zeros"]),
+    (["tables", "--params", "flares-taco2014", "--c-header", "/nonexistent/dir/h.h"],
+     ["cannot use /nonexistent/dir/h.h", "no such file"]),
 ])
 def test_bad_options_get_one_line_error(run_cli, args, words):
     run_cli(*args).assert_one_line_error(*words)

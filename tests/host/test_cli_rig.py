@@ -76,3 +76,13 @@ def test_checkpoints_must_be_whole_numbers(run_cli, tmp_path):
     r = run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", tmp_path / "m.db",
                 "--blocks", "1-2", "--cycles", "10", "--checkpoints", "1.7")
     assert r.code == 2 and "whole numbers" in r.err
+
+
+def test_outputs_into_a_missing_folder_get_one_line(run_cli, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", db, "--blocks", "1-2",
+                   "--cycles", "10").code == 0
+    for args in (("export", "--db", db, "--campaign", 1, "--csv", "--out", tmp_path / "no" / "x.csv"),
+                 ("report", "--db", db, "--out", "/proc/no/report")):
+        r = run_cli(*args)
+        assert r.code == 1 and r.err.startswith("nandrig: error: cannot use ") and r.err.count("\n") == 1, args
