@@ -12,6 +12,7 @@ lost or counted twice, and no measurement is taken twice.
 """
 from __future__ import annotations
 
+import dataclasses
 import platform
 import sqlite3
 import sys
@@ -77,18 +78,44 @@ def versions(rig: Rig) -> dict:
             "protocol": ".".join(map(str, rig.hello_info.version))}
 
 
-def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindParams | dict, url: str) -> int:
-    """A new campaign of ``kind_name`` (its parameters as the kind's dataclass, or a mapping of its fields)."""
+def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindParams | dict, url: str,
+           skip_bad: bool = False, echo: Callable[[str], None] = lambda s: None) -> int:
+    """A new campaign of ``kind_name`` (its parameters as the kind's dataclass, or a mapping of its fields).
+    ``skip_bad``: leave the factory bad blocks among them out (saying so) instead of refusing them."""
     k = kind(kind_name)
     p = params if isinstance(params, k.params) else k.params.from_mapping(params)
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
-    steps = k.plan(p, g)
+    k.plan(p, g)  # the parameters are checked against the chip before its blocks are scanned
     todo = store.unscanned(chip_id, list(p.blocks))
     for run_ in contiguous(todo):  # read the factory marks before anything touches these blocks
         store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
+    bad = store.factory_bad(chip_id, list(p.blocks))
+    if bad and skip_bad:
+        good = tuple(b for b in p.blocks if b not in bad)
+        if not good:
+            raise NandrigError(f"every block of --blocks is a factory bad block ({_listing(bad)})")
+        echo(f"skipping factory bad block{'s' if len(bad) > 1 else ''} {_listing(bad)}: "
+             f"{len(good)} of {len(p.blocks)} blocks left")
+        p = dataclasses.replace(p, blocks=good)
+    steps = k.plan(p, g)
     return store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
                                  versions(rig), len(steps))
+
+
+def format_blocks(blocks: list[int]) -> str:
+    """Sorted blocks as --blocks writes them: ``16-27,29-31``."""
+    runs: list[list[int]] = []
+    for b in blocks:
+        if runs and b == runs[-1][1] + 1:
+            runs[-1][1] = b
+        else:
+            runs.append([b, b])
+    return ",".join(f"{a}-{z}" if z > a else f"{a}" for a, z in runs)
+
+
+def _listing(blocks: list[int], most: int = 8) -> str:
+    return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 
 def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
@@ -255,19 +282,19 @@ class Runner:
 
 
 def parse_blocks(text: str, blocks: int) -> list[int]:
-    """``A-B`` (inclusive) or ``A``, within the chip."""
-    try:
-        if "-" in text:
-            a, b = (int(x) for x in text.split("-", 1))
-        else:
-            a = b = int(text)
-    except ValueError:
-        raise NandrigError(f"--blocks must look like A-B, got {text!r}") from None
-    if a > b:
-        raise NandrigError(f"--blocks {text}: the first block is after the last")
-    if a < 0 or b >= blocks:
-        raise NandrigError(f"--blocks {text} is outside the chip's blocks 0..{blocks - 1}")
-    return list(range(a, b + 1))
+    """``A-B`` (inclusive), ``A``, or a comma-separated list of those (``0-27,29-40``), within the chip; sorted."""
+    out: set[int] = set()
+    for item in (x.strip() for x in text.split(",")):
+        try:
+            a, b = (int(x) for x in item.split("-", 1)) if "-" in item else (int(item), int(item))
+        except ValueError:
+            raise NandrigError(f"--blocks takes ranges A-B and blocks A, comma-separated; got {text!r}") from None
+        if a > b:
+            raise NandrigError(f"--blocks {item}: the first block is after the last")
+        if a < 0 or b >= blocks:
+            raise NandrigError(f"--blocks {item} is outside the chip's blocks 0..{blocks - 1}")
+        out.update(range(a, b + 1))
+    return sorted(out)
 
 
 __all__ = ["KINDS", "Runner", "plan", "parse_blocks", "Geometry"]

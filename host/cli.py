@@ -139,7 +139,9 @@ def _common(f):
         click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim)."),
         click.option("--chip-label", help="Name of this physical chip (real rigs; default: read ID and model)."),
-        click.option("--blocks", required=True, help="Block range A-B (inclusive) the campaign reserves."),
+        click.option("--blocks", required=True,
+                     help="Blocks the campaign reserves: ranges A-B (inclusive) and blocks, comma-separated; "
+                          "factory bad blocks among them are left out."),
         click.option("--pattern-seed", type=int, default=1, show_default=True, help="Seed of the PRBS data patterns."),
     ]
     for o in reversed(opts):
@@ -153,8 +155,7 @@ def run_grp() -> None:
 
 
 def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) -> None:
-    from nandrig.host.campaigns import parse_blocks
-    from nandrig.host.campaigns import create, open_for_chip, run
+    from nandrig.host.campaigns import create, format_blocks, open_for_chip, parse_blocks, run
     from nandrig.host.store import Store
 
     store = Store(db)
@@ -166,8 +167,11 @@ def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) 
                 params["oven"] = "virtual" if url == "sim" else "wall"
             if params["oven"] == "virtual" and not rig.hello_info.capabilities & Cap.VIRTUAL_TIME:
                 raise click.BadParameter("--oven virtual needs a simulated rig; use --oven wall or manual")
-            cid = create(store, rig, chip_id, kind, params, url)
-            click.echo(f"campaign {cid}: {kind} on blocks {blocks} ({store.campaign(cid).steps} steps) in {db}", err=True)
+            cid = create(store, rig, chip_id, kind, params, url, skip_bad=True,
+                         echo=lambda m: click.echo(m, err=True))
+            c = store.campaign(cid)
+            click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.params['blocks']))} ({c.steps} steps) "
+                       f"in {db}", err=True)
             c = run(store, rig, cid)
         click.echo(f"campaign {cid} {c.state}")
     finally:

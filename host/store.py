@@ -306,6 +306,11 @@ class Store:
         db.executemany("UPDATE blocks SET reserved_by=? WHERE chip_id=? AND block=?",
                        ((campaign_id, chip_id, b) for b in blocks))
 
+    def factory_bad(self, chip_id: int, blocks: list[int]) -> list[int]:
+        """The scanned blocks among ``blocks`` that carry a factory bad-block mark."""
+        marked = {b for (b,) in self.db.execute("SELECT block FROM blocks WHERE chip_id=? AND factory_bad", (chip_id,))}
+        return [b for b in blocks if b in marked]
+
     def check_unreserved(self, chip_id: int, block: int) -> None:
         """Refuse a block a running campaign holds, before a command outside campaigns wears it."""
         row = self.db.execute("SELECT reserved_by FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()

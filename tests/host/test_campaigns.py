@@ -3,6 +3,7 @@ import sqlite3
 
 import pytest
 
+from nandrig.errors import NandrigError
 from nandrig.host.report import write_report
 from nandrig.host.export import export_rows
 from nandrig.host.store import SCHEMA_VERSION, Store
@@ -79,7 +80,8 @@ def test_blocks_are_reserved_and_bad_blocks_never(run_cli, db):
     run(run_cli, db, "endurance", "--blocks", "2-4", "--cycles", "10", "--step", "10", seed="3")
     res = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--chip", "mlc-small", "--seed", "3",
                   "--blocks", "8-10", "--cycles", "10")
-    res.assert_one_line_error("block 9", "factory bad")  # mlc-small seed 3's factory bad block
+    # mlc-small seed 3's factory bad block is left out, never erased
+    assert res.code == 0 and "skipping factory bad block 9: 2 of 3 blocks left" in res.err
     store = Store(db)
     marks = dict(store.db.execute("SELECT block, factory_bad FROM blocks WHERE factory_bad IS NOT NULL"))
     pe9 = store.pe_counts(1, [9])[9]
@@ -168,3 +170,32 @@ def test_wall_clock_oven_waits_only_what_is_left():
     oven = WallClockOven(sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)), clock=lambda: now[0])
     done = oven.wait({"equiv_h": 1.0, "actual_h": 1.0, "temp_c": 25.0}, {"started": 1000.0 - 1800.0})
     assert sum(slept) == pytest.approx(1800.0) and done["actual_h"] == 1.0
+
+
+@pytest.mark.parametrize("text, want", [
+    ("5", [5]), ("1-3", [1, 2, 3]), ("0-2,7,4-5", [0, 1, 2, 4, 5, 7]), ("3-4, 4-5", [3, 4, 5]),
+])
+def test_block_lists_parse(text, want):
+    from nandrig.host.campaigns import format_blocks, parse_blocks
+
+    assert parse_blocks(text, 64) == want
+    assert parse_blocks(format_blocks(want), 64) == want
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a-b", "takes ranges"), ("5-3", "after the last"), ("60-70", "outside the chip's blocks 0..63"), ("1,,2", "takes"),
+])
+def test_bad_block_lists_are_refused(text, message):
+    from nandrig.host.campaigns import parse_blocks
+
+    with pytest.raises(NandrigError, match=message):
+        parse_blocks(text, 64)
+
+
+def test_factory_bad_blocks_in_a_range_are_left_out_and_said(run_cli, tmp_path):
+    db = tmp_path / "m.db"
+    r = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--blocks", "26-29", "--cycles", "10")
+    assert r.code == 0 and "skipping factory bad block 28: 3 of 4 blocks left" in r.err
+    assert "on blocks 26-27,29 " in r.err
+    r = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--blocks", "28", "--cycles", "10")
+    assert r.code == 1 and "every block of --blocks is a factory bad block (28)" in r.err
