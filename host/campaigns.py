@@ -29,6 +29,7 @@ from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
+from nandrig.host.locks import CampaignLock, is_live
 from nandrig.host.rig import MEASURE_DTYPE, Rig, decode_cycle_reply
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
@@ -133,6 +134,11 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
 
 
 def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Campaign:
+    with CampaignLock(store.path, campaign_id):
+        return _run(store, rig, campaign_id, progress)
+
+
+def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
     c = store.campaign(campaign_id)
     bar = _progress_bar(c) if progress and sys.stderr.isatty() else None
     try:
@@ -158,6 +164,10 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
     if campaign_id is not None and not todo:
         c = store.campaign(campaign_id)
         raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to resume")
+    if campaign_id is None:  # campaigns live in another process are theirs; a named one meets its lock in run()
+        for c in [c for c in todo if is_live(store.path, c.id)]:
+            echo(f"campaign {c.id} is running in another process; left to it")
+            todo.remove(c)
     if not todo:
         echo("nothing to resume")
     done = []
@@ -175,6 +185,27 @@ def plan(kind_name: str, params: Mapping, g: Geometry) -> list[Step]:
 
 
 # -- execution ----------------------------------------------------------------------
+# replies that refuse the request itself: a retry or a resume meets the same answer
+REFUSALS = frozenset({Err.BAD_FRAME, Err.UNKNOWN_COMMAND, Err.VERSION_MISMATCH, Err.OUT_OF_RANGE, Err.BAD_BLOCK,
+                      Err.UNSUPPORTED, Err.BAD_PARAMETER})
+
+
+def cancel(store: Store, campaign_id: int) -> Campaign:
+    """End a campaign that is not running anywhere: its blocks are freed, their wear stays recorded."""
+    c = store.campaign(campaign_id)
+    if c.state != "running":
+        raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to cancel")
+    if is_live(store.path, campaign_id):
+        raise NandrigError(f"campaign {campaign_id} is running in another process; stop it (Ctrl-C) first")
+    store.set_state(campaign_id, "cancelled", f"cancelled at step {c.step} of {c.steps}")
+    return store.campaign(campaign_id)
+
+
+def display_state(store: Store, c: Campaign) -> str:
+    """running (a process holds it), interrupted (resumable), failed, cancelled or done."""
+    if c.state == "running":
+        return "running" if is_live(store.path, c.id) else "interrupted"
+    return c.state
 class Runner:
     def __init__(self, store: Store, rig: Rig, campaign_id: int, oven: Oven | None,
                  progress: Callable[[int, int], None] | None = None) -> None:
@@ -237,7 +268,11 @@ class Runner:
     def _apply(self, i: int, step: Step, reply) -> None:
         """Record a reply's results and finish the step, in one transaction."""
         if reply.status not in (Err.OK, Err.CHIP_FAIL):
-            raise NandrigError(f"rig refused step {i} ({step.kind}): {Err(reply.status).name}")
+            why = f"rig refused step {i} ({step.kind}): {Err(reply.status).name}"
+            if reply.status in REFUSALS:  # the same request would be refused again: resuming cannot help
+                self.store.set_state(self.c.id, "failed", why)
+                raise NandrigError(f"{why}; campaign {self.c.id} failed (its wear is kept)")
+            raise NandrigError(why)
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
             self.store.finish_step(db, self.c.id, i, self.context)

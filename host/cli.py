@@ -272,23 +272,50 @@ def resume_cmd(db, campaign_id, url) -> None:
 
 @click.command("ls")
 @click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
-def ls_cmd(db) -> None:
-    """List the campaigns in a database."""
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per campaign, in a list.")
+def ls_cmd(db, as_json) -> None:
+    """List the campaigns in a database: running (live), interrupted (resume continues it), failed,
+    cancelled or done."""
     import datetime
 
+    from nandrig.host.campaigns import display_state, format_blocks
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
-        click.echo(f"{'id':>3}  {'kind':<16} {'state':<8} {'steps':>11}  {'blocks':<10} {'chip':<28} created")
-        for c in store.campaigns():
-            blocks = c.params["blocks"]
-            label = store.chip(c.chip_id)["label"]
-            when = datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")
-            click.echo(f"{c.id:>3}  {c.kind:<16} {c.state:<8} {c.step:>5}/{c.steps:<5}  "
-                       f"{blocks[0]}-{blocks[-1]:<7} {label:<28} {when}")
+        rows = [{"id": c.id, "kind": c.kind, "state": display_state(store, c), "step": c.step, "steps": c.steps,
+                 "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
+                 "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")}
+                for c in store.campaigns()]
     finally:
         store.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    head = {"id": "id", "kind": "kind", "state": "state", "step": "steps", "blocks": "blocks", "chip": "chip",
+            "created": "created"}
+    cells = [head] + [{**r, "step": f"{r['step']}/{r['steps']}"} for r in rows]
+    widths = {k: max(len(str(r[k])) for r in cells) for k in head}
+    for r in cells:
+        click.echo("  ".join(str(r[k]).rjust(widths[k]) if k in ("id", "step") else str(r[k]).ljust(widths[k])
+                             for k in head).rstrip())
+
+
+@click.command("cancel")
+@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--campaign", "campaign_id", type=int, required=True)
+def cancel_cmd(db, campaign_id) -> None:
+    """End an interrupted campaign for good: its blocks are freed, their wear stays recorded."""
+    from nandrig.host.campaigns import cancel, format_blocks
+    from nandrig.host.store import Store
+
+    store = Store(db)
+    try:
+        c = cancel(store, campaign_id)
+    finally:
+        store.close()
+    click.echo(f"campaign {c.id} cancelled at step {c.step} of {c.steps}; blocks "
+               f"{format_blocks(list(c.params['blocks']))} freed")
 
 
 @click.command("export")

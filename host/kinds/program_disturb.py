@@ -18,6 +18,7 @@ class ProgramDisturbParams(KindParams):
 
 
 def plan(p: ProgramDisturbParams, g: Geometry) -> list[steps.Step]:
+    steps.check_page(p.page, g)
     blocks, target = list(p.blocks), p.page
     out = steps.cycle_to(blocks, 0, p.pe, p.seed)
     for b in blocks:

@@ -42,6 +42,12 @@ def _cycle_steps(blocks: list[int], cycles: int, seed: int) -> list[Step]:
     return steps
 
 
+def check_page(page: int, g: Geometry, option: str = "--page") -> None:
+    """A page a campaign names must exist in every block of the chip (checked before anything is worn)."""
+    if not 0 <= page < g.pages_per_block:
+        raise NandrigError(f"{option} {page} is outside the chip's pages 0..{g.pages_per_block - 1}")
+
+
 def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_page: int = 0,
                    n_pages: int | None = None) -> list[Step]:
     n_pages = g.pages_per_block - first_page if n_pages is None else n_pages

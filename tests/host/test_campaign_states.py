@@ -1,0 +1,96 @@
+"""Campaign states a user sees and acts on: running (live in a process), interrupted, failed, cancelled, done."""
+import json
+
+import pytest
+
+from nandrig.errors import NandrigError
+from nandrig.host.campaigns import create, open_for_chip
+from nandrig.host.locks import CampaignLock
+from nandrig.host.store import Store
+
+CHIP = ("--chip", "mlc-small", "--seed", "2")
+
+
+def interrupted_campaign(db) -> int:
+    """A campaign created and never run: what a kill before its first step leaves."""
+    store = Store(db)
+    try:
+        rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
+        with rig:
+            return create(store, rig, chip_id, "endurance", {"blocks": [1, 2], "seed": 1, "cycles": 10,
+                                                               "checkpoints": [10]}, "sim")
+    finally:
+        store.close()
+
+
+def states(run_cli, db) -> dict[int, str]:
+    r = run_cli("ls", "--db", db, "--json")
+    assert r.code == 0, r.err
+    return {c["id"]: c["state"] for c in json.loads(r.out)}
+
+
+def test_ls_tells_a_live_campaign_from_an_interrupted_one_and_resume_leaves_the_live_one(run_cli, tmp_path):
+    db = tmp_path / "m.db"
+    cid = interrupted_campaign(db)
+    assert states(run_cli, db) == {cid: "interrupted"}
+    with CampaignLock(db, cid):  # as the process running it holds it
+        assert states(run_cli, db) == {cid: "running"}
+        r = run_cli("resume", "--db", db)
+        assert r.code == 0 and f"campaign {cid} is running in another process; left to it" in r.err
+        r = run_cli("resume", "--db", db, "--campaign", cid)
+        assert r.code == 1 and "running in another process (pid" in r.err
+        r = run_cli("cancel", "--db", db, "--campaign", cid)
+        assert r.code == 1 and "stop it (Ctrl-C) first" in r.err
+    assert run_cli("resume", "--db", db).code == 0
+    assert states(run_cli, db) == {cid: "done"}
+
+
+def test_cancel_frees_the_blocks_and_keeps_their_wear(run_cli, tmp_path):
+    db = tmp_path / "m.db"
+    cid = interrupted_campaign(db)
+    store = Store(db)
+    store.db.execute("UPDATE blocks SET pe = 7 WHERE block = 1")  # wear an earlier step recorded
+    store.db.commit()
+    store.close()
+    r = run_cli("cancel", "--db", db, "--campaign", cid)
+    assert r.code == 0 and "blocks 1-2 freed" in r.out
+    assert states(run_cli, db) == {cid: "cancelled"}
+    assert run_cli("resume", "--db", db).err.strip() == "nothing to resume"
+    store = Store(db)
+    try:
+        assert store.pe_counts(1, [1]) == {1: 7}
+        assert store.db.execute("SELECT COUNT(*) FROM blocks WHERE reserved_by IS NOT NULL").fetchone() == (0,)
+    finally:
+        store.close()
+    r = run_cli("cancel", "--db", db, "--campaign", cid)
+    assert r.code == 1 and "is cancelled; nothing to cancel" in r.err
+    assert run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", db, "--blocks", "1-2", "--cycles", "10").code == 0
+
+
+def test_a_step_the_rig_refuses_fails_the_campaign_so_resume_skips_it(run_cli, tmp_path):
+    from nandrig.host.campaigns import Runner
+    from nandrig.host.rig import Rig
+    from nandrig.protocol import REPLY_TYPE, Err, Frame
+
+    db = tmp_path / "m.db"
+    cid = interrupted_campaign(db)
+    store = Store(db)
+    try:
+        with Rig.open("sim", chip="mlc-small", seed=2) as rig:
+            runner = Runner(store, rig, cid, None)
+            refusal = Frame(REPLY_TYPE, int(runner.steps[0].op), 1, int(Err.OUT_OF_RANGE), b"")
+            with pytest.raises(NandrigError, match="OUT_OF_RANGE; campaign .* failed"):
+                runner._apply(0, runner.steps[0], refusal)
+    finally:
+        store.close()
+    assert states(run_cli, db) == {cid: "failed"}
+    assert run_cli("resume", "--db", db).err.strip() == "nothing to resume"
+    r = run_cli("resume", "--db", db, "--campaign", cid)
+    assert r.code == 1 and "is failed; nothing to resume" in r.err
+
+
+def test_a_page_outside_the_chip_is_refused_before_a_campaign_is_made(run_cli, tmp_path):
+    db = tmp_path / "m.db"
+    r = run_cli("run", "read-disturb", "--rig", "sim", *CHIP, "--db", db, "--blocks", "5", "--page", "400")
+    assert r.code == 1 and "--page 400 is outside the chip's pages 0..31" in r.err
+    assert states(run_cli, db) == {}
