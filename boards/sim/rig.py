@@ -46,7 +46,8 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes)
         self.exact = exact
         self.state_path = Path(state_path) if state_path else None
-        self.cache: OrderedDict[tuple[int, int, int], Frame] = OrderedDict()
+        # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
+        self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
         self.session = 0
         self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
         self.job = Job(0, 0)
@@ -121,9 +122,10 @@ class VirtualRig(ChipCommands, FlaresCommands):
         """The reply to one request (None for frames a rig ignores)."""
         if req.type != P.REQUEST_TYPE:
             return None
-        key = (self.session, req.seq, _crc(req))
-        if key in self.cache:
-            return self.cache[key]
+        key = (req.seq, _crc(req))
+        hit = self.cache.get(self.session)
+        if hit is not None and hit[:2] == key:
+            return hit[2]
         try:
             op = Opcode(req.op)
         except ValueError:
@@ -139,8 +141,9 @@ class VirtualRig(ChipCommands, FlaresCommands):
         except struct.error:
             rep = P.reply(req, Err.BAD_FRAME)
         if op not in P.UNCACHED:
-            self.cache[key] = rep
-            while len(self.cache) > Limit.REPLY_CACHE_ENTRIES:
+            self.cache.pop(self.session, None)
+            self.cache[self.session] = (*key, rep)
+            while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
                 self.cache.popitem(last=False)
         if op in MUTATING:
             self.save()

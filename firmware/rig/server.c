@@ -10,7 +10,7 @@
 #define ENCODED_MAX (MAX_BODY + MAX_BODY / 254 + 2)
 
 struct cached {
-	int used;
+	uint32_t used;  /* 0: empty; else when it was last stored (cache_age) */
 	uint32_t session, crc, len;
 	uint16_t seq;
 	uint8_t frame[ENCODED_MAX];  /* the encoded reply, delimiter included */
@@ -18,8 +18,11 @@ struct cached {
 
 struct rig rig;
 struct job job;
-static struct cached cache[REPLY_CACHE_ENTRIES];
-static int cache_next;
+/* one reply per session, the latest: a host waits for each reply before its next request, so a retry
+ * is always of the last one; keying by session keeps an interrupted campaign's last reply while
+ * other hosts' sessions use the rig, until REPLY_CACHE_SESSIONS newer sessions have */
+static struct cached cache[REPLY_CACHE_SESSIONS];
+static uint32_t cache_age;
 static uint8_t rx[ENCODED_MAX], body[MAX_BODY], reply[MAX_BODY], tx[ENCODED_MAX];
 static uint32_t rx_len;
 static int rx_overflow;
@@ -166,12 +169,19 @@ static int keeps_payload(int st) { return st == E_OK || st == E_CHIP_FAIL || st 
 
 static void handle(const struct request *q)
 {
-	for (int i = 0; i < REPLY_CACHE_ENTRIES; i++) {
-		struct cached *e = &cache[i];
-		if (e->used && e->session == rig.session && e->seq == q->seq && e->crc == q->crc) {
-			link_write(e->frame, e->len);
-			return;
+	struct cached *e = &cache[0];
+	for (int i = 0; i < REPLY_CACHE_SESSIONS; i++) {
+		struct cached *c = &cache[i];
+		if (c->used && c->session == rig.session) {
+			if (c->seq == q->seq && c->crc == q->crc) {
+				link_write(c->frame, c->len);
+				return;
+			}
+			e = c;
+			break;
 		}
+		if (c->used < e->used)  /* the empty or least recently stored slot */
+			e = c;
 	}
 	command_fn h = find(q->op);
 	int st = E_OK;
@@ -186,9 +196,7 @@ static void handle(const struct request *q)
 		link_write(tx, encode_reply(q, st, reply, n, tx));
 		return;
 	}
-	struct cached *e = &cache[cache_next];
-	cache_next = (cache_next + 1) % REPLY_CACHE_ENTRIES;
-	e->used = 1;
+	e->used = ++cache_age;
 	e->session = rig.session;
 	e->seq = q->seq;
 	e->crc = q->crc;

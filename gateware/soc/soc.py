@@ -36,7 +36,7 @@ class VirtualTime(Module, AutoCSR):
 
 class RigSoC(SoCCore):
     def __init__(self, platform, crg, sys_clk_freq: int, nand_pads, out_dir: Path, *, uart_name: str,
-                 firmware: Path | None = None, sram_size: int = 0x4_0000, vtime_pads=None,
+                 firmware: Path | None = None, sram_size: int = 0x3_0000, vtime_pads=None,
                  bch: BchConfig | None = BchConfig()) -> None:
         SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, ident="nandrig rig", cpu_type="vexriscv",
                          cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,

@@ -29,7 +29,7 @@ MAX_BODY = FRAME_HEAD.size + MAX_PAYLOAD + FRAME_CRC_BYTES
 class Limit:
     """Bounds a rig enforces on requests, and the sizes of its fixed tables (plain ints: several share a value)."""
 
-    REPLY_CACHE_ENTRIES = 8  # replies kept for retries
+    REPLY_CACHE_SESSIONS = 4  # sessions whose latest reply a rig keeps for retries
     SCAN_BAD_MAX_BLOCKS = 4096  # per SCAN_BAD request
     CYCLE_MAX_BLOCKS = 256  # per CYCLE request
     CYCLE_MAX_ROUNDS = 1_000_000  # per CYCLE request: longer campaigns send several

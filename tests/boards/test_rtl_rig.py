@@ -6,9 +6,12 @@ import pytest
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig import protocol as P
+from nandrig.boards.sim.rig import VirtualRig
 from nandrig.host.rig import Rig
+from nandrig.host.transport import InProcessTransport
+from nandrig.protocol import Err, Limit, Opcode
 
-pytestmark = pytest.mark.slow
 PROFILE, SEED = "mlc-small", 11
 
 
@@ -18,6 +21,7 @@ def rtl():
         yield rig
 
 
+@pytest.mark.slow
 def test_rig_info_reads_the_chip_identity_from_its_parameter_page(rtl, run_cli):
     got = run_cli("rig", "info", "--rig", rtl.url, "--json")
     assert got.code == 0, got.err
@@ -29,6 +33,7 @@ def test_rig_info_reads_the_chip_identity_from_its_parameter_page(rtl, run_cli):
     assert g == w
 
 
+@pytest.mark.slow
 def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     pages = range(4)
     results = {}
@@ -47,6 +52,7 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
 
 
+@pytest.mark.slow
 def test_bench_rig_measures_a_block_cycle_against_its_floor():
     from nandrig.boards.sim.rtl.bench import bench_rig
 
@@ -65,6 +71,7 @@ NO_WINDOW_DELAY = {None: 90, "ulx3s": 200}
 
 
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
+@pytest.mark.slow
 def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allows(board):
     """The nandbridge drives DQ only inside the chip's data-valid window, moved by the board's delay; the
     firmware's sweep finds the same passing trims the virtual rig computes from the timing model, settles on
@@ -100,6 +107,7 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     ("dq5=1", "the bus reads DQ5 apart from the other lines: suspect"),  # 90h becomes B0h: the chip stays silent
     ("dq7=0", "the chip drives nothing"),
 ])
+@pytest.mark.slow
 def test_selftest_on_the_rtl_rig_where_faults_corrupt_commands_too(spec, summary):
     """In the RTL rig a faulty DQ line changes every byte on the bus, commands included, as on a board: most
     faults leave the chip silent, and the report says so rather than blaming lines it cannot see."""
@@ -111,3 +119,33 @@ def test_selftest_on_the_rtl_rig_where_faults_corrupt_commands_too(spec, summary
         out = selftest(r, 3)
     assert summary in out["summary"]
     assert ("erase_status" in out) == (spec == "")  # the block is touched only when the chip answers
+
+
+def _sessions_meanwhile(open_rig, chip, others: int) -> int:
+    """Session A erases block 5 and is cut off; ``others`` sessions each erase block 6 three times; A resends
+    its erase under its old session and seq. The erases block 5 got beyond A's one."""
+    before = chip.pe_count(5)
+    with open_rig() as a:
+        a.erase(5)
+        session, seq = a.session, a.last_seq
+    for _ in range(others):
+        with open_rig() as b:
+            for _ in range(3):
+                b.erase(6)
+    with open_rig(session=session) as again:
+        again.call(Opcode.ERASE, P.ERASE_REQ.pack(5, 0), seq=seq, ok=tuple(Err))
+    return chip.pe_count(5) - before - 1
+
+
+@pytest.mark.parametrize("kind", ["virtual", pytest.param("rtl", marks=pytest.mark.slow)])
+def test_an_interrupted_sessions_last_reply_outlives_other_sessions(kind, request):
+    """Keyed by session, the rig's reply cache keeps a cut-off host's last reply while other hosts use the rig
+    (a retried erase is not applied twice); it is gone only after REPLY_CACHE_SESSIONS newer sessions."""
+    if kind == "rtl":
+        rtl = request.getfixturevalue("rtl")
+        chip, open_rig = rtl.chip, lambda **kw: Rig.open(rtl.url, **kw)
+    else:
+        vr = VirtualRig(VirtualChip(PROFILE, SEED))
+        chip, open_rig = vr.chip, lambda **kw: Rig(InProcessTransport(vr), **kw)
+    assert _sessions_meanwhile(open_rig, chip, Limit.REPLY_CACHE_SESSIONS - 1) == 0
+    assert _sessions_meanwhile(open_rig, chip, Limit.REPLY_CACHE_SESSIONS) == 1  # evicted: executed again
