@@ -1,6 +1,12 @@
 """Shared helpers for the test suite."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
 import pytest
 
 from nandrig.cli import main
@@ -31,3 +37,55 @@ def run_cli(capsys):
 
     return run
 
+
+
+# ---- commands that run beside the suite ----------------------------------------------------------
+# A test marked ``background("ARGS")`` needs only what ``nandrig ARGS`` prints: the command starts as the
+# suite starts, in its own process, and the test (moved to the end) collects it. The ULX3S bitstream takes
+# most of a CI run on one core; the rest of the suite runs on the other meanwhile.
+class Background:
+    def __init__(self, args: str) -> None:
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", "nandrig", *args.split()], stdout=self.out,
+                                     stderr=self.err, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def result(self) -> CliResult:
+        code = self.proc.wait()
+        text = []
+        for f in (self.out, self.err):
+            f.seek(0)
+            text.append(f.read().decode(errors="replace"))
+        return CliResult(code, *text)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:  # the tools it started too
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+_BACKGROUND = pytest.StashKey[dict]()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "background(args): runs `nandrig ARGS` beside the suite (conftest.py)")
+
+
+def pytest_collection_modifyitems(items):
+    later = [i for i in items if i.get_closest_marker("background")]
+    items[:] = [i for i in items if not i.get_closest_marker("background")] + later
+
+
+def pytest_collection_finish(session):
+    session.config.stash[_BACKGROUND] = {i.nodeid: Background(i.get_closest_marker("background").args[0])
+                                         for i in session.items if i.get_closest_marker("background")}
+
+
+def pytest_sessionfinish(session):
+    for b in session.config.stash.get(_BACKGROUND, {}).values():
+        b.stop()
+
+
+@pytest.fixture
+def background(request) -> CliResult:
+    """What the test's ``background`` command printed, once it has finished."""
+    return request.config.stash[_BACKGROUND][request.node.nodeid].result()
