@@ -36,10 +36,17 @@ from nandrig.chip.onfi import StatusBit
 from nandrig.protocol import Err, Opcode
 
 
-def sim_state_path(db: Path, profile: str, seed: int) -> Path:
+def sim_state_path(db: Path, profile: str, seed: int, known: bool = False) -> Path:
+    """Where a simulated chip's state lives: beside the database, whatever the current folder (the store
+    records it but it is always found from the database's own place, so the two move together). ``known``:
+    the store has this chip, so a missing state file is a lost history, not a fresh chip."""
     folder = db.with_name(db.name + ".rigs")
+    path = folder / f"{profile}-seed{seed}.state"
+    if known and not path.exists():
+        raise NandrigError(f"the virtual chip sim:{profile}:{seed} has a history in {db} but its state file "
+                           f"{path} is missing: restore it (it moves with the database)")
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{profile}-seed{seed}.state"
+    return path
 
 
 def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None,
@@ -49,9 +56,9 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
     if url == "sim":
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
-        state = store.chip(chip_id)["sim_state"] if chip_id else str(sim_state_path(store.path, profile, seed))
+        state = str(sim_state_path(store.path, profile, seed, known=chip_id is not None))
         rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring)
-        sim = (profile, seed, state)
+        sim = (profile, seed, str(Path(state).resolve()))
     else:
         rig = Rig.open(url)
         sim = None
@@ -122,7 +129,8 @@ def _listing(blocks: list[int], most: int = 8) -> str:
 def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
     row = store.chip(c.chip_id)
     if row["sim_profile"] is not None:
-        rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=row["sim_state"])
+        state = sim_state_path(store.path, row["sim_profile"], row["sim_seed"], known=True)
+        rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state))
     else:
         rig = Rig.open(url or c.rig_url)
     try:
@@ -172,8 +180,8 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
         echo("nothing to resume")
     done = []
     for c in todo:
-        echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
         with open_for_campaign(store, c, url) as rig:
+            echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
             done.append(run(store, rig, c.id))
     return done
 

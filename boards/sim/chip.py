@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import pickle
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from nandrig.boards.sim import rng
+from nandrig.boards.sim.state_file import load_state, record, save_state
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
     page_error_probs,
@@ -55,6 +54,7 @@ NS_PER_HOUR = 3_600_000_000_000
 STATE_VERSION = 1
 
 
+@record
 @dataclass
 class PageData:
     """What a page holds: a PRBS pattern seed (cheap) or explicit bytes."""
@@ -66,6 +66,7 @@ class PageData:
         return self.raw if self.raw is not None else prbs31_bytes(self.seed, n)
 
 
+@record
 @dataclass
 class Wordline:
     lsb: PageData | None = None
@@ -77,6 +78,7 @@ class Wordline:
     coupled: bool = False  # the next wordline's upper page was programmed after this one's
 
 
+@record
 @dataclass
 class Block:
     pe: int = 0
@@ -503,28 +505,6 @@ class VirtualChip:
         if upper:
             return ((vth < vref[0]) | (vth > vref[2])).astype(np.uint8)
         return (vth < vref[1]).astype(np.uint8)
-
-
-def save_state(path: str | Path, state: dict) -> None:
-    """Pickle ``state`` to ``path`` atomically and durably (write, fsync, rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def load_state(path: str | Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            state = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError) as e:
-        raise NandrigError(f"cannot load state {path}: {e}") from None
-    if not isinstance(state, dict):
-        raise NandrigError(f"cannot load state {path}: not a nandrig state file")
-    return state
 
 
 __all__ = ["VirtualChip", "ChipOp", "ChipRead", "PageCounts", "page_map", "page_of",

@@ -22,7 +22,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from nandrig.boards.sim import ecc, rig_flares
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip, load_state, save_state
+from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip
+from nandrig.boards.sim.state_file import load_state, record, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.rig_base import Job, Reject, RigIO
@@ -34,6 +35,7 @@ from nandrig import protocol as P
 from nandrig.protocol import Err, Frame, Limit, Opcode
 
 # commands after which the persisted state may differ
+record(Frame)  # the reply cache's entries, in the state file
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT}
 
 
@@ -104,7 +106,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
                 rig.session = int(st["session"])
                 if "flares" in st:  # states saved before FLARES ran on the rig have none
                     rig.flares = rig_flares.RigFlares.from_state(st["flares"])
-            except (KeyError, TypeError) as e:
+            except (KeyError, TypeError, ValueError) as e:
                 raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
             if chip.profile.name != profile or chip.seed != seed:
                 raise NandrigError(f"rig state {state_path} holds chip {chip.profile.name} seed {chip.seed}, "

@@ -94,3 +94,28 @@ def test_a_page_outside_the_chip_is_refused_before_a_campaign_is_made(run_cli, t
     r = run_cli("run", "read-disturb", "--rig", "sim", *CHIP, "--db", db, "--blocks", "5", "--page", "400")
     assert r.code == 1 and "--page 400 is outside the chip's pages 0..31" in r.err
     assert states(run_cli, db) == {}
+
+
+def test_a_simulated_chips_state_is_found_beside_the_database_from_any_folder(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "lab")
+    cid = interrupted_campaign("m.db")  # a relative path, as a user types it
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    r = run_cli("resume", "--db", "../lab/m.db")
+    assert r.code == 0, r.err
+    store = Store(tmp_path / "lab" / "m.db")
+    try:
+        rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
+        with rig:  # the chip that campaign wore, not a fresh one from the current folder
+            assert rig.t.rig.chip.pe_count(1) == 10
+            again = create(store, rig, chip_id, "endurance", {"blocks": [3], "seed": 1, "cycles": 10,
+                                                              "checkpoints": [10]}, "sim")
+    finally:
+        store.close()
+    assert not (tmp_path / "elsewhere" / "m.db.rigs").exists()
+    (tmp_path / "lab" / "m.db.rigs" / "mlc-small-seed2.state").unlink()
+    run_cli("resume", "--db", "../lab/m.db", "--campaign", again).assert_one_line_error("state file", "missing")
+    assert states(run_cli, "../lab/m.db") == {cid: "done", again: "interrupted"}  # kept for when it is back
+    run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", "../lab/m.db", "--blocks", "3",
+            "--cycles", "1").assert_one_line_error("history", "missing")

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip, load_state
+from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.state_file import load_state
 
 ARGS = ["endurance", "--rig", "sim", "--chip", "mlc-small", "--seed", "3", "--blocks", "1-6",
         "--cycles", "5000", "--step", "50"]

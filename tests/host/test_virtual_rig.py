@@ -172,7 +172,37 @@ def test_state_file_persists_chip_and_reply_cache(tmp_path):
         assert struct.unpack_from("<I", f.payload)[0] == 50
     with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as third:
         assert third.cycle(2, 1, 1, seed=1).done[2] == 1
-    from nandrig.boards.sim.chip import load_state
+    from nandrig.boards.sim.state_file import load_state
     assert VirtualChip.from_state(load_state(state)["chip"]).pe_count(2) == 51
     with pytest.raises(Exception, match="holds chip"):
         Rig.open("sim", chip="mlc-small", seed=9, state=str(state))
+
+
+class _Planted:
+    def __reduce__(self):  # what a hostile pickle does on load: call something it names
+        import os
+        return (os.system, ("touch planted",))
+
+
+def test_a_state_file_is_data_that_cannot_run_code(tmp_path, monkeypatch, run_cli):
+    import pickle
+
+    from nandrig.boards.sim.state_file import MAGIC, load_state, save_state
+
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "rig.state"
+    with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as rig:
+        rig.cycle(2, 1, 5, seed=1)
+        rig.program(3, 0, seed=2)
+    vr = VirtualRig.open("mlc-small", 8, state)
+    assert vr.chip.state() == VirtualChip.from_state(load_state(state)["chip"]).state()  # records come back whole
+    assert vr.chip.pe_count(2) == 5 and 2 in vr.bad and len(vr.cache) == 1
+    evil = tmp_path / "evil.state"
+    evil.write_bytes(pickle.dumps({"chip": _Planted()}))
+    run_cli("rig", "info", "--rig", "sim", "--chip", "mlc-small", "--state", evil).assert_one_line_error("pickle")
+    import zlib
+    evil.write_bytes(MAGIC + zlib.compress(b'{"chip": {"$record": "Popen", "args": ["touch", "planted"]}}'))
+    run_cli("rig", "info", "--rig", "sim", "--chip", "mlc-small", "--state", evil).assert_one_line_error("Popen")
+    assert not (tmp_path / "planted").exists()
+    with pytest.raises(TypeError, match="cannot hold"):
+        save_state(tmp_path / "x", {"f": _Planted()})
