@@ -10,8 +10,10 @@ Streams: ``data_in`` carries bytes MSB first, ``first`` on the first byte
 and ``last`` on the last. ``t`` must be stable from one cycle before a
 codeword's first byte to that byte (the taps are loaded while idle, which
 keeps the generator ROM out of the datapath); ``parity_out`` then carries
-ceil(m t / 8) parity bytes, ``last`` on the final one. ``data_in`` is not
-ready while parity streams out.
+ceil(m t / 8) parity bytes, ``last`` on the final one, from the second cycle
+after the last data byte (each byte is registered before its LFSR step).
+``data_in`` is not ready from the cycle after the last byte until the parity
+has streamed out.
 """
 from __future__ import annotations
 
@@ -68,14 +70,19 @@ class BchEncoder(wiring.Component):
         left = Signal(range(cfg.ecc_bytes(cfg.t_max) + 1))  # parity bytes still to send
         ecc_bytes = Array([Const(cfg.ecc_bytes(t), left.shape()) for t in range(cfg.t_max + 1)])
 
-        beat = self.data_in.payload
+        # each byte is registered before the LFSR step: the step's XOR network then starts at flip-flops, not at
+        # the producer's valid/ready logic (the SoC's critical path ran from the frontend's FIFO through it)
+        beat, pending = Signal(IN_LAYOUT), Signal()
         in_codeword = Signal()
         with m.FSM():
             with m.State("DATA"):
-                m.d.comb += self.data_in.ready.eq(1)
-                with m.If(~in_codeword & ~(self.data_in.valid & beat.first)):
+                m.d.comb += self.data_in.ready.eq(~(pending & beat.last))
+                m.d.sync += pending.eq(self.data_in.valid & self.data_in.ready)
+                with m.If(self.data_in.valid & self.data_in.ready):
+                    m.d.sync += beat.eq(self.data_in.payload)
+                with m.If(~in_codeword & ~pending & ~(self.data_in.valid & self.data_in.payload.first)):
                     m.d.sync += [taps.eq(taps_rom[self.t - 1]), t_cur.eq(self.t)]  # idle: follow t
-                with m.If(self.data_in.valid):
+                with m.If(pending):
                     # the first byte starts from a zero remainder
                     m.d.sync += rem.eq(lfsr_step(m, Mux(beat.first, 0, rem), taps, beat.data, w))
                     m.d.sync += in_codeword.eq(~beat.last)
