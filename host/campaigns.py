@@ -30,10 +30,10 @@ from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
 from nandrig.host.locks import CampaignLock, is_live
-from nandrig.host.rig import MEASURE_DTYPE, Rig, decode_cycle_reply
+from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, decode_cycle_reply
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
-from nandrig.protocol import Err, Opcode
+from nandrig.protocol import Err, HelloFlag, Opcode
 
 
 def sim_state_path(db: Path, profile: str, seed: int, known: bool = False) -> Path:
@@ -49,18 +49,29 @@ def sim_state_path(db: Path, profile: str, seed: int, known: bool = False) -> Pa
     return path
 
 
+def dead_sessions(store: Store, take_over: bool = False) -> Callable[[int], bool]:
+    """Whether a session holding a rig may be taken over: one this database's campaigns used and whose process
+    is gone (the campaign is not live on this host), or any with ``take_over``."""
+    def dead(holder: int) -> bool:
+        return take_over or any(holder in c.context.get("sessions", ()) and not is_live(store.path, c.id)
+                                for c in store.campaigns())
+    return dead
+
+
 def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None,
-                  wiring: str | None = None) -> tuple[Rig, int]:
+                  wiring: str | None = None, take_over: bool = False) -> tuple[Rig, int]:
     """Open the rig and find or register its chip. Simulated chips keep their state next to the database
-    (``wiring``: a simulated adapter's)."""
+    (``wiring``: a simulated adapter's). A rig held by another session is refused unless ``take_over`` or the
+    session was one of this database's campaigns whose process is gone."""
     if url == "sim":
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
         state = str(sim_state_path(store.path, profile, seed, known=chip_id is not None))
-        rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring)
+        rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring,
+                       take_over=dead_sessions(store, take_over))
         sim = (profile, seed, str(Path(state).resolve()))
     else:
-        rig = Rig.open(url)
+        rig = Rig.open(url, take_over=dead_sessions(store, take_over))
         sim = None
     try:
         info = rig.info()
@@ -107,8 +118,10 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
              f"{len(good)} of {len(p.blocks)} blocks left")
         p = dataclasses.replace(p, blocks=good)
     steps = k.plan(p, g)
-    return store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
-                                 versions(rig), len(steps))
+    cid = store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
+                                versions(rig), len(steps))
+    store.save_context(cid, {"sessions": [rig.session]})  # before anything else: see dead_sessions()
+    return cid
 
 
 def format_blocks(blocks: list[int]) -> str:
@@ -126,13 +139,14 @@ def _listing(blocks: list[int], most: int = 8) -> str:
     return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 
-def open_for_campaign(store: Store, c: Campaign, url: str | None = None) -> Rig:
+def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False) -> Rig:
     row = store.chip(c.chip_id)
     if row["sim_profile"] is not None:
         state = sim_state_path(store.path, row["sim_profile"], row["sim_seed"], known=True)
-        rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state))
+        rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state),
+                       take_over=dead_sessions(store, take_over))
     else:
-        rig = Rig.open(url or c.rig_url)
+        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over))
     try:
         rig.info().require_chip()
     except BaseException:
@@ -167,7 +181,7 @@ def _progress_bar(c: Campaign):
 
 
 def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
-           echo: Callable[[str], None] = print) -> list[Campaign]:
+           echo: Callable[[str], None] = print, take_over: bool = False) -> list[Campaign]:
     todo = [c for c in store.campaigns() if c.state == "running" and (campaign_id is None or c.id == campaign_id)]
     if campaign_id is not None and not todo:
         c = store.campaign(campaign_id)
@@ -180,7 +194,7 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
         echo("nothing to resume")
     done = []
     for c in todo:
-        with open_for_campaign(store, c, url) as rig:
+        with open_for_campaign(store, c, url, take_over) as rig:
             echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
             done.append(run(store, rig, c.id))
     return done
@@ -232,16 +246,24 @@ class Runner:
             return self.c
         pending = self.store.pending(self.c.id)
         cursor = self.c.step
+        # the sessions this campaign used: a rig still held by one after its process died is taken back
+        sessions = [x for x in self.context.get("sessions", []) if x != self.rig.session]
+        self.context["sessions"] = [*sessions, self.rig.session][-8:]
+        self.store.save_context(self.c.id, self.context)
         if pending is not None:  # a request was in flight when the host stopped: collect its reply
             new_session = self.rig.session
-            self.rig.hello(session=pending.session)
+            self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
             reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err))
             self._apply(pending.step, self.steps[pending.step], reply)
-            self.rig.hello(session=new_session)
+            self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
             self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
             cursor = pending.step + 1
         for i in range(cursor, len(self.steps)):
-            self._execute(i, self.steps[i])
+            try:
+                self._execute(i, self.steps[i])
+            except RigHeld as e:
+                raise NandrigError(f"campaign {self.c.id} stopped before step {i} of {len(self.steps)}, its rig taken "
+                                   f"over: {e}; `nandrig resume --take-over` continues it") from None
             if self.progress:
                 self.progress(i + 1, len(self.steps))
         self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
@@ -251,6 +273,9 @@ class Runner:
         if step.op is None:
             self._oven(i, step)
             return
+        # the rig cannot tell two hosts' requests apart: a HELLO before each step finds out whether another host
+        # took it over (RigHeld ends the run, the campaign stays resumable)
+        self.rig.hello()
         seq = self.rig.next_seq()
         self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload)
         reply = self.rig.call(step.op, step.payload, seq=seq, ok=tuple(Err))

@@ -24,12 +24,12 @@ def rig_options(f):
     return f
 
 
-def open_rig(url: str, profile: str, seed: int, state: str | None, wiring: str | None = None):
+def open_rig(url: str, profile: str, seed: int, state: str | None, wiring: str | None = None, **kw):
     from nandrig.host.rig import Rig
 
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
-    return Rig.open(url, chip=profile, seed=seed, state=state, wiring=wiring)
+    return Rig.open(url, chip=profile, seed=seed, state=state, wiring=wiring, **kw)
 
 
 @click.group("rig")
@@ -44,7 +44,7 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
     """Chip identity and geometry, read from the chip's ONFI parameter page, and the rig's read capture."""
     from nandrig.chip.onfi import decode_first_valid
 
-    with open_rig(url, profile, seed, state, wiring) as rig:
+    with open_rig(url, profile, seed, state, wiring, observe=True) as rig:  # a look: a running campaign keeps it
         hello = rig.hello_info
         info = rig.info()
         info.require_chip()
@@ -143,6 +143,9 @@ def _common(f):
                      help="Blocks the campaign reserves: ranges A-B (inclusive) and blocks, comma-separated; "
                           "factory bad blocks among them are left out."),
         click.option("--pattern-seed", type=int, default=1, show_default=True, help="Seed of the PRBS data patterns."),
+        click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it (it "
+                     "keeps it until it ends or dies; this database's own dead campaigns' sessions are taken back "
+                     "without asking)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -154,13 +157,13 @@ def run_grp() -> None:
     """Start a characterization campaign (it can be resumed if interrupted)."""
 
 
-def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) -> None:
+def _start(url, db, profile, seed, chip_label, blocks, take_over, kind: str, params: dict) -> None:
     from nandrig.host.campaigns import create, format_blocks, open_for_chip, parse_blocks, run
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
-        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label)
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
             if params.get("oven") is None:
@@ -181,8 +184,9 @@ def _start(url, db, profile, seed, chip_label, blocks, kind: str, params: dict) 
 def _kind_command(k: CampaignKind) -> click.Command:
     """``nandrig run NAME``: the common options, then the ones the kind declares."""
 
-    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, **opts) -> None:
-        _start(url, db, profile, seed, chip_label, blocks, k.name, {"seed": pattern_seed, **k.from_cli(**opts)})
+    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, **opts) -> None:
+        _start(url, db, profile, seed, chip_label, blocks, take_over, k.name,
+               {"seed": pattern_seed, **k.from_cli(**opts)})
 
     for option in reversed(k.options):
         start = option(start)
@@ -257,14 +261,15 @@ def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_
 @click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("--campaign", "campaign_id", type=int, help="Only this campaign.")
 @click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
-def resume_cmd(db, campaign_id, url) -> None:
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
+def resume_cmd(db, campaign_id, url, take_over) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
     from nandrig.host.campaigns import resume
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
-        for c in resume(store, campaign_id, url, echo=lambda s: click.echo(s, err=True)):
+        for c in resume(store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over):
             click.echo(f"campaign {c.id} {c.state}")
     finally:
         store.close()

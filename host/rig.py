@@ -19,7 +19,7 @@ import numpy as np
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, Opcode,
+from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, HelloFlag, Opcode,
                               ProfileSource, ProgramFlag, ReadFlag)
 from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
 
@@ -30,6 +30,15 @@ class RigError(NandrigError):
         self.op, self.code = op, code
         name = Err(code).name if code in Err._value2member_map_ else f"error {code}"
         super().__init__(message or f"rig refused {op.name}: {name}")
+
+
+class RigHeld(RigError):
+    """HELLO refused: another host session holds the rig."""
+
+    def __init__(self, where: str, holder: int) -> None:
+        self.holder = holder
+        super().__init__(Opcode.HELLO, Err.HELD, f"the rig at {where} is held by another host session "
+                                                 f"({holder:08x}); --take-over takes it")
 
 
 @dataclass(frozen=True)
@@ -171,16 +180,26 @@ class Status:
 
 class Rig:
     def __init__(self, transport: Transport, *, timeout: float = 2.0, retries: int = 8, poll_s: float = 0.5,
-                 session: int | None = None) -> None:
+                 session: int | None = None, take_over: bool | Callable[[int], bool] = False,
+                 observe: bool = False) -> None:
+        """One host session on the rig. The rig is held by one session at a time: ``take_over`` (or a predicate
+        on the holding session, true for sessions known to be dead) takes it from another; ``observe`` only
+        looks (read-only requests), taking nothing. Closing releases it."""
         self.t = transport
         self.timeout, self.retries, self.poll_s = timeout, retries, poll_s
         self._deframer = Deframer()
         self._seq = random.randrange(1 << 16)
-        self.session = random.getrandbits(32) if session is None else session
+        self.session = random.randrange(1, 1 << 32) if session is None else session  # 0: no session
         self.progress: Callable[[Status], None] | None = None
         self._info: RigInfo | None = None
         self.last_seq = 0
-        self.hello_info = self.hello()
+        self.observe = observe
+        try:
+            self.hello_info = self.hello(flags=HelloFlag.OBSERVE if observe else HelloFlag(0))
+        except RigHeld as e:
+            if not (take_over(e.holder) if callable(take_over) else take_over):
+                raise
+            self.hello_info = self.hello(flags=HelloFlag.TAKE_OVER)
 
     @classmethod
     def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
@@ -202,7 +221,24 @@ class Rig:
             raise
 
     def close(self) -> None:
+        """Release the rig (best effort: a rig that is gone or busy keeps it until taken over) and close."""
+        if not self.observe:
+            try:
+                self._release()
+            except NandrigError:
+                pass
         self.t.close()
+
+    def _release(self, wait_s: float = 0.5) -> None:
+        """HELLO RELEASE, its reply awaited briefly (a rig serving TCP may not survive writing to a socket its
+        client already closed) but never through a long command still running."""
+        seq = self.next_seq()
+        self.t.write(P.request(Opcode.HELLO, seq, P.HELLO_REQ.pack(*P.VERSION, self.session,
+                                                                   HelloFlag.RELEASE)).encode())
+        deadline = time.monotonic() + wait_s
+        while (left := deadline - time.monotonic()) > 0:
+            if any(f.seq == seq and f.op == Opcode.HELLO for f in self._deframer.feed(self.t.read(min(left, 0.05)))):
+                return
 
     def __enter__(self) -> "Rig":
         return self
@@ -263,11 +299,13 @@ class Rig:
                 deadline = now + self.timeout
 
     # -- commands ---------------------------------------------------------------
-    def hello(self, session: int | None = None) -> Hello:
+    def hello(self, session: int | None = None, flags: HelloFlag = HelloFlag(0)) -> Hello:
         if session is not None:
             self.session = session
-        f = self.call(Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, self.session))
-        major, minor, kind, caps, n = P.HELLO_REPLY.unpack(f.payload)
+        f = self.call(Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, self.session, flags), ok=(Err.OK, Err.HELD))
+        major, minor, kind, caps, holder, n = P.HELLO_REPLY.unpack(f.payload)
+        if f.status == Err.HELD:
+            raise RigHeld(self.t.description, holder)
         ident = f.payload[P.HELLO_REPLY.size:P.HELLO_REPLY.size + n].decode("ascii", "replace")
         return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident)
 

@@ -39,7 +39,10 @@ class SerialTransport:
 
         self.close()
         try:
-            self._ser = serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.05, write_timeout=5)
+            # a local port is opened exclusively: a second process (a stray `rig info`) cannot interleave bytes
+            local = "://" not in self.url
+            self._ser = serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.05, write_timeout=5,
+                                              **({"exclusive": True} if local else {}))
         except (serial.SerialException, ValueError, OSError) as e:
             raise NandrigError(f"cannot open rig at {self.url}: {e}") from None
 

@@ -88,12 +88,12 @@ def test_firmware_reads_and_writes_records_only_through_the_spec(name):
 def test_layouts_agree_with_the_documented_struct_formats():
     """The layouts give the byte layouts docs/protocol.md had before the spec existed."""
     documented = {
-        P.HELLO_REQ: "<HHI", P.SCAN_BAD_REQ: "<IH", P.ERASE_REQ: "<IB", P.READ_REQ: "<IHBBI",
+        P.HELLO_REQ: "<HHIB", P.SCAN_BAD_REQ: "<IH", P.ERASE_REQ: "<IB", P.READ_REQ: "<IHBBI",
         P.SET_READ_OFFSET_REQ: "<b", P.CYCLE_REQ: "<IHIIB", P.MEASURE_REQ: "<IHHHI", P.READ_DISTURB_REQ: "<IHI",
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBI", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbH", P.HELLO_REPLY: "<HHBIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbH", P.HELLO_REPLY: "<HHBIIB", P.FLARES_CONFIG_REPLY: "<BBH",
         P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
     }
     for layout, fmt in documented.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 
 import numpy as np
 
@@ -66,12 +67,29 @@ class ChipCommands:
 
     # -- commands ---------------------------------------------------------------
     def _cmd_hello(self, req: Frame, io: RigIO) -> bytes:
-        major, _minor, session = self._args(req, P.HELLO_REQ)
+        # another major version may lay HELLO out otherwise: its first field is enough to answer it
+        if len(req.payload) >= 2 and struct.unpack_from("<H", req.payload)[0] != P.VERSION[0]:
+            major, session, flags = struct.unpack_from("<H", req.payload)[0], 0, 0
+        else:
+            major, _minor, session, flags = self._args(req, P.HELLO_REQ)
         ident = f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed}".encode()
-        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), len(ident)) + ident
+        status = Err.OK
         if major != P.VERSION[0]:
-            raise Reject(Err.VERSION_MISMATCH, body)
-        self.session = session
+            status = Err.VERSION_MISMATCH
+        elif flags & ~P.all_flags(P.HelloFlag):
+            raise Reject(Err.BAD_PARAMETER)
+        elif flags & P.HelloFlag.OBSERVE:
+            pass  # a look: session and holder stay
+        elif flags & P.HelloFlag.RELEASE:
+            if session == self.holder:
+                self.holder = 0
+        elif self.holder in (0, session) or flags & P.HelloFlag.TAKE_OVER:
+            self.session = self.holder = session
+        else:
+            status = Err.HELD
+        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), self.holder, len(ident)) + ident
+        if status != Err.OK:
+            raise Reject(status, body)
         return body
 
     def _caps(self) -> P.Cap:

@@ -51,6 +51,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
         self.session = 0
+        self.holder = 0  # the host session holding the rig (HELLO), 0 when free
         self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
@@ -104,6 +105,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
                 rig.cache = OrderedDict(st["cache"])
                 rig.bad = dict(st["bad"])
                 rig.session = int(st["session"])
+                rig.holder = int(st.get("holder", 0))
                 if "flares" in st:  # states saved before FLARES ran on the rig have none
                     rig.flares = rig_flares.RigFlares.from_state(st["flares"])
             except (KeyError, TypeError, ValueError) as e:
@@ -117,14 +119,15 @@ class VirtualRig(ChipCommands, FlaresCommands):
     def save(self) -> None:
         if self.state_path:
             save_state(self.state_path, {"chip": self.chip.state(), "cache": list(self.cache.items()),
-                                         "bad": self.bad, "session": self.session, "flares": self.flares.state()})
+                                         "bad": self.bad, "session": self.session, "holder": self.holder,
+                                         "flares": self.flares.state()})
 
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
         """The reply to one request (None for frames a rig ignores)."""
         if req.type != P.REQUEST_TYPE:
             return None
-        key = (req.seq, _crc(req))
+        key, holder = (req.seq, _crc(req)), self.holder
         hit = self.cache.get(self.session)
         if hit is not None and hit[:2] == key:
             return hit[2]
@@ -147,7 +150,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
             self.cache[self.session] = (*key, rep)
             while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
                 self.cache.popitem(last=False)
-        if op in MUTATING:
+        if op in MUTATING or self.holder != holder:  # a HELLO changed who holds the rig
             self.save()
         return rep
 

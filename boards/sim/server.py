@@ -1,10 +1,12 @@
 """``nandrig sim serve``: the virtual rig on a TCP loopback port, speaking the protocol byte for byte.
 
-One host at a time, as on a serial line: a new connection replaces the old
-one. A long command keeps reading the socket between block operations so it
-can answer STATUS and ABORT. Nothing a client sends can stop the server: bad
-frames are dropped, bad requests answered with errors, and an unexpected
-failure inside a command is answered with INTERNAL.
+Several connections at once, each reply to the connection that asked; the
+rig itself decides who may use it (HELLO: one host session holds it, others
+are refused unless they take over, an observer only looks). A long command
+keeps reading every socket between block operations, so it answers STATUS
+and ABORT and tells other requests BUSY. Nothing a client sends can stop the
+server: bad frames are dropped, bad requests answered with errors, and an
+unexpected failure inside a command is answered with INTERNAL.
 """
 from __future__ import annotations
 
@@ -49,38 +51,57 @@ class _Connection:
             self.closed = True
 
 
+class _Connections:
+    """The open connections, and where each request came from so its reply goes back there."""
+
+    def __init__(self) -> None:
+        self.open: list[_Connection] = []
+        self.asked: dict[tuple[int, int], _Connection] = {}  # (op, seq) of a request -> its connection
+
+    def poll(self) -> list[Frame]:
+        frames = []
+        for conn in list(self.open):
+            for f in conn.recv_frames(0.0):
+                self.asked[(f.op, f.seq)] = conn
+                frames.append(f)
+            while len(self.asked) > 4096:  # requests that were never answered (frames a rig ignores)
+                self.asked.pop(next(iter(self.asked)))
+            if conn.closed:
+                conn.sock.close()
+                self.open.remove(conn)
+        return frames
+
+    def send(self, frame: Frame) -> None:
+        conn = self.asked.pop((frame.op, frame.seq), None)
+        if conn is not None:
+            conn.send(frame)
+
+
 def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callable[[int], None] | None = None,
           stop: threading.Event | None = None) -> None:
     stop = stop or threading.Event()
+    conns = _Connections()
+    io = RigIO(poll=conns.poll, send=conns.send)
     with socket.create_server((host, port)) as lsock:
         if ready:
             ready(lsock.getsockname()[1])
-        conn: _Connection | None = None
         while not stop.is_set():
-            watch = [lsock] + ([conn.sock] if conn and not conn.closed else [])
-            readable, _, _ = select.select(watch, [], [], 0.1)
+            readable, _, _ = select.select([lsock] + [c.sock for c in conns.open], [], [], 0.1)
             if lsock in readable:
                 new, _ = lsock.accept()
                 new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if conn:
-                    conn.sock.close()
-                conn = _Connection(new)
-                continue
-            if conn is None or conn.closed:
-                if conn is not None:
-                    conn.sock.close()
-                    conn = None
-                continue
-            io = RigIO(poll=lambda c=conn: c.recv_frames(0.0), send=conn.send)
-            for frame in conn.recv_frames(0.0):
+                conns.open.append(_Connection(new))
+            for frame in conns.poll():
                 try:
                     rep = rig.handle(frame, io)
                 except Exception as e:  # a rig bug must not take the server down
                     print(f"nandrig sim: internal error on op 0x{frame.op:02x}: {e!r}", file=sys.stderr, flush=True)
                     rep = P.reply(frame, Err.INTERNAL)
                 if rep is not None:
-                    conn.send(rep)
-        if conn:
+                    conns.send(rep)
+                else:
+                    conns.asked.pop((frame.op, frame.seq), None)
+        for conn in conns.open:
             conn.sock.close()
 
 

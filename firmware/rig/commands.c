@@ -50,10 +50,30 @@ struct op_result read_page(uint32_t block, uint32_t page, uint8_t flags, uint32_
 
 /* ---- identity ------------------------------------------------------------------------------------ */
 
+/* who holds the rig after a HELLO of this session with these flags (docs/protocol.md) */
+static int hold(uint32_t session, uint8_t flags)
+{
+	if (flags & ~HELLO_FLAGS_ALL)
+		return E_BAD_PARAMETER;
+	if (flags & HELLO_FLAG_OBSERVE)
+		return E_OK;  /* a look: session and holder stay */
+	if (flags & HELLO_FLAG_RELEASE) {
+		if (session == rig.holder)
+			rig.holder = 0;
+		return E_OK;
+	}
+	if (rig.holder != 0 && rig.holder != session && !(flags & HELLO_FLAG_TAKE_OVER))
+		return E_HELD;
+	rig.session = rig.holder = session;
+	return E_OK;
+}
+
 uint32_t cmd_hello(const struct request *q, uint8_t *out, int *st)
 {
 	static const char ident[] = "nandrig-rtl/1.1 firmware";
-	NEED(HELLO_REQ);
+	/* another major version may lay HELLO out otherwise: its first field is enough to answer it */
+	if (q->len != HELLO_REQ_BYTES && (q->len < sizeof(uint16_t) || HELLO_REQ_MAJOR(q->payload) == PROTOCOL_VERSION_MAJOR))
+		FAIL(E_BAD_FRAME);
 	SET_HELLO_REPLY_MAJOR(out, PROTOCOL_VERSION_MAJOR);
 	SET_HELLO_REPLY_MINOR(out, PROTOCOL_VERSION_MINOR);
 	SET_HELLO_REPLY_RIG_KIND(out, rig.kind);
@@ -63,7 +83,8 @@ uint32_t cmd_hello(const struct request *q, uint8_t *out, int *st)
 	if (HELLO_REQ_MAJOR(q->payload) != PROTOCOL_VERSION_MAJOR)
 		*st = E_VERSION_MISMATCH;
 	else
-		rig.session = HELLO_REQ_SESSION(q->payload);
+		*st = hold(HELLO_REQ_SESSION(q->payload), HELLO_REQ_FLAGS(q->payload));
+	SET_HELLO_REPLY_HOLDER(out, rig.holder);
 	return HELLO_REPLY_BYTES + sizeof ident - 1;
 }
 

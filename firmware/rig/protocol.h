@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 2
+#define PROTOCOL_VERSION_MINOR 3
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -60,7 +60,7 @@ enum {
 
 /* reply statuses, from 0 */
 enum {
-	E_OK, E_BAD_FRAME, E_UNKNOWN_COMMAND, E_VERSION_MISMATCH, E_OUT_OF_RANGE, E_BAD_BLOCK, E_CHIP_FAIL, E_BUSY, E_ABORTED, E_UNSUPPORTED, E_BAD_PARAMETER, E_TIMEOUT, E_INTERNAL, E_NO_SPACE,
+	E_OK, E_BAD_FRAME, E_UNKNOWN_COMMAND, E_VERSION_MISMATCH, E_OUT_OF_RANGE, E_BAD_BLOCK, E_CHIP_FAIL, E_BUSY, E_ABORTED, E_UNSUPPORTED, E_BAD_PARAMETER, E_TIMEOUT, E_INTERNAL, E_NO_SPACE, E_HELD,
 };
 
 /* HELLO's rig_kind */
@@ -89,6 +89,14 @@ enum {
 	CAPTURE_CALIBRATED = 0x00,
 	CAPTURE_NO_WINDOW = 0x01,
 };
+
+/* HelloFlag bits; others get E_BAD_PARAMETER */
+enum {
+	HELLO_FLAG_TAKE_OVER = 0x01,
+	HELLO_FLAG_RELEASE = 0x02,
+	HELLO_FLAG_OBSERVE = 0x04,
+};
+#define HELLO_FLAGS_ALL 0x07u
 
 /* EraseFlag bits; others get E_BAD_PARAMETER */
 enum {
@@ -140,6 +148,9 @@ enum {
 /* requests whose replies stay out of the reply cache */
 #define OP_UNCACHED(op) ((op) == OP_HELLO || (op) == OP_INFO || (op) == OP_READ_ID || (op) == OP_READ_PARAM_PAGE || (op) == OP_TIME || (op) == OP_STATUS || (op) == OP_ABORT)
 
+/* statuses whose reply keeps its payload */
+#define STATUS_KEEPS_PAYLOAD(st) ((st) == E_OK || (st) == E_VERSION_MISMATCH || (st) == E_CHIP_FAIL || (st) == E_ABORTED || (st) == E_HELD)
+
 /* FRAME_HEAD: the decoded body's header; the payload and a CRC-32 follow */
 #define FRAME_HEAD_BYTES 6u
 #define FRAME_HEAD_TYPE(p) ((uint8_t)get_le((p) + 0, 1))
@@ -152,13 +163,15 @@ enum {
 #define SET_FRAME_HEAD_STATUS(p, v) put_le((p) + 4, (uint64_t)(v), 2)
 
 /* HELLO_REQ */
-#define HELLO_REQ_BYTES 8u
+#define HELLO_REQ_BYTES 9u
 #define HELLO_REQ_MAJOR(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_HELLO_REQ_MAJOR(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define HELLO_REQ_MINOR(p) ((uint16_t)get_le((p) + 2, 2))
 #define SET_HELLO_REQ_MINOR(p, v) put_le((p) + 2, (uint64_t)(v), 2)
 #define HELLO_REQ_SESSION(p) ((uint32_t)get_le((p) + 4, 4))
 #define SET_HELLO_REQ_SESSION(p, v) put_le((p) + 4, (uint64_t)(v), 4)
+#define HELLO_REQ_FLAGS(p) ((uint8_t)get_le((p) + 8, 1))
+#define SET_HELLO_REQ_FLAGS(p, v) put_le((p) + 8, (uint64_t)(v), 1)
 
 /* EMPTY_REQ */
 #define EMPTY_REQ_BYTES 0u
@@ -300,7 +313,7 @@ enum {
 #define SET_FLARES_READ_REQ_PATTERN_SEED(p, v) put_le((p) + 7, (uint64_t)(v), 4)
 
 /* HELLO_REPLY: then n bytes of identity (ASCII) */
-#define HELLO_REPLY_BYTES 10u
+#define HELLO_REPLY_BYTES 14u
 #define HELLO_REPLY_MAJOR(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_HELLO_REPLY_MAJOR(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define HELLO_REPLY_MINOR(p) ((uint16_t)get_le((p) + 2, 2))
@@ -309,8 +322,10 @@ enum {
 #define SET_HELLO_REPLY_RIG_KIND(p, v) put_le((p) + 4, (uint64_t)(v), 1)
 #define HELLO_REPLY_CAPABILITIES(p) ((uint32_t)get_le((p) + 5, 4))
 #define SET_HELLO_REPLY_CAPABILITIES(p, v) put_le((p) + 5, (uint64_t)(v), 4)
-#define HELLO_REPLY_N(p) ((uint8_t)get_le((p) + 9, 1))
-#define SET_HELLO_REPLY_N(p, v) put_le((p) + 9, (uint64_t)(v), 1)
+#define HELLO_REPLY_HOLDER(p) ((uint32_t)get_le((p) + 9, 4))
+#define SET_HELLO_REPLY_HOLDER(p, v) put_le((p) + 9, (uint64_t)(v), 4)
+#define HELLO_REPLY_N(p) ((uint8_t)get_le((p) + 13, 1))
+#define SET_HELLO_REPLY_N(p, v) put_le((p) + 13, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
 #define INFO_REPLY_BYTES 67u

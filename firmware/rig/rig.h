@@ -17,6 +17,7 @@ struct rig {
 	struct chip *chip;
 	uint8_t kind;
 	uint32_t caps, session;
+	uint32_t holder;  /* the host session holding the rig (HELLO), 0 when free */
 	uint8_t t_max;  /* the BCH engine's, limited by what the spare area holds */
 };
 extern struct rig rig;

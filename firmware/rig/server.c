@@ -164,9 +164,6 @@ static command_fn find(uint8_t op)
 	}
 }
 
-/* statuses whose reply keeps its payload */
-static int keeps_payload(int st) { return st == E_OK || st == E_CHIP_FAIL || st == E_ABORTED || st == E_VERSION_MISMATCH; }
-
 static void handle(const struct request *q)
 {
 	struct cached *e = &cache[0];
@@ -190,7 +187,7 @@ static void handle(const struct request *q)
 		st = E_UNKNOWN_COMMAND;
 	else
 		n = h(q, reply + FRAME_HEAD_BYTES, &st);
-	if (!keeps_payload(st))
+	if (!STATUS_KEEPS_PAYLOAD(st))
 		n = 0;
 	if (!h || OP_UNCACHED(q->op)) {
 		link_write(tx, encode_reply(q, st, reply, n, tx));

@@ -61,6 +61,8 @@ def render() -> str:
     out += _enum("DECIDE_", spec.Decide, "FLARES decision flags") + [""]
     cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
     out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
+    keeps = " || ".join(f"(st) == E_{e.name}" for e in sorted(spec.PAYLOAD_STATUSES))
+    out += ["/* statuses whose reply keeps its payload */", f"#define STATUS_KEEPS_PAYLOAD(st) ({keeps})", ""]
     for lay in spec.LAYOUTS:
         out += _accessors(lay) + [""]
     return "\n".join(out + ["#endif"]) + "\n"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 2)
+VERSION = (1, 3)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -97,10 +97,11 @@ class Err(enum.IntEnum):
     TIMEOUT = 11  # the chip did not answer (R/B# stayed low)
     INTERNAL = 12  # the rig hit an unexpected condition; it stays up and keeps serving
     NO_SPACE = 13  # a table of fixed size in the rig is full (FLARES page profiles)
+    HELD = 14  # HELLO from a session other than the one holding the rig, without TAKE_OVER; payload as for OK
 
 
 # statuses whose reply still carries a payload
-PAYLOAD_STATUSES = frozenset({Err.OK, Err.CHIP_FAIL, Err.ABORTED, Err.VERSION_MISMATCH})
+PAYLOAD_STATUSES = frozenset({Err.OK, Err.CHIP_FAIL, Err.ABORTED, Err.VERSION_MISMATCH, Err.HELD})
 
 
 class RigKind(enum.IntEnum):
@@ -128,6 +129,12 @@ class Capture(enum.IntEnum):
 class JobState(enum.IntEnum):
     IDLE = 0
     BUSY = 1
+
+
+class HelloFlag(enum.IntFlag):
+    TAKE_OVER = 0x01  # take the rig from the session holding it (between two commands: a long one finishes first)
+    RELEASE = 0x02  # this session is done with the rig: it is free for the next host
+    OBSERVE = 0x04  # look without taking: the rig's session and holder stay; only read-only requests follow
 
 
 class EraseFlag(enum.IntFlag):
@@ -173,7 +180,7 @@ class Decide(enum.IntFlag):
 
 
 # ---- records -----------------------------------------------------------------------------------
-HELLO_REQ = layout("HELLO_REQ", ("major", "u16"), ("minor", "u16"), ("session", "u32"))
+HELLO_REQ = layout("HELLO_REQ", ("major", "u16"), ("minor", "u16"), ("session", "u32"), ("flags", "u8"))
 EMPTY_REQ = layout("EMPTY_REQ")
 READ_ID_REQ = layout("READ_ID_REQ", ("address", "u8"))
 SCAN_BAD_REQ = layout("SCAN_BAD_REQ", ("first_block", "u32"), ("count", "u16", "1..4096"))
@@ -198,7 +205,8 @@ FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), (
                          ("pattern_seed", "u32"))
 
 HELLO_REPLY = layout("HELLO_REPLY", ("major", "u16"), ("minor", "u16"), ("rig_kind", "u8"), ("capabilities", "u32"),
-                     ("n", "u8"), doc="then n bytes of identity (ASCII)")
+                     ("holder", "u32", "the session holding the rig after this HELLO (0: free)"), ("n", "u8"),
+                     doc="then n bytes of identity (ASCII)")
 INFO_REPLY = layout(
     "INFO_REPLY", ("read_id", "bytes5"), ("manufacturer", "bytes12"), ("model", "bytes20"), ("page_bytes", "u32"),
     ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
@@ -266,7 +274,7 @@ class Command:
 
 _DECISION = "decision"
 COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
-    Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), cached=False),
+    Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), HelloFlag, cached=False),
     Command(Opcode.INFO, (EMPTY_REQ,), ("see below",), cached=False),
     Command(Opcode.RESET, (EMPTY_REQ,), ("u8 chip_status",)),
     Command(Opcode.READ_ID, (READ_ID_REQ,), (READ_ID_HEAD, "n bytes"), cached=False),
@@ -294,7 +302,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
 
 UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
 LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
-FLAG_ENUMS = (EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag)
+FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag)
 
 
 def all_flags(flags: type[enum.IntFlag]) -> int:

@@ -149,3 +149,25 @@ def test_an_interrupted_sessions_last_reply_outlives_other_sessions(kind, reques
         chip, open_rig = vr.chip, lambda **kw: Rig(InProcessTransport(vr), **kw)
     assert _sessions_meanwhile(open_rig, chip, Limit.REPLY_CACHE_SESSIONS - 1) == 0
     assert _sessions_meanwhile(open_rig, chip, Limit.REPLY_CACHE_SESSIONS) == 1  # evicted: executed again
+
+
+@pytest.mark.parametrize("kind", ["virtual", pytest.param("rtl", marks=pytest.mark.slow)])
+def test_a_rig_held_by_a_dead_host_refuses_others_until_taken_over(kind, request):
+    from nandrig.host.rig import RigHeld
+
+    if kind == "rtl":
+        rtl = request.getfixturevalue("rtl")
+        open_rig = lambda **kw: Rig.open(rtl.url, **kw)  # noqa: E731
+    else:
+        vr = VirtualRig(VirtualChip(PROFILE, SEED))
+        open_rig = lambda **kw: Rig(InProcessTransport(vr), **kw)  # noqa: E731
+    dead = open_rig()
+    dead.t.close()  # gone without releasing the rig, as a killed host
+    with pytest.raises(RigHeld):
+        open_rig()
+    with open_rig(observe=True) as look:
+        assert look.info().blocks == 16
+    with open_rig(take_over=lambda holder: holder == dead.session) as taker:
+        taker.erase(4)
+    with open_rig() as after:  # the taker released it on closing
+        after.erase(4)

@@ -133,7 +133,7 @@ def test_retry_with_same_seq_is_answered_from_cache_not_executed_again():
     again = vr.handle(req)
     assert first == again and vr.chip.pe_count(5) == pe0 + 10
     # a new session with the same seq and bytes is a new command
-    vr.handle(P.request(Opcode.HELLO, 501, struct.pack("<HHI", 1, 0, 0xABC)))
+    vr.handle(P.request(Opcode.HELLO, 501, P.HELLO_REQ.pack(*P.VERSION, 0xABC, P.HelloFlag.TAKE_OVER)))
     vr.handle(req)
     assert vr.chip.pe_count(5) == pe0 + 20
 
@@ -206,3 +206,25 @@ def test_a_state_file_is_data_that_cannot_run_code(tmp_path, monkeypatch, run_cl
     assert not (tmp_path / "planted").exists()
     with pytest.raises(TypeError, match="cannot hold"):
         save_state(tmp_path / "x", {"f": _Planted()})
+
+
+def test_one_host_session_holds_the_rig_others_look_or_take_over():
+    from nandrig.host.rig import RigHeld
+
+    vr = VirtualRig(VirtualChip("mlc-small", 1))
+    a = Rig(InProcessTransport(vr))
+    assert vr.holder == a.session
+    with pytest.raises(RigHeld, match=f"{a.session:08x}"):
+        Rig(InProcessTransport(vr))
+    with Rig(InProcessTransport(vr), observe=True) as look:  # a look takes nothing and changes no session
+        assert look.info().blocks == 16
+    assert (vr.holder, vr.session) == (a.session, a.session)
+    with Rig(InProcessTransport(vr), take_over=lambda holder: holder == a.session) as b:
+        assert vr.holder == b.session
+        with pytest.raises(RigHeld):
+            a.hello()  # what a campaign does before each step: it learns it lost the rig
+    assert vr.holder == 0  # closing released it
+    with Rig(InProcessTransport(vr)) as c:
+        assert vr.holder == c.session
+    rep = raw_call(vr, Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, 5, 0x80))
+    assert rep.status == Err.BAD_PARAMETER
