@@ -83,8 +83,9 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
 @click.option("--db", type=click.Path(dir_okay=False),
               help="Record that P/E cycle against the chip in this database, and refuse a block a campaign holds.")
 @click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: read ID and model).")
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True)
-def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, as_json) -> None:
+def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, take_over, as_json) -> None:
     """Check a freshly wired adapter: capture window, ONFI identity, and each DQ line by a walking-pattern
     program/read on one block (docs/ulx3s.md, bring-up)."""
     from nandrig.host.campaigns import open_for_chip
@@ -94,12 +95,12 @@ def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
     if db is None:
-        with open_rig(url, profile, seed, state, wiring) as rig:
+        with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
             out = selftest(rig, block, force)
     else:
         store = Store(db)
         try:
-            rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring)
+            rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over)
             with rig:
                 store.check_unreserved(chip_id, block)
                 out = selftest(rig, block, force)
@@ -213,8 +214,10 @@ for _k in KINDS.values():
 @click.option("--wsize", type=click.IntRange(1, 1024), help="WSIZE for --on-rig.  [default: 10]")
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--db", type=click.Path(dir_okay=False), help="Also store the run for `nandrig report`.")
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_rig, wsize, mix, db, as_json) -> None:
+def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_rig, wsize, mix, db, take_over,
+                        as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_params
@@ -229,7 +232,7 @@ def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_
     live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix))) if on_rig else None
     params = load_params(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
-    with Rig.open(url, chip=profile, seed=seed) as rig:
+    with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
         n = min(64, rig.info().blocks)
         good = [b for b in range(n) if b not in set(rig.scan_bad(0, n))]
         if block is None:
