@@ -59,19 +59,19 @@ def dead_sessions(store: Store, take_over: bool = False) -> Callable[[int], bool
 
 
 def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None,
-                  wiring: str | None = None, take_over: bool = False) -> tuple[Rig, int]:
+                  wiring: str | None = None, take_over: bool = False, **link) -> tuple[Rig, int]:
     """Open the rig and find or register its chip. Simulated chips keep their state next to the database
     (``wiring``: a simulated adapter's). A rig held by another session is refused unless ``take_over`` or the
-    session was one of this database's campaigns whose process is gone."""
+    session was one of this database's campaigns whose process is gone. ``link``: the Rig's link settings."""
     if url == "sim":
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
         state = str(sim_state_path(store.path, profile, seed, known=chip_id is not None))
         rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring,
-                       take_over=dead_sessions(store, take_over))
+                       take_over=dead_sessions(store, take_over), **link)
         sim = (profile, seed, str(Path(state).resolve()))
     else:
-        rig = Rig.open(url, take_over=dead_sessions(store, take_over))
+        rig = Rig.open(url, take_over=dead_sessions(store, take_over), **link)
         sim = None
     try:
         info = rig.info()
@@ -139,14 +139,14 @@ def _listing(blocks: list[int], most: int = 8) -> str:
     return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 
-def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False) -> Rig:
+def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False, **link) -> Rig:
     row = store.chip(c.chip_id)
     if row["sim_profile"] is not None:
         state = sim_state_path(store.path, row["sim_profile"], row["sim_seed"], known=True)
         rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state),
-                       take_over=dead_sessions(store, take_over))
+                       take_over=dead_sessions(store, take_over), **link)
     else:
-        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over))
+        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), **link)
     try:
         rig.info().require_chip()
     except BaseException:
@@ -181,7 +181,7 @@ def _progress_bar(c: Campaign):
 
 
 def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
-           echo: Callable[[str], None] = print, take_over: bool = False) -> list[Campaign]:
+           echo: Callable[[str], None] = print, take_over: bool = False, **link) -> list[Campaign]:
     todo = [c for c in store.campaigns() if c.state == "running" and (campaign_id is None or c.id == campaign_id)]
     if campaign_id is not None and not todo:
         c = store.campaign(campaign_id)
@@ -194,7 +194,7 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
         echo("nothing to resume")
     done = []
     for c in todo:
-        with open_for_campaign(store, c, url, take_over) as rig:
+        with open_for_campaign(store, c, url, take_over, **link) as rig:
             echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
             done.append(run(store, rig, c.id))
     return done

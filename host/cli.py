@@ -147,6 +147,8 @@ def _common(f):
         click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it (it "
                      "keeps it until it ends or dies; this database's own dead campaigns' sessions are taken back "
                      "without asking)."),
+        click.option("--link-patience", type=click.FloatRange(min=1), default=120, show_default=True,
+                     help="Seconds of nothing but damaged replies before a noisy link is given up on."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -158,13 +160,13 @@ def run_grp() -> None:
     """Start a characterization campaign (it can be resumed if interrupted)."""
 
 
-def _start(url, db, profile, seed, chip_label, blocks, take_over, kind: str, params: dict) -> None:
+def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict) -> None:
     from nandrig.host.campaigns import create, format_blocks, open_for_chip, parse_blocks, run
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
-        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
             if params.get("oven") is None:
@@ -185,8 +187,8 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, kind: str, par
 def _kind_command(k: CampaignKind) -> click.Command:
     """``nandrig run NAME``: the common options, then the ones the kind declares."""
 
-    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, **opts) -> None:
-        _start(url, db, profile, seed, chip_label, blocks, take_over, k.name,
+    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, link_patience, **opts) -> None:
+        _start(url, db, profile, seed, chip_label, blocks, take_over, link_patience, k.name,
                {"seed": pattern_seed, **k.from_cli(**opts)})
 
     for option in reversed(k.options):
@@ -265,14 +267,17 @@ def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_
 @click.option("--campaign", "campaign_id", type=int, help="Only this campaign.")
 @click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
-def resume_cmd(db, campaign_id, url, take_over) -> None:
+@click.option("--link-patience", type=click.FloatRange(min=1), default=120, show_default=True,
+              help="Seconds of nothing but damaged replies before a noisy link is given up on.")
+def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
     from nandrig.host.campaigns import resume
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
-        for c in resume(store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over):
+        for c in resume(store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
+                        patience_s=link_patience):
             click.echo(f"campaign {c.id} {c.state}")
     finally:
         store.close()

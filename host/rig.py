@@ -181,12 +181,14 @@ class Status:
 class Rig:
     def __init__(self, transport: Transport, *, timeout: float = 2.0, retries: int = 8, poll_s: float = 0.5,
                  session: int | None = None, take_over: bool | Callable[[int], bool] = False,
-                 observe: bool = False) -> None:
+                 observe: bool = False, patience_s: float = 120.0) -> None:
         """One host session on the rig. The rig is held by one session at a time: ``take_over`` (or a predicate
         on the holding session, true for sessions known to be dead) takes it from another; ``observe`` only
-        looks (read-only requests), taking nothing. Closing releases it."""
+        looks (read-only requests), taking nothing. Closing releases it. ``retries`` bounds the requests sent
+        into silence; a rig that answers with damaged frames (a noisy link) is asked again at once, for up to
+        ``patience_s`` seconds of nothing but damage."""
         self.t = transport
-        self.timeout, self.retries, self.poll_s = timeout, retries, poll_s
+        self.timeout, self.retries, self.poll_s, self.patience_s = timeout, retries, poll_s, patience_s
         self._deframer = Deframer()
         self._seq = random.randrange(1 << 16)
         self.session = random.randrange(1, 1 << 32) if session is None else session  # 0: no session
@@ -260,9 +262,21 @@ class Rig:
         attempts, status_seq = 0, None
         now = time.monotonic()
         deadline, next_poll = now + self.timeout, now + self.poll_s
+        damaged, damaged_since = self._deframer.dropped, None  # frames that arrived broken, since when
         while True:
             remaining = max(0.0, min(deadline, next_poll if op in P.LONG else deadline) - time.monotonic())
-            for f in self._deframer.feed(self.t.read(min(remaining, 0.05))):
+            frames = self._deframer.feed(self.t.read(min(remaining, 0.05)))
+            if self._deframer.dropped > damaged and not any(f.seq == seq and f.op == op for f in frames):
+                # likely our reply, broken on the way: the rig answers a resend from its reply cache
+                damaged, now = self._deframer.dropped, time.monotonic()
+                damaged_since = damaged_since or now
+                if now - damaged_since > self.patience_s:
+                    raise RigError(op, Err.TIMEOUT, f"every reply to {op.name} from the rig at {self.t.description} "
+                                                    f"arrived damaged for {self.patience_s:g} s: the link is too "
+                                                    f"noisy (check the cable, or raise --link-patience)")
+                self.t.write(raw)
+                deadline = now + self.timeout
+            for f in frames:
                 if f.type != P.REPLY_TYPE:
                     continue
                 if f.seq == seq and f.op == op:
@@ -278,6 +292,7 @@ class Rig:
                     st = _status(f.payload)
                     if st.busy and st.seq == seq:
                         deadline = time.monotonic() + self.timeout  # alive and working on it
+                        damaged_since = None
                         if self.progress:
                             self.progress(st)
                     elif not st.busy:

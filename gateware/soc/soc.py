@@ -61,6 +61,11 @@ class RigSoC(SoCCore):
             self.vtime = VirtualTime(vtime_pads)
         self.add_constant("NANDRIG_SIM" if vtime_pads is not None else "NANDRIG_HW")
 
+    def add_csr_bridge(self, name: str = "csr", origin=None, register: bool = False) -> None:
+        # registered (LiteX registers it only beside SDRAM): unregistered, the CPU's data address ran through the
+        # bus decoder into every CSR bank's read mux in one cycle, the ULX3S build's critical path (docs/ulx3s.md)
+        super().add_csr_bridge(name, origin, register=True)
+
     def init_mems(self, **kwargs) -> None:
         # the Builder calls this after compiling the software packages, our firmware among them
         if self.firmware is not None and self.firmware.exists():
