@@ -75,6 +75,23 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
                f"{' '.join(f'{t:+d}' for t in passing)})")
 
 
+@rig_grp.command("bad-blocks")
+@rig_options
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
+@click.option("--json", "as_json", is_flag=True)
+def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> None:
+    """The chip's factory bad blocks (their marks as the rig first read them, before any erase)."""
+    from nandrig.host.campaigns import format_blocks
+
+    with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
+        blocks = rig.info().blocks
+        bad = rig.scan_bad(0, blocks)
+    if as_json:
+        click.echo(json.dumps({"blocks": blocks, "bad": bad}))
+        return
+    click.echo(f"{len(bad)} of {blocks} blocks carry a factory bad-block mark" + (f": {format_blocks(bad)}" if bad else ""))
+
+
 @rig_grp.command("selftest")
 @rig_options
 @click.option("--block", type=click.IntRange(min=0), required=True,
@@ -178,10 +195,22 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
             c = store.campaign(cid)
             click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.params['blocks']))} ({c.steps} steps) "
                        f"in {db}", err=True)
-            c = run(store, rig, cid)
+            c = _interruptible(store, cid, lambda: run(store, rig, cid))
         click.echo(f"campaign {cid} {c.state}")
     finally:
         store.close()
+
+
+def _interruptible(store, campaign_id: int | None, work):
+    """Ctrl-C ends ``work`` with where each unfinished campaign stands and how to go on."""
+    from nandrig.errors import Interrupted
+
+    try:
+        return work()
+    except KeyboardInterrupt:
+        left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
+        where = "; ".join(f"campaign {c.id} at step {c.step} of {c.steps}" for c in left) or "nothing left undone"
+        raise Interrupted(f"{where}: `nandrig resume --db {store.path}` continues exactly there") from None
 
 
 def _kind_command(k: CampaignKind) -> click.Command:
@@ -276,8 +305,10 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
 
     store = Store(db)
     try:
-        for c in resume(store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
-                        patience_s=link_patience):
+        done = _interruptible(store, campaign_id, lambda: resume(
+            store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
+            patience_s=link_patience))
+        for c in done:
             click.echo(f"campaign {c.id} {c.state}")
     finally:
         store.close()

@@ -10,7 +10,7 @@ import sys
 import click
 
 from nandrig import __version__
-from nandrig.errors import NandrigError
+from nandrig.errors import Interrupted, NandrigError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as e:
         click.echo(f"nandrig: error: {e.format_message()}", err=True)
         return e.exit_code
+    except Interrupted as e:
+        click.echo(f"nandrig: interrupted: {e}", err=True)
+        return 130
     except NandrigError as e:
         click.echo(f"nandrig: error: {e}", err=True)
         return 1

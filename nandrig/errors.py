@@ -3,3 +3,7 @@
 
 class NandrigError(Exception):
     """A user-facing failure (bad input, impossible request, unreachable rig)."""
+
+
+class Interrupted(NandrigError):
+    """Ctrl-C during work that can be continued; the message says how."""

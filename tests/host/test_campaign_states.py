@@ -119,3 +119,33 @@ def test_a_simulated_chips_state_is_found_beside_the_database_from_any_folder(ru
     assert states(run_cli, "../lab/m.db") == {cid: "done", again: "interrupted"}  # kept for when it is back
     run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", "../lab/m.db", "--blocks", "3",
             "--cycles", "1").assert_one_line_error("history", "missing")
+
+
+def test_ctrl_c_says_where_the_campaign_stands_and_resume_finishes_it(run_cli, tmp_path):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "m.db"
+    proc = subprocess.Popen([sys.executable, "-m", "nandrig", "run", "endurance", "--rig", "sim", *CHIP,
+                             "--db", str(db), "--blocks", "1", "--cycles", "20000", "--step", "10"],
+                            stderr=subprocess.PIPE, text=True)
+    step = 0
+    while step < 5:
+        assert proc.poll() is None
+        time.sleep(0.05)
+        try:
+            con = sqlite3.connect(db, timeout=1)
+            step = (con.execute("SELECT step FROM campaigns").fetchone() or (0,))[0]
+            con.close()
+        except sqlite3.Error:
+            pass
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("nandrig: interrupted: campaign 1 at step ") and "nandrig resume --db" in last, err
+    r = run_cli("resume", "--db", db)
+    assert r.code == 0 and "campaign 1 done" in r.out

@@ -86,3 +86,12 @@ def test_outputs_into_a_missing_folder_get_one_line(run_cli, tmp_path):
                  ("report", "--db", db, "--out", "/proc/no/report")):
         r = run_cli(*args)
         assert r.code == 1 and r.err.startswith("nandrig: error: cannot use ") and r.err.count("\n") == 1, args
+
+
+def test_bad_blocks_lists_the_factory_marks_the_chip_carries(run_cli):
+    from nandrig.boards.sim.chip import VirtualChip
+
+    r = run_cli("rig", "bad-blocks", "--rig", "sim", "--chip", "mlc-small", "--seed", "4", "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    assert got["bad"] == sorted(VirtualChip("mlc-small", 4).factory_bad) and got["blocks"] == 16
