@@ -262,18 +262,25 @@ class Rig:
         attempts, status_seq = 0, None
         now = time.monotonic()
         deadline, next_poll = now + self.timeout, now + self.poll_s
-        damaged, damaged_since = self._deframer.dropped, None  # frames that arrived broken, since when
+        # a noisy link: frames that arrived broken, or bytes that never made a frame, since when
+        damaged, damaged_since, heard = self._deframer.dropped, None, False
         while True:
             remaining = max(0.0, min(deadline, next_poll if op in P.LONG else deadline) - time.monotonic())
-            frames = self._deframer.feed(self.t.read(min(remaining, 0.05)))
-            if self._deframer.dropped > damaged and not any(f.seq == seq and f.op == op for f in frames):
-                # likely our reply, broken on the way: the rig answers a resend from its reply cache
-                damaged, now = self._deframer.dropped, time.monotonic()
-                damaged_since = damaged_since or now
+            data = self.t.read(min(remaining, 0.05))
+            heard = heard or bool(data)
+            frames = self._deframer.feed(data)
+            now = time.monotonic()
+            broken = self._deframer.dropped > damaged and not any(f.seq == seq and f.op == op for f in frames)
+            if broken or (now >= deadline and heard):
+                # likely our reply, broken on the way (or its delimiter lost): the rig answers a resend from its
+                # reply cache; a partial frame left in the deframer would swallow that answer
+                damaged_since, heard = damaged_since or now, False
                 if now - damaged_since > self.patience_s:
                     raise RigError(op, Err.TIMEOUT, f"every reply to {op.name} from the rig at {self.t.description} "
                                                     f"arrived damaged for {self.patience_s:g} s: the link is too "
                                                     f"noisy (check the cable, or raise --link-patience)")
+                self._deframer.flush()
+                damaged = self._deframer.dropped
                 self.t.write(raw)
                 deadline = now + self.timeout
             for f in frames:
@@ -302,7 +309,7 @@ class Rig:
                 status_seq = self.next_seq()
                 self.t.write(P.request(Opcode.STATUS, status_seq).encode())
                 next_poll = now + self.poll_s
-            if now >= deadline:
+            if now >= deadline:  # silence
                 attempts += 1
                 if attempts > self.retries:
                     raise RigError(op, Err.TIMEOUT, f"rig at {self.t.description} did not answer {op.name} "

@@ -27,19 +27,37 @@ IN_LAYOUT = data.StructLayout({"data": 8, "first": 1, "last": 1})
 OUT_LAYOUT = data.StructLayout({"data": 8, "last": 1})
 
 
-def lfsr_step(m: Module, r, taps, byte, width: int) -> Signal:
+def feedback_matrix(taps: int, width: int) -> int:
+    """The byte step's 8 feedback bits as a matrix over the 8 bits d = top remainder bits ^ data bits.
+
+    Bit by bit, feedback s (data bit 7 - s) is d[s] plus the earlier feedback bits q < s the top taps select: a
+    unit lower-triangular system L g = d. Its inverse M, fixed for a given t, gives every feedback bit as one
+    XOR of at most 8 selected d bits (bit 8 s + j of the result: M[s][j]) instead of a chain 8 deep."""
+    rows = []
+    for j in range(8):  # column j of M: solve L g = e_j
+        g = []
+        for s_ in range(8):
+            acc = int(s_ == j)
+            for q in range(s_):
+                acc ^= g[q] & (taps >> (width - s_ + q)) & 1
+            g.append(acc)
+        rows.append(g)
+    return sum(rows[j][s_] << (8 * s_ + j) for s_ in range(8) for j in range(8))
+
+
+def lfsr_step(m: Module, r, taps, fbm, byte, width: int) -> Signal:
     """One byte through the MSB-aligned LFSR in closed form.
 
-    The 8 feedback bits depend only on the top 8 remainder bits, the data
-    byte and the top 7 taps (a small triangle of XORs); the wide update is
-    then rem << 8 XOR the taps shifted by k for each set feedback bit k, a
-    flat network for synthesis and eight integer operations for simulation.
+    The 8 feedback bits come from the top 8 remainder bits and the data byte through the matrix ``fbm``
+    (:func:`feedback_matrix`, loaded with the taps); the wide update is then rem << 8 XOR the taps shifted by
+    k for each set feedback bit k, a flat network for synthesis and eight integer operations for simulation.
     """
+    d = [r[width - 1 - s_] ^ byte[7 - s_] for s_ in range(8)]
     f = [Signal(name=f"lfsr_fb{k}") for k in range(8)]  # f[k]: feedback applied with shift k
-    for s_ in range(8):  # step s_ handles data bit 7 - s_, whose feedback is shifted by 7 - s_
-        acc = r[width - 1 - s_] ^ byte[7 - s_]
-        for q in range(s_):
-            acc = acc ^ (f[7 - q] & taps[width - s_ + q])
+    for s_ in range(8):
+        acc = d[0] & fbm[8 * s_]
+        for j in range(1, s_ + 1):
+            acc = acc ^ (d[j] & fbm[8 * s_ + j])
         m.d.comb += f[7 - s_].eq(acc)
     out = Signal(width, name="lfsr_next")
     update = Cat(Const(0, 8), r[: width - 8])
@@ -62,10 +80,11 @@ class BchEncoder(wiring.Component):
         cfg = self.config
         w = cfg.parity_bits_max
         m = Module()
-        taps_rom = Array([Const((g << (w - cfg.m * t)) & ((1 << w) - 1), w)
-                          for t, g in enumerate(cfg.generators, start=1)])
+        taps_of = [(g << (w - cfg.m * t)) & ((1 << w) - 1) for t, g in enumerate(cfg.generators, start=1)]
+        taps_rom = Array([Const(v, w) for v in taps_of])
+        fbm_rom = Array([Const(feedback_matrix(v, w), 64) for v in taps_of])
         rem = Signal(w)
-        taps = Signal(w)
+        taps, fbm = Signal(w), Signal(64)
         t_cur = Signal(range(cfg.t_max + 1))
         left = Signal(range(cfg.ecc_bytes(cfg.t_max) + 1))  # parity bytes still to send
         ecc_bytes = Array([Const(cfg.ecc_bytes(t), left.shape()) for t in range(cfg.t_max + 1)])
@@ -81,10 +100,10 @@ class BchEncoder(wiring.Component):
                 with m.If(self.data_in.valid & self.data_in.ready):
                     m.d.sync += beat.eq(self.data_in.payload)
                 with m.If(~in_codeword & ~pending & ~(self.data_in.valid & self.data_in.payload.first)):
-                    m.d.sync += [taps.eq(taps_rom[self.t - 1]), t_cur.eq(self.t)]  # idle: follow t
+                    m.d.sync += [taps.eq(taps_rom[self.t - 1]), fbm.eq(fbm_rom[self.t - 1]),
+                                 t_cur.eq(self.t)]  # idle: follow t
                 with m.If(pending):
-                    # the first byte starts from a zero remainder
-                    m.d.sync += rem.eq(lfsr_step(m, Mux(beat.first, 0, rem), taps, beat.data, w))
+                    m.d.sync += rem.eq(lfsr_step(m, rem, taps, fbm, beat.data, w))
                     m.d.sync += in_codeword.eq(~beat.last)
                     with m.If(beat.last):
                         m.d.sync += left.eq(ecc_bytes[t_cur])
@@ -98,6 +117,7 @@ class BchEncoder(wiring.Component):
                 with m.If(self.parity_out.ready):
                     m.d.sync += [rem.eq(rem << 8), left.eq(left - 1)]
                     with m.If(left == 1):
+                        m.d.sync += rem.eq(0)  # the next codeword starts from a zero remainder
                         m.next = "DATA"
         return m
 

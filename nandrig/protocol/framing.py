@@ -81,6 +81,12 @@ class Deframer:
         self._buf = bytearray()
         self.dropped = 0
 
+    def flush(self) -> None:
+        """Forget a partial frame (its delimiter was lost: it would swallow the next frame)."""
+        if self._buf:
+            self._buf.clear()
+            self.dropped += 1
+
     def feed(self, data: bytes) -> list[Frame]:
         frames = []
         self._buf += data
