@@ -325,7 +325,7 @@ def ls_cmd(db, as_json) -> None:
     from nandrig.host.campaigns import display_state, format_blocks
     from nandrig.host.store import Store
 
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         rows = [{"id": c.id, "kind": c.kind, "state": display_state(store, c), "step": c.step, "steps": c.steps,
                  "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
@@ -375,7 +375,7 @@ def export_cmd(db, campaign_id, as_csv, per_page, out) -> None:
     from nandrig.host.export import export_csv
     from nandrig.host.store import Store
 
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         text = export_csv(store, store.campaign(campaign_id), per_page)
     finally:

@@ -146,7 +146,7 @@ def flares_section(r: Report, runs: list) -> None:
 
 
 def write_report(db: str | Path, out: str | Path) -> Path:
-    store = Store(db)
+    store = Store(db, read_only=True)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     try:

@@ -182,16 +182,27 @@ class OpTime(NamedTuple):
 
 
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        """``read_only``: for looking (ls, export, report): nothing is created, upgraded or written, so a database
+        on a read-only medium or one another process is writing can be read."""
         self.path = Path(path)
         if self.path.is_dir():
             raise NandrigError(f"{self.path} is a directory, not a database file")
         try:
+            if read_only:
+                if not self.path.exists():
+                    raise NandrigError(f"no database at {self.path}")
+                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                          timeout=30)
+                self._check_schema(read_only=True)
+                return
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._init_schema()
+        except sqlite3.OperationalError as e:
+            raise NandrigError(f"cannot open database {self.path}: {e}") from None
         except sqlite3.DatabaseError as e:
             raise NandrigError(f"{self.path} is not a nandrig database: {e}") from None
 
@@ -204,16 +215,25 @@ class Store:
             self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n{FLARES_TABLE};\n"
                                   f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
             return
+        if self._check_schema() == 1:
+            self._migrate_from_1()
+        self.db.execute(FLARES_TABLE)
+
+    def _check_schema(self, read_only: bool = False) -> int:
+        """The database's schema version, refused when this nandrig cannot use it (as it is, when read-only)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
+            raise NandrigError(f"{self.path} is not a nandrig database")
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         version = int(row[0]) if row else 0
         if version > SCHEMA_VERSION:
             raise NandrigError(f"{self.path} was written by a newer nandrig (schema {version}; "
                                f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
-        if version == 1:
-            self._migrate_from_1()
-        elif version < SCHEMA_VERSION:
+        if version == 1 and read_only:
+            raise NandrigError(f"{self.path} has schema 1 and is opened read-only: open it once for writing "
+                               f"(any campaign command) to upgrade it")
+        if version not in (1, SCHEMA_VERSION):
             raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
-        self.db.execute(FLARES_TABLE)
+        return version
 
     def _migrate_from_1(self) -> None:
         """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""

@@ -149,3 +149,34 @@ def test_ctrl_c_says_where_the_campaign_stands_and_resume_finishes_it(run_cli, t
     assert last.startswith("nandrig: interrupted: campaign 1 at step ") and "nandrig resume --db" in last, err
     r = run_cli("resume", "--db", db)
     assert r.code == 0 and "campaign 1 done" in r.out
+
+
+def test_looking_at_a_database_another_process_is_writing_changes_nothing(run_cli, tmp_path):
+    """ls, export and report open the database read-only: they work while a writer holds it, write nothing and
+    create nothing."""
+    import sqlite3
+
+    db = tmp_path / "m.db"
+    r = run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", db, "--blocks", "1", "--cycles", "20")
+    assert r.code == 0, r.err
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")  # a campaign's transaction in flight
+    try:
+        before = db.read_bytes()
+        assert states(run_cli, db) == {1: "done"}
+        r = run_cli("export", "--db", db, "--campaign", "1", "--csv")
+        assert r.code == 0 and r.out.count("\n") > 1, r.err
+        r = run_cli("report", "--db", db, "--out", tmp_path / "report")
+        assert r.code == 0, r.err
+        assert db.read_bytes() == before
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    store = Store(db, read_only=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.set_state(1, "running", "")
+    finally:
+        store.close()
+    run_cli("ls", "--db", tmp_path / "none.db").assert_one_line_error("none.db")
+    assert not (tmp_path / "none.db").exists()
