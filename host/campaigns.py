@@ -76,19 +76,45 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
     try:
         info = rig.info()
         info.require_chip()
+        uid = info.unique_id
         if url != "sim":
-            label = chip_label or f"{info.read_id.hex()}:{info.model}"
+            known = store.chip_by_unique_id(uid) if uid and not chip_label else None
+            if known is not None:
+                label = known["label"]
+            elif chip_label or uid:
+                label = chip_label or f"uid:{uid.hex()}"
+            else:
+                raise NandrigError(f"the chip on {url} gives no unique ID (ONFI READ UNIQUE ID), so nothing tells it "
+                                   f"from another {info.model}: name it with --chip-label, and use that name for it "
+                                   f"every time")
             chip_id = store.chip_id(label)
+        if uid and (owner := store.chip_by_unique_id(uid)) is not None and owner["id"] != chip_id:
+            raise NandrigError(f"the chip on {url} is {owner['label']} in {store.path} (unique ID {uid.hex()}), "
+                               f"not {label}")
         if chip_id is None:
             chip_id = store.add_chip(label, info, rig.read_param_page(), sim)
         else:
             row = store.chip(chip_id)
             if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
                 raise NandrigError(f"the chip on {url} does not match {label} in {store.path}")
+            check_identity(store, row, info, url)
     except BaseException:
         rig.close()
         raise
     return rig, chip_id
+
+
+def check_identity(store: Store, row, info, url: str) -> None:
+    """The chip on the rig is the physical chip of this record (by unique ID), or the record learns its ID."""
+    uid = info.unique_id.hex() if info.unique_id else None
+    if row["unique_id"] is None:
+        if uid:  # recorded before unique IDs were read: from now on it is this chip
+            store.set_unique_id(row["id"], info.unique_id)
+        return
+    if uid != row["unique_id"]:
+        now = f"unique ID {uid}" if uid else "no unique ID"
+        raise NandrigError(f"the chip on {url} ({now}) is not {row['label']} (unique ID {row['unique_id']}) "
+                           f"in {store.path}: put that chip back, or give this one its own --chip-label")
 
 
 def versions(rig: Rig) -> dict:
@@ -148,7 +174,9 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
     else:
         rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), **link)
     try:
-        rig.info().require_chip()
+        info = rig.info()
+        info.require_chip()
+        check_identity(store, row, info, url or c.rig_url)
     except BaseException:
         rig.close()
         raise

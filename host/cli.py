@@ -58,6 +58,7 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
         "page_bytes": pp.page_bytes, "spare_bytes": pp.spare_bytes, "pages_per_block": pp.pages_per_block,
         "blocks": pp.blocks_per_lun, "luns": pp.luns, "bits_per_cell": pp.bits_per_cell,
         "timing_modes": list(pp.timing_modes), "ecc_bits": pp.ecc_bits, "endurance_cycles": pp.endurance_cycles,
+        "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
         "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
     }
@@ -66,6 +67,7 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
         return
     click.echo(f"rig:      {out['rig']} ({out['rig_kind']}, protocol {out['protocol']})")
     click.echo(f"chip:     {pp.manufacturer} {pp.model} (JEDEC 0x{pp.jedec_id:02x}, ID {ident.hex()}, {onfi.decode('ascii', 'replace')})")
+    click.echo(f"unique:   {out['unique_id'] or 'none (READ UNIQUE ID not listed or no copy checked out): name it with --chip-label'}")
     click.echo(f"geometry: {pp.page_bytes}+{pp.spare_bytes}-byte pages, {pp.pages_per_block} pages/block, "
                f"{pp.blocks_per_lun} blocks x {pp.luns} LUN, {pp.bits_per_cell} bits/cell")
     click.echo(f"ONFI:     timing modes {','.join(map(str, pp.timing_modes))}; ECC {pp.ecc_bits} bits; "

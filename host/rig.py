@@ -68,6 +68,7 @@ class RigInfo:
     capture: P.Capture = P.Capture.CALIBRATED
     rd_trim: int = 0
     trim_pass: int = 0  # bit i: trim Limit.CAPTURE_TRIM_MIN + i read the chip
+    unique_id: bytes | None = None  # ONFI READ UNIQUE ID, checked: which physical chip this is
 
     @property
     def raw_page_bytes(self) -> int:
@@ -341,7 +342,7 @@ class Rig:
                 pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
                 timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
                 codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
-                rd_trim=v[15], trim_pass=v[16],
+                rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None,
             )
         return self._info
 

@@ -19,13 +19,13 @@ from typing import NamedTuple
 from nandrig.chip.geometry import PageMap
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 2  # 2: chips carry their page map
+SCHEMA_VERSION = 3  # 2: chips carry their page map; 3: and their ONFI unique ID
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE chips (
     id INTEGER PRIMARY KEY,
-    label TEXT NOT NULL UNIQUE,          -- rig-independent identity: read ID, model, and for sims profile+seed
+    label TEXT NOT NULL UNIQUE,          -- the user's name for it: by default its unique ID, else read ID and model
     read_id TEXT NOT NULL,
     manufacturer TEXT NOT NULL,
     model TEXT NOT NULL,
@@ -38,7 +38,8 @@ CREATE TABLE chips (
     sim_profile TEXT,                    -- simulated chips: profile, seed and the rig state file
     sim_seed INTEGER,
     sim_state TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    unique_id TEXT                       -- ONFI READ UNIQUE ID (hex): who the physical chip is; NULL: none
 );
 CREATE TABLE blocks (
     chip_id INTEGER NOT NULL REFERENCES chips(id),
@@ -181,6 +182,21 @@ class OpTime(NamedTuple):
     busy_ns: int
 
 
+def _page_maps(db: sqlite3.Connection) -> None:
+    """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
+    db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
+    for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
+        db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
+
+
+def _unique_ids(db: sqlite3.Connection) -> None:
+    """Schema 2 knew chips by label only: their unique IDs are unknown (NULL) until a rig reads them."""
+    db.execute("ALTER TABLE chips ADD COLUMN unique_id TEXT")
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids}  # from schema N to N + 1
+
+
 class Store:
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         """``read_only``: for looking (ls, export, report): nothing is created, upgraded or written, so a database
@@ -215,8 +231,11 @@ class Store:
             self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n{FLARES_TABLE};\n"
                                   f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
             return
-        if self._check_schema() == 1:
-            self._migrate_from_1()
+        version = self._check_schema()
+        for step in range(version, SCHEMA_VERSION):  # one atomic step per schema version
+            with self.tx() as db:
+                MIGRATIONS[step](db)
+                db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(step + 1),))
         self.db.execute(FLARES_TABLE)
 
     def _check_schema(self, read_only: bool = False) -> int:
@@ -228,20 +247,12 @@ class Store:
         if version > SCHEMA_VERSION:
             raise NandrigError(f"{self.path} was written by a newer nandrig (schema {version}; "
                                f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
-        if version == 1 and read_only:
-            raise NandrigError(f"{self.path} has schema 1 and is opened read-only: open it once for writing "
+        if version < SCHEMA_VERSION and read_only:
+            raise NandrigError(f"{self.path} has schema {version} and is opened read-only: open it once for writing "
                                f"(any campaign command) to upgrade it")
-        if version not in (1, SCHEMA_VERSION):
+        if version < min(MIGRATIONS):
             raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
         return version
-
-    def _migrate_from_1(self) -> None:
-        """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
-        with self.tx() as db:
-            db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
-            for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
-                db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
-            db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -262,6 +273,15 @@ class Store:
         row = self.db.execute("SELECT id FROM chips WHERE label=?", (label,)).fetchone()
         return row[0] if row else None
 
+    def chip_by_unique_id(self, unique_id: bytes) -> sqlite3.Row | None:
+        rows = self.db.execute("SELECT id FROM chips WHERE unique_id=?", (unique_id.hex(),)).fetchall()
+        return self.chip(rows[0][0]) if rows else None
+
+    def set_unique_id(self, chip_id: int, unique_id: bytes) -> None:
+        """A chip recorded before unique IDs were read learns its own (once)."""
+        with self.tx() as db:
+            db.execute("UPDATE chips SET unique_id=? WHERE id=? AND unique_id IS NULL", (unique_id.hex(), chip_id))
+
     def add_chip(self, label: str, info, param_page: bytes, sim: tuple[str, int, str] | None,
                  page_map: PageMap | None = None) -> int:
         """A new chip record; its page map is the shuffled MLC order unless the part has another."""
@@ -271,11 +291,11 @@ class Store:
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO chips (label, read_id, manufacturer, model, page_bytes, spare_bytes, pages_per_block,"
-                " blocks, param_page, page_map, sim_profile, sim_seed, sim_state, created)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " blocks, param_page, page_map, sim_profile, sim_seed, sim_state, created, unique_id)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (label, info.read_id.hex(), info.manufacturer, info.model, info.page_bytes, info.spare_bytes,
                  info.pages_per_block, info.blocks, param_page, pm.to_json(), *(sim or (None, None, None)),
-                 time.time()))
+                 time.time(), info.unique_id.hex() if info.unique_id else None))
             cid = cur.lastrowid
             db.executemany("INSERT INTO blocks (chip_id, block) VALUES (?,?)", ((cid, b) for b in range(info.blocks)))
         return cid

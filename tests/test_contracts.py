@@ -93,7 +93,7 @@ def test_layouts_agree_with_the_documented_struct_formats():
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBI", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbH", P.HELLO_REPLY: "<HHBIIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16s", P.HELLO_REPLY: "<HHBIIB", P.FLARES_CONFIG_REPLY: "<BBH",
         P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
     }
     for layout, fmt in documented.items():
@@ -140,12 +140,14 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
                    "--cycles", "10", "--step", "10").code == 0
     before = run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out
     con = sqlite3.connect(db)
-    con.executescript("ALTER TABLE chips DROP COLUMN page_map; UPDATE meta SET value='1' WHERE key='schema_version';")
+    con.executescript("ALTER TABLE chips DROP COLUMN page_map; ALTER TABLE chips DROP COLUMN unique_id;"
+                      "UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1 had it
     con.close()
     store = Store(db)
     try:
         ppb = store.chip(1)["pages_per_block"]
         assert store.page_map(1) == PageMap.shuffled_mlc(ppb)
+        assert store.chip(1)["unique_id"] is None  # not known until a rig reads it
         version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
         assert int(version) == SCHEMA_VERSION
     finally:

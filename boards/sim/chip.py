@@ -25,6 +25,7 @@ same operations give the same bytes whatever happens on other blocks.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import struct
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ from nandrig.boards.sim.physics import (
 from nandrig.boards.sim.profile import ChipProfile, load_profile
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import page_map, page_of
-from nandrig.chip.onfi import PARAM_PAGE_COPIES, Feature, StatusBit
+from nandrig.chip.onfi import (PARAM_PAGE_COPIES, UNIQUE_ID_BYTES, UNIQUE_ID_COPIES, Feature, StatusBit,
+                               unique_id_copies)
 from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
 
@@ -151,6 +153,17 @@ class VirtualChip:
         if address == 0x20:
             return b"ONFI"
         return bytes(4)
+
+    @property
+    def unique_id(self) -> bytes:
+        """This chip's ONFI unique ID: one per profile and seed, as one per physical part."""
+        return hashlib.blake2b(f"{self.profile.name}:{self.seed}".encode(), digest_size=UNIQUE_ID_BYTES).digest()
+
+    def read_unique_id(self) -> bytes:
+        """What READ UNIQUE ID streams; a part without the command leaves the bus high."""
+        if self.profile.onfi.get("unique_id", True):
+            return unique_id_copies(self.unique_id)
+        return b"\xff" * (2 * UNIQUE_ID_BYTES * UNIQUE_ID_COPIES)
 
     def read_parameter_page(self) -> bytes:
         """The parameter page and its redundant copies, as READ PARAMETER PAGE streams them."""

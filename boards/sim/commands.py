@@ -13,6 +13,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE
 from nandrig.boards.sim.rig_base import Reject, RigIO
+from nandrig.chip.onfi import OptionalCommand, decode_unique_id
 from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
 from nandrig.protocol import CycleFlag, EraseFlag, Err, Frame, Limit, ProgramFlag, ReadFlag
 
@@ -100,14 +101,16 @@ class ChipCommands:
         capture = (self.capture, self.rd_trim, self.trim_pass)
         if self.capture != P.Capture.CALIBRATED:  # as the firmware: a chip it could not read is all zeros
             return P.INFO_REPLY.pack(bytes(5), bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
-                                     int(self._caps()), *capture)
+                                     int(self._caps()), *capture, 0, bytes(16))
         pp = self.chip.profile.parameter_page()
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
+        uid = (decode_unique_id(self.wiring.apply_bytes(self.chip.read_unique_id()))  # as the firmware reads it
+               if pp.optional_commands & OptionalCommand.READ_UNIQUE_ID else None)
         return P.INFO_REPLY.pack(
             self.chip.read_id(0x00), pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
             pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun, pp.bits_per_cell,
             sum(1 << m for m in pp.timing_modes), mode, pp.ecc_bits, self.codeword_bytes, self.t_max,
-            int(self._caps()), *capture,
+            int(self._caps()), *capture, uid is not None, uid or bytes(16),
         )
 
     def _cmd_reset(self, req: Frame, io: RigIO) -> bytes:

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from nandrig.chip.geometry import Geometry
-from nandrig.chip.onfi import ParameterPage
+from nandrig.chip.onfi import OptionalCommand, ParameterPage
 from nandrig.boards.sim.physics import Physics
 from nandrig.errors import NandrigError
 
@@ -80,6 +80,8 @@ class ChipProfile:
             timing_modes=tuple(o["timing_modes"]),
             t_prog_max_us=int(round(t.t_prog_msb_us * 1.5)), t_bers_max_us=int(round(t.t_bers_us * 3)),
             t_r_max_us=int(round(t.t_r_us * 1.3)),
+            optional_commands=OptionalCommand.GET_SET_FEATURES
+            | (OptionalCommand.READ_UNIQUE_ID if o.get("unique_id", True) else 0),
         )
 
 

@@ -109,6 +109,8 @@ uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
 	SET_INFO_REPLY_CAPTURE(out, c->capture);
 	SET_INFO_REPLY_RD_TRIM(out, c->rd_trim);
 	SET_INFO_REPLY_TRIM_PASS(out, c->trim_pass);
+	SET_INFO_REPLY_HAS_UNIQUE_ID(out, c->has_uid);
+	memcpy(out + INFO_REPLY_UNIQUE_ID_OFFSET, c->uid, INFO_REPLY_UNIQUE_ID_SIZE);
 	return INFO_REPLY_BYTES;
 }
 

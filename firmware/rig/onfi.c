@@ -3,6 +3,7 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 #include "onfi.h"
+#include "unique_id.h"
 #include "protocol.h"
 
 /* the controller's op codes and sources come from gateware/onfi/registers.py through soc.h */
@@ -85,6 +86,22 @@ int onfi_read_param(uint8_t *out)
 	return 0;
 }
 
+/* READ UNIQUE ID, when the parameter page lists it: the physical chip's identity */
+static void read_unique_id(struct chip *c, const uint8_t *page)
+{
+	if (!((page[ONFI_PP_OPTIONAL_COMMANDS] | page[ONFI_PP_OPTIONAL_COMMANDS + 1] << 8) & ONFI_OPT_READ_UNIQUE_ID))
+		return;
+	onfi_length_write(2 * ONFI_UNIQUE_ID_BYTES * ONFI_UNIQUE_ID_COPIES);
+	onfi_buf_addr_write(0);
+	onfi_src_write(ONFI_SRC_BUFFER);
+	if (run(ONFI_OP_READ_UNIQUE_ID).timed_out)
+		return;
+	static uint8_t raw[2 * ONFI_UNIQUE_ID_BYTES * ONFI_UNIQUE_ID_COPIES];
+	for (uint32_t i = 0; i < sizeof raw; i++)
+		raw[i] = onfi_buffer()[i];
+	c->has_uid = unique_id_check(raw, ONFI_UNIQUE_ID_COPIES, c->uid) >= 0;
+}
+
 static uint32_t u32at(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
 static void set_trim(int trim)
@@ -163,6 +180,7 @@ int onfi_identify(struct chip *c)
 	c->timing_modes = (uint16_t)(p[ONFI_PP_TIMING_MODES] | p[ONFI_PP_TIMING_MODES + 1] << 8);
 	while ((1u << c->page_bits) < c->pages_per_block)
 		c->page_bits++;
+	read_unique_id(c, p);
 	return 0;
 }
 

@@ -15,6 +15,8 @@ struct chip {
 	int8_t rd_trim;  /* the read-capture trim in use */
 	uint16_t trim_pass;  /* trims that read the chip in the current mode (bit i: CAPTURE_TRIM_MIN + i) */
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
+	uint8_t has_uid;  /* the chip gave a unique ID whose complement checked out */
+	uint8_t uid[ONFI_UNIQUE_ID_BYTES];
 	uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
 };
 

@@ -8,6 +8,14 @@
 #define ONFI_CRC16_INIT 0x4F4E
 #define ONFI_CRC16_POLY 0x8005
 #define ONFI_READ_ID_ONFI_ADDRESS 0x20
+#define ONFI_UNIQUE_ID_BYTES 16
+#define ONFI_UNIQUE_ID_COPIES 16
+
+/* optional-commands bits (parameter page) */
+enum {
+	ONFI_OPT_GET_SET_FEATURES = 0x0004,
+	ONFI_OPT_READ_UNIQUE_ID = 0x0020,
+};
 
 /* READ STATUS bits */
 enum {

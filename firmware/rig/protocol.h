@@ -328,7 +328,7 @@ enum {
 #define SET_HELLO_REPLY_N(p, v) put_le((p) + 13, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
-#define INFO_REPLY_BYTES 67u
+#define INFO_REPLY_BYTES 84u
 #define INFO_REPLY_READ_ID_OFFSET 0u
 #define INFO_REPLY_READ_ID_SIZE 5u
 #define INFO_REPLY_MANUFACTURER_OFFSET 5u
@@ -363,6 +363,10 @@ enum {
 #define SET_INFO_REPLY_RD_TRIM(p, v) put_le((p) + 64, (uint64_t)(v), 1)
 #define INFO_REPLY_TRIM_PASS(p) ((uint16_t)get_le((p) + 65, 2))
 #define SET_INFO_REPLY_TRIM_PASS(p, v) put_le((p) + 65, (uint64_t)(v), 2)
+#define INFO_REPLY_HAS_UNIQUE_ID(p) ((uint8_t)get_le((p) + 67, 1))
+#define SET_INFO_REPLY_HAS_UNIQUE_ID(p, v) put_le((p) + 67, (uint64_t)(v), 1)
+#define INFO_REPLY_UNIQUE_ID_OFFSET 68u
+#define INFO_REPLY_UNIQUE_ID_SIZE 16u
 
 /* READ_ID_HEAD: then n ID bytes */
 #define READ_ID_HEAD_BYTES 1u

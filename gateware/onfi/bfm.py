@@ -254,7 +254,7 @@ class NandBusModel:
             self._go_busy(now, chip.reset().busy_ns, "reset", ())
             self.register[:] = b"\xff" * self.raw
             self.cmd, self.out = None, None
-        elif c in (0x90, 0xEC, 0xEF, 0xEE, 0x60, 0x80, 0x00, 0x05):
+        elif c in (0x90, 0xEC, 0xED, 0xEF, 0xEE, 0x60, 0x80, 0x00, 0x05):
             self.cmd, self.addr, self.out, self.feat = c, [], None, bytearray()
             if c == 0x80:
                 self.register[:] = b"\xff" * self.raw
@@ -299,6 +299,9 @@ class NandBusModel:
         elif self.cmd == 0xEC:
             self.out, self.ptr = self.chip.read_parameter_page(), 0
             self._go_busy(now, PARAM_PAGE_BUSY_NS, "read-parameter-page", ())
+        elif self.cmd == 0xED:
+            self.out, self.ptr = self.chip.read_unique_id(), 0
+            self._go_busy(now, PARAM_PAGE_BUSY_NS, "read-unique-id", ())
         elif self.cmd == 0xEE:
             self.out, self.ptr = self.chip.get_features(byte), 0
             self._go_busy(now, FEATURES_BUSY_NS, "get-features", (byte,))

@@ -82,6 +82,7 @@ PROGRAMS: dict[OnfiOp, list[Step]] = {
     OnfiOp.RESET: [SEL, cmd(0xFF), WAIT, DESEL, END],
     OnfiOp.READ_ID: [SEL, cmd(0x90), addr(Byte.FADDR), DATA_OUT, DESEL, END],
     OnfiOp.READ_PARAM: [SEL, cmd(0xEC), addr(Byte.IMM), WAIT, DATA_OUT, DESEL, END],
+    OnfiOp.READ_UNIQUE_ID: [SEL, cmd(0xED), addr(Byte.IMM), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.READ_STATUS: [SEL, *STATUS_READ, DESEL, END],
     OnfiOp.SET_FEATURES: [SEL, cmd(0xEF), addr(Byte.FADDR), Step(Kind.DIN, Byte.PARAM, count=Count.FOUR), WAIT, DESEL, END],
     OnfiOp.GET_FEATURES: [SEL, cmd(0xEE), addr(Byte.FADDR), WAIT, Step(Kind.DOUT, count=Count.FOUR), DESEL, END],

@@ -18,6 +18,7 @@ class OnfiOp(enum.IntEnum):
     READ = 8
     CHANGE_READ_COLUMN = 9
     SELFTEST = 10
+    READ_UNIQUE_ID = 11
 
 
 class OnfiSource(enum.IntEnum):
@@ -29,7 +30,7 @@ class OnfiSource(enum.IntEnum):
 CONTROL = [
     ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
               "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
-              "the firmware)"),
+              "the firmware, READ_UNIQUE_ID)"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", 24, "Row address: page | block << page bits"),
     ("col", 16, "Column address (byte within the page)"),

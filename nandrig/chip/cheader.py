@@ -17,7 +17,10 @@ def render() -> str:
            f"#define ONFI_PARAM_PAGE_BYTES {onfi.PARAM_PAGE_BYTES}",
            f"#define ONFI_PARAM_PAGE_COPIES {onfi.PARAM_PAGE_COPIES}",
            f"#define ONFI_CRC16_INIT 0x{onfi.CRC16_INIT:04X}", f"#define ONFI_CRC16_POLY 0x{onfi.CRC16_POLY:04X}",
-           f"#define ONFI_READ_ID_ONFI_ADDRESS 0x{onfi.READ_ID_ONFI_ADDRESS:02X}", "",
+           f"#define ONFI_READ_ID_ONFI_ADDRESS 0x{onfi.READ_ID_ONFI_ADDRESS:02X}",
+           f"#define ONFI_UNIQUE_ID_BYTES {onfi.UNIQUE_ID_BYTES}", f"#define ONFI_UNIQUE_ID_COPIES {onfi.UNIQUE_ID_COPIES}",
+           "", "/* optional-commands bits (parameter page) */", "enum {",
+           *[f"\tONFI_OPT_{c.name} = 0x{int(c):04X}," for c in onfi.OptionalCommand], "};", "",
            "/* READ STATUS bits */", "enum {"]
     out += [f"\tONFI_STATUS_{b.name} = 0x{int(b):02X}," for b in onfi.StatusBit] + ["};", ""]
     out += ["/* SET/GET FEATURES addresses */", "enum {"]

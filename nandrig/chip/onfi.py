@@ -18,6 +18,15 @@ PARAM_PAGE_COPIES = 3
 CRC16_INIT = 0x4F4E  # ONFI's CRC-16: x^16 + x^15 + x^2 + 1, initial value 4F4Eh, MSB first
 CRC16_POLY = 0x8005
 READ_ID_ONFI_ADDRESS = 0x20  # READ ID here answers "ONFI"
+UNIQUE_ID_BYTES = 16  # READ UNIQUE ID (EDh): the ID, then its complement, in each copy
+UNIQUE_ID_COPIES = 16
+
+
+class OptionalCommand(enum.IntFlag):
+    """The parameter page's optional-commands bits a rig looks at (ONFI 2.2, bytes 8-9)."""
+
+    GET_SET_FEATURES = 1 << 2
+    READ_UNIQUE_ID = 1 << 5
 
 
 class StatusBit(enum.IntFlag):
@@ -102,12 +111,13 @@ class ParameterPage:
     column_address_cycles: int = 2
     revision_bits: int = 0x001E  # ONFI 1.0, 2.0, 2.1, 2.2
     t_ccs_ns: int = 500  # change-column setup; ONFI's default, which a part may lower
+    optional_commands: int = OptionalCommand.GET_SET_FEATURES
 
     def encode(self) -> bytes:
         p = bytearray(PARAM_PAGE_BYTES)
         p[O.SIGNATURE:O.SIGNATURE + 4] = b"ONFI"
         struct.pack_into("<H", p, O.REVISION, self.revision_bits)
-        struct.pack_into("<H", p, O.OPTIONAL_COMMANDS, 1 << 2)  # optional commands: GET/SET FEATURES
+        struct.pack_into("<H", p, O.OPTIONAL_COMMANDS, self.optional_commands)
         p[O.PARAM_PAGES] = PARAM_PAGE_COPIES
         p[O.MANUFACTURER:O.MODEL] = self.manufacturer.encode("ascii")[:12].ljust(12)
         p[O.MODEL:O.JEDEC_ID] = self.model.encode("ascii")[:20].ljust(20)
@@ -150,7 +160,25 @@ class ParameterPage:
             t_prog_max_us=tprog, t_bers_max_us=tbers, t_r_max_us=tr, t_ccs_ns=tccs,
             row_address_cycles=raw[O.ADDRESS_CYCLES] & 0xF, column_address_cycles=raw[O.ADDRESS_CYCLES] >> 4,
             revision_bits=struct.unpack_from("<H", raw, O.REVISION)[0],
+            optional_commands=struct.unpack_from("<H", raw, O.OPTIONAL_COMMANDS)[0],
         )
+
+
+def unique_id_copies(uid: bytes) -> bytes:
+    """What READ UNIQUE ID streams: the ID and its complement, repeated."""
+    assert len(uid) == UNIQUE_ID_BYTES
+    return (uid + bytes(b ^ 0xFF for b in uid)) * UNIQUE_ID_COPIES
+
+
+def decode_unique_id(raw: bytes) -> bytes | None:
+    """The first copy whose complement checks out (every bit of ID XOR complement set), or None: a chip with no
+    unique ID, or every copy damaged. The firmware's ``onfi_unique_id`` does the same."""
+    step = 2 * UNIQUE_ID_BYTES
+    for k in range(min(UNIQUE_ID_COPIES, len(raw) // step)):
+        uid, inv = raw[k * step:k * step + UNIQUE_ID_BYTES], raw[k * step + UNIQUE_ID_BYTES:(k + 1) * step]
+        if all(a ^ b == 0xFF for a, b in zip(uid, inv)):
+            return bytes(uid)
+    return None
 
 
 def decode_first_valid(raw: bytes) -> ParameterPage:

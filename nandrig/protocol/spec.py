@@ -211,7 +211,8 @@ INFO_REPLY = layout(
     "INFO_REPLY", ("read_id", "bytes5"), ("manufacturer", "bytes12"), ("model", "bytes20"), ("page_bytes", "u32"),
     ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
     ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
-    ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"))
+    ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"), ("has_unique_id", "u8"),
+    ("unique_id", "bytes16"))
 # what each INFO field means (docs/protocol.md's INFO table)
 INFO_FIELDS = {
     "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
@@ -224,6 +225,8 @@ INFO_FIELDS = {
     "capture": "start-up read-capture calibration: 0 calibrated, 1 no passing window (chip left at mode 0)",
     "rd_trim": "read-capture trim in use, controller clock cycles (centre of the passing window)",
     "trim_pass": "trims that read the chip correctly in the current mode (bit i: trim CAPTURE_TRIM_MIN + i)",
+    "has_unique_id": "1 when the chip lists READ UNIQUE ID and a copy's complement checked out, else 0",
+    "unique_id": "the chip's ONFI unique ID (zeros without one): who this physical chip is",
 }
 READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))

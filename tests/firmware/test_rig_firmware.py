@@ -19,7 +19,8 @@ SRC = Path(__file__).resolve().parents[2] / "firmware" / "rig"
 def fw(tmp_path_factory):
     lib = tmp_path_factory.mktemp("rigfw") / "librig.so"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(lib),
-                    str(SRC / "frame.c"), str(SRC / "pattern.c"), str(SRC / "capture.c")], check=True)
+                    str(SRC / "frame.c"), str(SRC / "pattern.c"), str(SRC / "capture.c"), str(SRC / "unique_id.c")],
+                   check=True)
     so = ctypes.CDLL(str(lib))
     so.crc32_update.restype = ctypes.c_uint32
     so.crc32_update.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
@@ -109,3 +110,22 @@ def test_capture_trim_centre_matches_the_host_for_every_mask(fw):
         assert fw.capture_trim_centre(mask) == (hi + 1 if want is None else want), hex(mask)
     assert trim_centre(0b0111_0000_1100_0000, lo) == 5  # the longest run, not the first
     assert trim_centre(0b0000_0001_1000_0000, lo) == -1  # the earlier of two
+
+
+def test_unique_id_check_takes_the_copy_the_host_takes(fw):
+    """Damaged copies skipped, the first whole one taken, none when all are damaged or the part has none."""
+    from nandrig.chip.onfi import UNIQUE_ID_BYTES, UNIQUE_ID_COPIES, decode_unique_id, unique_id_copies
+
+    rng = random.Random(9)
+    for trial in range(300):
+        raw = bytearray(unique_id_copies(bytes(rng.randrange(256) for _ in range(UNIQUE_ID_BYTES))))
+        for _ in range(rng.choice([0, 1, 5, 40, 200, 2000])):  # bit flips anywhere
+            raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+        if trial % 50 == 0:
+            raw = bytearray(b"\xff" * len(raw))  # a part without the command: the bus stays high
+        uid = ctypes.create_string_buffer(UNIQUE_ID_BYTES)
+        k = fw.unique_id_check(bytes(raw), UNIQUE_ID_COPIES, uid)
+        want = decode_unique_id(bytes(raw))
+        assert (k >= 0) == (want is not None)
+        if want is not None:
+            assert uid.raw == want
