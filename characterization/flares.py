@@ -56,6 +56,7 @@ class FlaresConfig:
     maxover: int = 15
     req_ret_s: int = 365 * 24 * 3600
     t_cap: int = 0  # the largest t the rig can use (its spare area, its engine); 0: the tables' t_max
+    evaluate_on_alarm: bool = False  # True: an alarm does not stop Alg. 2 (not the paper's; docs/flares.md)
 
     def __post_init__(self) -> None:
         if not (1 <= self.wsize <= 1024 and 0 <= self.mix_pm <= 1000 and 0 <= self.saferange_pm <= 1000
@@ -129,7 +130,8 @@ class Flares:
         ft, cfg = self.tables, self.config
         ret = max(now - pp.writestamp, 0)
         limit = ft.max_ret_seconds(pp.p_cur, pp.pecycles)
-        if limit is not None and ret > limit:
+        alarm = limit is not None and ret > limit
+        if alarm and not cfg.evaluate_on_alarm:
             return Decision(Zone.ALARM, alarm=True)
         rd_now = ft.rber_rd(pp.pecycles, ret)
         meas = (pp.errc << 48) // (ft.codeword_bits * cfg.wsize)
@@ -165,4 +167,4 @@ class Flares:
             pp.p_next = pp.p_cur
         pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
         pp.errc = 0
-        return Decision(zone, p, proj, False, invalidate)
+        return Decision(zone, p, proj, alarm, invalidate)

@@ -236,61 +236,75 @@ for _k in KINDS.values():
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim).")
 @click.option("--params", "params_name", help="RBER model behind FLARES' tables (a name or a `nandrig fit --save` "
-              "file); default: calibrate one on 8 spare blocks for the page kind under test.")
-@click.option("--block", type=click.IntRange(min=0), help="Block to use (default: the first good one).")
-@click.option("--page", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Page under test (2: the upper page of wordline 0, the weaker kind).")
+              "file), for both page types; default: calibrate one per page type on 8 more fresh blocks.")
+@click.option("--blocks", help="Fresh blocks the validation may wear: ranges A-B and blocks, comma-separated; it "
+              "takes 7 (one per operating point, long retention, continuous wear) and 8 more to calibrate the model; "
+              "factory bad blocks are left out.  [default: the chip's first good blocks]")
+@click.option("--wordline", type=click.IntRange(min=0), help="Wordline whose lower and upper pages are under test "
+              "(default: the block's middle one).")
 @click.option("--scale", type=click.FloatRange(0.01, 1.0), default=1.0, show_default=True,
               help="Fraction of the paper's operation counts (for quick looks).")
 @click.option("--on-rig", is_flag=True, help="Let the rig run FLARES (its tables, its BCH decoder) instead of "
               "replaying FLARES on the host over the measured errors.")
 @click.option("--wsize", type=click.IntRange(1, 1024), help="WSIZE for --on-rig.  [default: 10]")
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
+@click.option("--evaluate-on-alarm", is_flag=True, help="With --on-rig: a rewrite alarm does not end FLARES' "
+              "evaluation (the paper's Alg. 2 stops; docs/flares.md). Host replays try both.")
 @click.option("--db", type=click.Path(dir_okay=False), help="Also store the run for `nandrig report`.")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def run_flares_validate(url, profile, seed, params_name, block, page, scale, on_rig, wsize, mix, db, take_over,
-                        as_json) -> None:
+def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale, on_rig, wsize, mix,
+                        evaluate_on_alarm, db, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_params
-    from nandrig.host.flares_validate import dumps, summary, validate
+    from nandrig.host.campaigns import format_blocks, parse_blocks
+    from nandrig.host.flares_validate import dumps, summary, pages_under_test, validate
     from nandrig.host.rig import Rig
 
-    if not on_rig and (wsize is not None or mix is not None):
-        raise click.UsageError("--wsize and --mix set FLARES in the rig: use them with --on-rig (host replays try "
-                               "WSIZE 10 and 100, MIX 0, 0.5 and 1)")
+    if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
+        raise click.UsageError("--wsize, --mix and --evaluate-on-alarm set FLARES in the rig: use them with --on-rig "
+                               "(host replays try WSIZE 10 and 100, MIX 0, 0.5 and 1, an alarm stopping and not)")
     if on_rig and params_name:
         raise click.UsageError("--params sets the host's model; with --on-rig the rig uses its compiled-in tables")
-    live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix))) if on_rig else None
+    live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix)),
+                        evaluate_on_alarm=evaluate_on_alarm) if on_rig else None
     params = load_params(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
     with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-        n = min(64, rig.info().blocks)
-        good = [b for b in range(n) if b not in set(rig.scan_bad(0, n))]
-        if block is None:
-            block = good[0]
-        spare = [b for b in good if b != block][:8]
-        result = validate(rig, params, block, page, scale, echo, spare, live)
-        label = f"sim:{profile}:{seed}" if url == "sim" else rig.info().model
+        info = rig.info()
+        pages = pages_under_test(info.pages_per_block, wordline)
+        wanted = parse_blocks(blocks, info.blocks) if blocks else list(range(min(64, info.blocks)))
+        bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
+        result = validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live)
+        label = f"sim:{profile}:{seed}" if url == "sim" else info.model
     if db:
         from nandrig.host.store import Store
 
         store = Store(db)
         try:
-            store.add_flares_run(label, block, page, result)
+            store.add_flares_run(label, result["blocks"]["operating-points"][0], pages[0], result)
         finally:
             store.close()
     if as_json:
         click.echo(dumps(result))
         return
-    click.echo(f"{'scenario':<17} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'fails':>6} {'over':>6} "
-               f"{'alarms':>6}  gain video/web/varmail")
+    for scenario, w in result["wear"].items():
+        click.echo(f"{scenario}: blocks {format_blocks(w['blocks'])}, P/E planned {_span(w['planned_pe'])}, "
+                   f"actual {_span(w['actual_pe'])}")
+    click.echo(f"{'scenario':<17} {'page':>9} {'alarm':>9} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'uncov':>6} "
+               f"{'fails':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
     for r in summary(result)["runs"]:
         g = r["read_gain_vs_fixed50"]
-        click.echo(f"{r['scenario']:<17} {r['wsize']:>5} {r['mix']:>4} {r['ops']:>6} {r['under_target_ops']:>6} "
-                   f"{r['decode_failures']:>6} {r['mean_overprovision']:>6.1f} {r['rewrite_alarms']:>6}  "
+        over = "-" if r["mean_overprovision"] is None else f"{r['mean_overprovision']:.1f}"
+        click.echo(f"{r['scenario']:<17} {r['page_type']:>5} {r['page']:>3} {r['on_alarm']:>9} {r['wsize']:>5} {r['mix']:>4} "
+                   f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
+                   f"{over:>6} {r['rewrite_alarms']:>6}  "
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
+
+
+def _span(values: list[int]) -> str:
+    return str(values[0]) if len(values) == 1 else f"{values[0]}..{values[-1]} ({len(values)} points)"
 
 
 @click.command("resume")

@@ -1,29 +1,42 @@
 """``nandrig run flares-validate``: FLARES against errors the rig really measures.
 
-Scenarios (after the FLARES paper's validation, Sec. 5.1), each on one page of
-one block, with seeded patterns programmed and read on the rig:
+Scenarios (after the FLARES paper's validation, Sec. 5.1), with seeded
+patterns programmed and read on the rig:
 
 * ``operating-points``: five wear levels, 1,000 random operations each (20 %
-  programs). Every program is followed by a bake worth one year at 25 degC
-  (about 11 minutes at 125 degC), so reads see one-year retention errors
-  while FLARES, keeping time with the rig's clock, sees data minutes old: the
-  temperature stress its model does not know and its measurement must catch.
+  programs). Every program is followed by a bake worth one year less one hour
+  at 25 degC (about 11 minutes at 125 degC), as in the paper's Fig. 5d: reads
+  see the end of the life FLARES protects (one year), which a rewrite alarm
+  may only flag when the t in use cannot reach it.
 * ``long-retention``: wear 5,000; every program is followed by two years at
   25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
 * ``continuous-wear``: 1,000 operating points from 1,000 to 10,000 P/E, each
-  a program (with its one-year bake) and nine reads.
+  a program (with its bake) and nine reads.
 
-FLARES' model comes from the same chip: before the scenarios, pages of the
-same kind as the one under test (upper or lower) are characterized on eight
-other blocks (wear 1,000 to 10,000, retention 0 to one year) and eq. 5 is
-fitted to them. Upper pages of an MLC part see about twice the block-average
-RBER, so a model of the average page would let FLARES underestimate them.
+What makes the figures checkable:
+
+* every scenario has fresh blocks of its own (each operating point one), worn
+  by CYCLE to the planned P/E; the run reports planned and actual P/E per
+  operating point and refuses to report when they differ;
+* a program writes the whole block (erase, then every page in order), and the
+  pages under test are the lower and the upper page of one wordline in the
+  middle of the block: fully programmed, like the pages FLARES' model was
+  calibrated on, and both page types, each with its own results;
+* FLARES' clock sees a bake as its 25 degC-equivalent duration (Arrhenius), so
+  the age its model projects from is the age the data really has;
+* a target t above the tables' t_max is uncoverable: counted on its own,
+  never as met; every operation whose t was below its target carries the
+  UBER expected at its page's measured RBER.
+
+FLARES' model comes from the same chip: eight other blocks are characterized
+(wear 1,000 to 10,000, retention 0 to one year) and eq. 5 is fitted to the
+lower and the upper pages separately; each page type's FLARES uses its own.
 
 The physical sequence does not depend on the t FLARES picks (an ECC is
 digital), so each scenario is measured once and FLARES is replayed over the
 trace for every WSIZE and MIX; decoding succeeds exactly when the page's
 data-codeword error count is at most the t in use. Rewrite alarms are counted,
-not acted on. The target t of an operation is the t that the page's measured
+not acted on. The target t of an operation is the t that its page's measured
 RBER around it requires (UBER 1e-11, one 4096-byte codeword over GF(2^16)).
 """
 from __future__ import annotations
@@ -38,16 +51,19 @@ import numpy as np
 
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
-from nandrig.chip.geometry import page_map
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
+from nandrig.characterization.uber import uber
+from nandrig.chip.geometry import page_map
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.host.rig import Rig
 
 UBER = 1e-11
 BAKE_C = 125.0
+YEAR_H = 8760.0
+AGED_H = YEAR_H - 1.0  # reads at the end of the protected year, not past it
 WSIZES = (10, 100)
 MIXES_PM = (0, 500, 1000)
 # read-intensive, balanced, write-intensive (the paper's videoserver, webserver, varmail)
@@ -56,6 +72,14 @@ WORKLOADS = {"videoserver": 0.9, "webserver": 0.5, "varmail": 0.2}
 DECODE_US = (83.9, 194.0)
 BUS_NS_PER_BYTE = 25  # ONFI timing mode 4
 OPERATING_POINTS = (10, 100, 1000, 3000, 10000)  # P/E levels of the paper's operating-points experiment
+LONG_RETENTION_PE = 5000
+SCENARIOS = ("operating-points", "long-retention", "continuous-wear")
+CALIBRATION_WEAR = (1000, 3000, 6000, 10000)
+CALIBRATION_HOURS = (0.0, 24.0, 720.0, YEAR_H)
+CALIBRATION_BLOCKS = 8
+PAGE_TYPES = {False: "lower", True: "upper"}
+# FLARES as the paper has it (an alarm ends the evaluation), and with the evaluation run through an alarm
+ON_ALARM = {False: "stops", True: "evaluates"}
 PAPER = {
     "operating-points": "WSIZE 10 reacts fast but overestimates early in life; WSIZE 100 is more precise with some "
                         "delay; MIX 0 tracks the model, MIX 1 over-reacts and sometimes underestimates; "
@@ -66,21 +90,46 @@ PAPER = {
 }
 
 
+def blocks_needed(scenario: str) -> int:
+    return len(OPERATING_POINTS) if scenario == "operating-points" else 1
+
+
+def pages_under_test(pages_per_block: int, wordline: int | None = None) -> tuple[int, int]:
+    """The lower and the upper page of ``wordline`` (default: the block's middle one)."""
+    wordlines = pages_per_block // 2
+    wl = wordlines // 2 if wordline is None else wordline
+    if not 0 <= wl < wordlines:
+        raise NandrigError(f"wordline {wl} is outside 0..{wordlines - 1}")
+    kinds = {page_map(p, pages_per_block): p for p in range(pages_per_block)}
+    return kinds[(wl, False)], kinds[(wl, True)]
+
+
 @dataclass
 class Trace:
-    """What the rig did and measured: one entry per operation."""
+    """What the rig did and measured: one entry per operation; page-dependent fields hold one value per page
+    under test, in the order of ``pages``."""
 
-    ops: list[int]  # FlaresAccess.READ / FlaresAccess.PROGRAM
-    errors: list[int]  # data-codeword errors of reads (0 for programs)
-    now_s: list[int]  # rig clock, seconds, FLARES' time base
-    pe: list[int]
-    point: list[int]  # operating-point index
-    read_busy_ns: list[int]
-    prog_busy_ns: list[int]
+    pages: tuple[int, ...]
+    ops: list[int] = field(default_factory=list)  # FlaresAccess.READ / FlaresAccess.PROGRAM
+    errors: list[tuple[int, ...]] = field(default_factory=list)  # data-codeword errors of reads (0 for programs)
+    now_s: list[int] = field(default_factory=list)  # FLARES' clock: bakes count as their 25 degC equivalent
+    pe: list[int] = field(default_factory=list)
+    point: list[int] = field(default_factory=list)  # operating-point index
+    read_busy_ns: list[int] = field(default_factory=list)
+    prog_busy_ns: list[int] = field(default_factory=list)
+    planned_pe: list[int] = field(default_factory=list)  # per operating point
+    actual_pe: list[int] = field(default_factory=list)  # per operating point: the block's P/E at its first program
     # FLARES in the rig (live runs): the t each operation used, and what the rig's decoder and FLARES reported
-    t_used: list[int] = field(default_factory=list)
-    failed: list[bool] = field(default_factory=list)
-    zone: list[int] = field(default_factory=list)  # Zone.ALARM is a rewrite alarm
+    t_used: list[tuple[int, ...]] = field(default_factory=list)
+    failed: list[tuple[bool, ...]] = field(default_factory=list)
+    zone: list[tuple[int, ...]] = field(default_factory=list)
+    alarm: list[tuple[bool, ...]] = field(default_factory=list)  # rewrite alarms
+
+    def column(self, name: str, i: int) -> np.ndarray:
+        return np.array([v[i] for v in getattr(self, name)])
+
+    def wear_mismatches(self) -> list[tuple[int, int]]:
+        return [(p, a) for p, a in zip(self.planned_pe, self.actual_pe) if p != a]
 
 
 def decode_us(t: int) -> float:
@@ -88,199 +137,254 @@ def decode_us(t: int) -> float:
     return lo + (hi - lo) * (t - 1) / 49.0
 
 
-CALIBRATION_WEAR = (1000, 3000, 6000, 10000)
-CALIBRATION_HOURS = (0.0, 24.0, 720.0, 8760.0)
-
-
-def calibrate(rig: Rig, blocks: list[int], upper: bool, seed: int = 7) -> tuple[RberParams, dict]:
-    """Fit eq. 5 to the pages of one kind (upper or lower) measured on ``blocks``."""
+def calibrate(rig: Rig, blocks: list[int], seed: int = 7) -> tuple[dict[bool, RberParams], dict]:
+    """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type)."""
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
-    kind = np.array([page_map(p, info.pages_per_block)[1] == upper for p in range(info.pages_per_block)])
+    upper = np.array([page_map(p, info.pages_per_block)[1] for p in range(info.pages_per_block)])
     groups = [blocks[i::len(CALIBRATION_WEAR)] for i in range(len(CALIBRATION_WEAR))]
     for grp, pe in zip(groups, CALIBRATION_WEAR):
         for b in grp:
             rig.cycle(b, 1, pe, seed)
-    points, elapsed = [], 0.0
+    points: dict[bool, list] = {False: [], True: []}
+    elapsed = 0.0
     for hours in CALIBRATION_HOURS:
         rig.advance(hours=hours - elapsed)
         elapsed = hours
         for grp, pe in zip(groups, CALIBRATION_WEAR):
-            errs = sum(int(rig.measure(b, 1, seed).errors[0][kind].sum()) for b in grp)
-            bits = len(grp) * int(kind.sum()) * info.raw_page_bytes * 8
-            if errs:
-                points.append((pe, hours, errs / bits, bits))
-    a = np.array(points, float)
-    res = fit(a[:, 0], a[:, 1], a[:, 2], a[:, 3])
-    name = f"calibrated on blocks {blocks[0]}-{blocks[-1]}, {'upper' if upper else 'lower'} pages"
-    return res.rber_params(name), {"model": name, "r2_log": res.r2_log, "points": len(points),
-                                   "params": res.rber_params().as_dict()}
+            errs = [rig.measure(b, 1, seed).errors[0] for b in grp]
+            for kind, sel in ((False, ~upper), (True, upper)):
+                k = sum(int(e[sel].sum()) for e in errs)
+                bits = len(grp) * int(sel.sum()) * info.raw_page_bytes * 8
+                if k:
+                    points[kind].append((pe, hours, k / bits, bits))
+    models, about = {}, {}
+    for kind, pts in points.items():
+        a = np.array(pts, float)
+        res = fit(a[:, 0], a[:, 1], a[:, 2], a[:, 3])
+        name = f"calibrated on blocks {blocks[0]}-{blocks[-1]}, {PAGE_TYPES[kind]} pages"
+        models[kind] = res.rber_params(name)
+        about[PAGE_TYPES[kind]] = {"model": name, "r2_log": res.r2_log, "points": len(pts),
+                                   "params": models[kind].as_dict()}
+    return models, about
 
 
 class Validator:
-    """Measures scenarios on the rig. With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ,
-    its compiled-in tables, its BCH decoder): the trace then holds the t it chose and the failures it saw."""
+    """Measures scenarios on the rig. ``models`` gives FLARES' RBER model per page type (False: lower, True:
+    upper). With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ, its compiled-in tables, its
+    BCH decoder): the trace then holds the t it chose and the failures it saw."""
 
-    def __init__(self, rig: Rig, params: RberParams | None, block: int, page: int, seed: int = 1,
+    def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None) -> None:
-        self.rig, self.params, self.block, self.page, self.seed = rig, params, block, page, seed
-        self.echo, self.live = echo, live
+        self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
         info = rig.info()
-        if not 0 <= page < info.pages_per_block:
-            raise NandrigError(f"page {page} is outside 0..{info.pages_per_block - 1}")
+        self.pages_per_block = info.pages_per_block
+        for p in self.pages:
+            if not 0 <= p < info.pages_per_block:
+                raise NandrigError(f"page {p} is outside 0..{info.pages_per_block - 1}")
         if live and not info.capabilities & P.Cap.FLARES:
             raise NandrigError("this rig does not run FLARES itself (it needs a BCH decoder and room for parity)")
+        self.upper = tuple(page_map(p, info.pages_per_block)[1] for p in self.pages)
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
         # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own
         self.table = CorrTable.build(UBER, (info.codeword_bytes if live else PAPER_CODEWORD_BYTES) * 8)
-        if params is not None:
-            self.tables = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
+        self.tables: dict[bool, FixedTables] = {}
+        for kind, params in (models or {}).items():
+            self.tables[kind] = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
+        self.wear: dict[int, int] = {}  # P/E this run gave each block (fresh blocks start at 0)
         self.programs = 0
-        self.pe = 0
+        self.bake_credit_s = 0.0  # what bakes add to the rig's clock to make FLARES' 25 degC-equivalent clock
 
     # -- measuring on the rig --------------------------------------------------------
-    def _to_wear(self, pe: int) -> None:
-        if pe - 1 > self.pe:
-            res = self.rig.cycle(self.block, 1, pe - 1 - self.pe, self.seed)
-            self.pe += res.done[self.block]
+    def now_s(self) -> int:
+        return int(self.rig.time_ns() // 1_000_000_000 + self.bake_credit_s)
 
-    def _program(self, trace: Trace, point: int, retention_h: float, temp_c: float) -> None:
-        self.rig.erase(self.block)
-        self.pe += 1
+    def _to_wear(self, block: int, pe: int) -> None:
+        """Cycle ``block`` so that its next program is its ``pe``-th (never backwards)."""
+        have = self.wear.setdefault(block, 0)
+        if pe - 1 > have:
+            res = self.rig.cycle(block, 1, pe - 1 - have, self.seed)
+            self.wear[block] = have + res.done[block]
+
+    def _program(self, trace: Trace, block: int, point: int, retention_h: float, temp_c: float) -> None:
+        self.rig.erase(block)
+        self.wear[block] = self.wear.get(block, 0) + 1
         self.programs += 1
         seed = self.seed * 1_000_003 + self.programs
-        for p in range(self.page + 1):  # pages in order up to the one under test
-            if self.live:
-                res = self.rig.flares_program(self.block, p, seed=seed, pe=self.pe)
+        steps, busy = [], []
+        for p in range(self.pages_per_block):  # the whole block, in page order
+            if self.live and p in self.pages:
+                res = self.rig.flares_program(block, p, seed=seed, pe=self.wear[block])
+                steps.append(res.step)
             else:
-                res = self.rig.program(self.block, p, seed=seed)
-        now = self.rig.time_ns() // 1_000_000_000
-        self.rig.advance(hours=retention_h / acceleration_factor(temp_c), temp_c=temp_c)
-        self._record(trace, FlaresAccess.PROGRAM, 0, now, point)
-        trace.prog_busy_ns.append(res.busy_ns)
+                res = self.rig.program(block, p, seed=seed)
+            if p in self.pages:
+                busy.append(res.busy_ns)
+        now = self.now_s()
+        bake_h = retention_h / acceleration_factor(temp_c)
+        self.rig.advance(hours=bake_h, temp_c=temp_c)
+        self.bake_credit_s += (retention_h - bake_h) * 3600.0
+        self._record(trace, FlaresAccess.PROGRAM, (0,) * len(self.pages), now, point, block)
+        trace.prog_busy_ns.extend(busy)
         if self.live:
-            self._record_live(trace, res.step, False)
+            self._record_live(trace, steps, [False] * len(steps))
 
-    def _read(self, trace: Trace, point: int) -> None:
+    def _read(self, trace: Trace, block: int, point: int) -> None:
         seed = self.seed * 1_000_003 + self.programs
+        errors, steps, failed = [], [], []
+        for p in self.pages:
+            if self.live:
+                fr = self.rig.flares_read(block, p, seed=seed)
+                r = fr.read
+                steps.append(fr.step)
+                failed.append(fr.failed > 0)
+            else:
+                r = self.rig.read(block, p, seed=seed)
+            errors.append(sum(c.errors for c in r.codewords[:self.data_codewords]))
+            trace.read_busy_ns.append(r.busy_ns)
+        self._record(trace, FlaresAccess.READ, tuple(errors), self.now_s(), point, block)
         if self.live:
-            fr = self.rig.flares_read(self.block, self.page, seed=seed)
-            r = fr.read
-        else:
-            r = self.rig.read(self.block, self.page, seed=seed)
-        errors = sum(c.errors for c in r.codewords[:self.data_codewords])
-        self._record(trace, FlaresAccess.READ, errors, self.rig.time_ns() // 1_000_000_000, point)
-        trace.read_busy_ns.append(r.busy_ns)
-        if self.live:
-            self._record_live(trace, fr.step, fr.failed > 0)
+            self._record_live(trace, steps, failed)
 
     @staticmethod
-    def _record_live(trace: Trace, step, failed: bool) -> None:
-        trace.t_used.append(step.t)
-        trace.failed.append(failed)
-        trace.zone.append(int(step.zone))
+    def _record_live(trace: Trace, steps: list, failed: list[bool]) -> None:
+        trace.t_used.append(tuple(s.t for s in steps))
+        trace.failed.append(tuple(failed))
+        trace.zone.append(tuple(int(s.zone) for s in steps))
+        trace.alarm.append(tuple(bool(s.flags & P.Decide.ALARM) for s in steps))
 
-    def _record(self, trace: Trace, op: FlaresAccess, errors: int, now: int, point: int) -> None:
+    def _record(self, trace: Trace, op: FlaresAccess, errors: tuple[int, ...], now: int, point: int,
+                block: int) -> None:
         trace.ops.append(int(op))
         trace.errors.append(errors)
         trace.now_s.append(now)
-        trace.pe.append(self.pe)
+        trace.pe.append(self.wear[block])
         trace.point.append(point)
 
-    def measure(self, scenario: str, scale: float = 1.0, wear: tuple[int, ...] = OPERATING_POINTS) -> Trace:
-        """One scenario's operations and their measured errors; ``wear`` sets the operating points' P/E levels."""
+    def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:
+        """An operating point opens with the block's ``pe``-th program."""
+        self._to_wear(block, pe)
+        self._program(tr, block, point, retention_h, temp_c)
+        tr.planned_pe.append(pe)
+        tr.actual_pe.append(self.wear[block])
+
+    def measure(self, scenario: str, blocks: list[int], scale: float = 1.0,
+                wear: tuple[int, ...] = OPERATING_POINTS) -> Trace:
+        """One scenario's operations and their measured errors on its own ``blocks`` (operating points: one
+        per wear level in ``wear``)."""
         rng = random.Random(zlib.crc32(scenario.encode()) ^ self.seed)  # str hash() is salted per process
-        tr = Trace([], [], [], [], [], [], [])
+        tr = Trace(self.pages)
         n = max(10, int(1000 * scale))
-        if scenario == "operating-points":
-            for k, pe in enumerate(wear):
-                self._to_wear(pe)
-                self._program(tr, k, 8760.0, BAKE_C)
-                for _ in range(n - 1):
-                    if rng.random() < 0.2:
-                        self._program(tr, k, 8760.0, BAKE_C)
-                    else:
-                        self._read(tr, k)
-                self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}) measured")
-        elif scenario == "long-retention":
-            self._to_wear(5000)
-            self._program(tr, 0, 2 * 8760.0, 25.0)
+
+        def ops(block: int, point: int, retention_h: float, temp_c: float) -> None:
             for _ in range(n - 1):
                 if rng.random() < 0.2:
-                    self._program(tr, 0, 2 * 8760.0, 25.0)
+                    self._program(tr, block, point, retention_h, temp_c)
                 else:
-                    self._read(tr, 0)
+                    self._read(tr, block, point)
+
+        if scenario == "operating-points":
+            if len(blocks) < len(wear):
+                raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
+            for k, pe in enumerate(wear):
+                self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
+                ops(blocks[k], k, AGED_H, BAKE_C)
+                self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
+        elif scenario == "long-retention":
+            self._start_point(tr, blocks[0], 0, LONG_RETENTION_PE, 2 * YEAR_H, 25.0)
+            ops(blocks[0], 0, 2 * YEAR_H, 25.0)
         elif scenario == "continuous-wear":
             points = max(10, int(1000 * scale))
             for k in range(points):
-                self._to_wear(1000 + (9000 * k) // (points - 1))
-                self._program(tr, k, 8760.0, BAKE_C)
+                self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
                 for _ in range(9):
-                    self._read(tr, k)
+                    self._read(tr, blocks[0], k)
                 if (k + 1) % 100 == 0:
-                    self.echo(f"  continuous wear: {k + 1}/{points} operating points (P/E {self.pe})")
+                    self.echo(f"  continuous wear: {k + 1}/{points} operating points (P/E {self.wear[blocks[0]]})")
         else:
             raise NandrigError(f"unknown scenario {scenario!r}")
         return tr
 
     # -- FLARES over a trace -------------------------------------------------------------
-    def targets(self, tr: Trace) -> np.ndarray:
-        """Target t per operation: what the measured RBER of its operating point (or of its
-        neighbourhood in continuous wear) requires."""
-        ops, errs, point = np.array(tr.ops), np.array(tr.errors, float), np.array(tr.point)
+    def targets(self, tr: Trace, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per operation on page ``tr.pages[i]``: the target t its operating point's measured RBER (or its
+        neighbourhood's, in continuous wear) requires, ``t_max + 1`` where no t of the table is enough
+        (uncoverable), and that RBER."""
+        ops, errs, point = np.array(tr.ops), tr.column("errors", i).astype(float), np.array(tr.point)
         reads = ops == int(FlaresAccess.READ)
-        out = np.zeros(len(ops), dtype=int)
+        target = np.zeros(len(ops), dtype=int)
+        rber = np.zeros(len(ops))
         n_points = point.max() + 1
         half = 25 if n_points > 50 else 0  # continuous wear: smooth over +-25 operating points
         for k in range(n_points):
             sel = reads & (np.abs(point - k) <= half)
-            rber = max(errs[sel].sum() / max(sel.sum() * self.page_bits, 1), 1e-12)
-            out[point == k] = int(self.table.t_for(min(rber, 0.49)))
-        out[out < 0] = self.table.t_max
-        return out
+            r = min(max(errs[sel].sum() / max(sel.sum() * self.page_bits, 1), 1e-12), 0.49)
+            rber[point == k] = r
+            target[point == k] = int(self.table.t_for(r))
+        target[target < 0] = self.table.t_max + 1
+        return target, rber
 
-    def outcome(self, tr: Trace, target: np.ndarray, chosen: list[int], fails: int, alarms: int,
-                under_after: int) -> dict:
+    def outcome(self, tr: Trace, target: np.ndarray, rber: np.ndarray, chosen: list[int], fails: int,
+                alarm_ops: list[int], under_after: int) -> dict:
         """A run's figures from the t chosen per operation against the target t."""
+        chosen_a = np.array(chosen)
+        coverable = target <= self.table.t_max
+        below = chosen_a < target
+        under = np.flatnonzero(below & coverable)
+        below_ops = np.flatnonzero(below)
+        # the UBER each operation below its target was exposed to, at its page's measured RBER
+        ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
         reads = [c for c, op in zip(chosen, tr.ops) if op == FlaresAccess.READ]
-        over = [c - int(t) for c, t in zip(chosen, target)]
         return {"ops": len(tr.ops), "reads": len(reads),
-                "under_target_ops": int(sum(c < t for c, t in zip(chosen, target))),
+                "under_target_ops": int(under.size),
                 "under_target_ops_after_first_evaluation": int(under_after),
-                "decode_failures": int(fails), "mean_overprovision": float(np.mean(over)),
-                "rewrite_alarms": int(alarms), "mean_t": float(np.mean(chosen)),
-                "mean_target_t": float(np.mean(target)),
-                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(chosen)}
+                "uncoverable_ops": int(np.sum(~coverable)),
+                "below_target_uber_max": max(ubers, default=0.0),
+                "below_target_uber": ubers,
+                "first_below_target_op": int(below_ops[0]) if below_ops.size else None,
+                "first_alarm_op": alarm_ops[0] if alarm_ops else None,
+                "decode_failures": int(fails),
+                "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
+                "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
+                "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
+                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(map(int, chosen))}
 
-    def live_run(self, tr: Trace, target: np.ndarray) -> dict:
+    def live_run(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
-        fails = sum(f for f, op in zip(tr.failed, tr.ops) if op == FlaresAccess.READ)
-        zone = np.array(tr.zone)
+        reads = np.array(tr.ops) == int(FlaresAccess.READ)
+        fails = int(np.sum(tr.column("failed", i) & reads))
+        zone = tr.column("zone", i)
+        t_used = tr.column("t_used", i)
         evaluated = np.cumsum(zone != Zone.NONE) > 0
-        under_after = int(np.sum(evaluated & (np.array(tr.t_used) < target)))
-        return self.outcome(tr, target, tr.t_used, fails, int(np.sum(zone == Zone.ALARM)), under_after)
+        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.table.t_max)))
+        return self.outcome(tr, target, rber, t_used.tolist(), fails, np.flatnonzero(tr.column("alarm", i)).tolist(),
+                            under_after)
 
-    def replay(self, tr: Trace, target: np.ndarray, wsize: int, mix_pm: int) -> dict:
-        f = Flares(self.tables, FlaresConfig(wsize=wsize, mix_pm=mix_pm))
-        pe0 = tr.pe[0]
-        pp = f.new_page(f.cold_start(pe0))
-        pp.pecycles = pe0 - 1
-        chosen, fails, alarms = [], 0, 0
+    def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
+               evaluate_on_alarm: bool = False) -> dict:
+        """FLARES on the host over page ``tr.pages[i]``'s trace, with its page type's tables."""
+        f = Flares(self.tables[self.upper[i]], FlaresConfig(wsize=wsize, mix_pm=mix_pm,
+                                                            evaluate_on_alarm=evaluate_on_alarm))
+        pp = f.new_page(f.cold_start(tr.pe[0]))
+        pp.pecycles = tr.pe[0] - 1
+        chosen, fails, alarms = [], 0, []
         under_after, evaluated = 0, False
-        for op, err, now, tgt, pe in zip(tr.ops, tr.errors, tr.now_s, target, tr.pe):
+        for j, (op, errs, now, tgt, pe) in enumerate(zip(tr.ops, tr.errors, tr.now_s, target, tr.pe)):
+            err = errs[i]
             if op == FlaresAccess.PROGRAM:
                 pp.pecycles = pe - 1  # the rig's cycling programmed this page too; upPage counts this one
             fail = op == FlaresAccess.READ and err > pp.p_cur
             d = f.up_page(pp, FlaresAccess(op), err, fail, now)
-            alarms += d.alarm
+            if d.alarm:
+                alarms.append(j)
             evaluated |= d.zone != 0
-            under_after += evaluated and pp.p_cur < tgt
+            under_after += evaluated and pp.p_cur < tgt <= self.table.t_max
             if op == FlaresAccess.READ:
                 fails += fail
             chosen.append(pp.p_cur)
-        return self.outcome(tr, target, chosen, fails, alarms, under_after)
+        return self.outcome(tr, target, rber, chosen, fails, alarms, under_after)
 
     def gains(self, tr: Trace, read_ts: list[int]) -> dict:
         """Throughput with FLARES' t against a fixed t = 50 for each operation mix."""
@@ -296,60 +400,85 @@ class Validator:
         return out
 
 
-def validate(rig: Rig, params: RberParams | None, block: int, page: int, scale: float = 1.0,
-             echo: Callable[[str], None] = lambda s: None, spare_blocks: list[int] | None = None,
-             live: FlaresConfig | None = None) -> dict:
-    """Run the three scenarios; with ``params`` None, FLARES' model is calibrated on ``spare_blocks`` first.
+def plan(good: list[int], calibrate_model: bool) -> dict[str, list[int]]:
+    """Fresh blocks for each scenario (and the calibration), from ``good``; too few fail before any wear."""
+    need = {s: blocks_needed(s) for s in SCENARIOS}
+    if calibrate_model:
+        need["calibration"] = CALIBRATION_BLOCKS
+    total = sum(need.values())
+    if len(good) < total:
+        parts = ", ".join(f"{n} for {s}" for s, n in need.items())
+        raise NandrigError(f"this validation needs {total} fresh good blocks ({parts}); {len(good)} given")
+    out, at = {}, 0
+    for s, n in need.items():
+        out[s] = good[at:at + n]
+        at += n
+    return out
+
+
+def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
+             echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None) -> dict:
+    """Run the three scenarios on fresh ``blocks``; with ``params`` None, FLARES' models (one per page type) are
+    calibrated on 8 more blocks first.
 
     With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
-    scenario (no model is calibrated or replayed: the rig's is compiled in)."""
-
-    info = rig.info()
-    if not 0 <= page < info.pages_per_block:
-        raise NandrigError(f"page {page} is outside 0..{info.pages_per_block - 1}")
-    model = {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)" if live
-             else params.name if params else ""}
-    if params is None and live is None:
-        if not spare_blocks or len(spare_blocks) < len(CALIBRATION_WEAR):
-            raise NandrigError("calibrating FLARES' model needs at least 4 spare blocks")
-        upper = page_map(page, info.pages_per_block)[1]
-        echo(f"calibrating the RBER model on {'upper' if upper else 'lower'} pages of blocks "
-             f"{spare_blocks[0]}-{spare_blocks[-1]}")
-        params, model = calibrate(rig, spare_blocks, upper)
-    v = Validator(rig, params, block, page, echo=echo, live=live)
-    runs = []
-    traces = {}
-    for scenario in ("operating-points", "long-retention", "continuous-wear"):
-        echo(f"measuring {scenario} on block {block} page {page}" + (" with FLARES in the rig" if live else ""))
+    scenario and page (no model is calibrated or replayed: the rig's is compiled in)."""
+    use = plan(blocks, params is None and live is None)
+    if live:
+        models, model = None, {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)"}
+    elif params is not None:
+        models, model = {False: params, True: params}, {"model": params.name + " (both page types)"}
+    else:
+        cal = use["calibration"]
+        echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
+        models, model = calibrate(rig, cal)
+    v = Validator(rig, models, pages, echo=echo, live=live)
+    runs, traces, wear = [], {}, {}
+    for scenario in SCENARIOS:
+        echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
+             + (" with FLARES in the rig" if live else ""))
         if live:
             rig.flares_config(live)  # every scenario starts without page history
-        tr = v.measure(scenario, scale)
-        target = v.targets(tr)
-        traces[scenario] = {"target_t": target.tolist(), "pe": tr.pe, "point": tr.point, "ops": tr.ops}
-        if live:
-            runs.append({"scenario": scenario, "wsize": live.wsize, "mix": live.mix_pm / 1000, **v.live_run(tr, target)})
-            continue
-        for wsize in WSIZES:
-            for mix in MIXES_PM:
-                r = v.replay(tr, target, wsize, mix)
-                runs.append({"scenario": scenario, "wsize": wsize, "mix": mix / 1000, **r})
+        tr = v.measure(scenario, use[scenario], scale)
+        if bad := tr.wear_mismatches():
+            raise NandrigError(f"{scenario}: blocks {use[scenario]} reached P/E {bad[0][1]} where the plan says "
+                               f"{bad[0][0]} (a block failed or was not fresh); nothing reported")
+        wear[scenario] = {"blocks": use[scenario], "planned_pe": tr.planned_pe, "actual_pe": tr.actual_pe}
+        traces[scenario] = {"pe": tr.pe, "point": tr.point, "ops": tr.ops, "pages": list(pages), "target_t": {}}
+        for i, page in enumerate(pages):
+            target, rber = v.targets(tr, i)
+            traces[scenario]["target_t"][str(page)] = target.tolist()
+            head = {"scenario": scenario, "page": page, "page_type": PAGE_TYPES[v.upper[i]]}
+            if live:
+                runs.append({**head, "wsize": live.wsize, "mix": live.mix_pm / 1000,
+                             "on_alarm": ON_ALARM[live.evaluate_on_alarm], **v.live_run(tr, i, target, rber)})
+                continue
+            for evaluate in (False, True):
+                for wsize in WSIZES:
+                    for mix in MIXES_PM:
+                        runs.append({**head, "wsize": wsize, "mix": mix / 1000, "on_alarm": ON_ALARM[evaluate],
+                                     **v.replay(tr, i, target, rber, wsize, mix, evaluate)})
     return {
-        "chip_block": block, "page": page, "model": model, "uber": UBER,
-        "codeword_bytes": info.codeword_bytes if live else PAPER_CODEWORD_BYTES,
-        "flares_in_rig": live is not None,
+        "blocks": use, "pages": list(pages), "model": model, "uber": UBER,
+        "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max,
+        "flares_in_rig": live is not None, "wear": wear,
+        "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
         "paper": PAPER, "runs": runs, "traces": traces,
     }
 
 
+SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "ops", "under_target_ops",
+                "under_target_ops_after_first_evaluation", "uncoverable_ops", "below_target_uber_max",
+                "first_below_target_op", "first_alarm_op", "decode_failures", "mean_overprovision",
+                "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t")
+
+
 def summary(result: dict) -> dict:
     """The JSON the CLI prints: per run, without the per-operation traces."""
-    keys = ("scenario", "wsize", "mix", "ops", "under_target_ops", "under_target_ops_after_first_evaluation",
-            "decode_failures", "mean_overprovision",
-            "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t")
     out = {k: v for k, v in result.items() if k not in ("runs", "traces")}
-    out["runs"] = [{k: r[k] for k in keys} for r in result["runs"]]
+    out["runs"] = [{k: r.get(k) for k in SUMMARY_KEYS} for r in result["runs"]]
     return out
 
 

@@ -387,8 +387,9 @@ class Rig:
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
     def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:
         """Set FLARES' constants (the rig forgets every page's counters); (t_min, t_cap, profile slots)."""
+        flags = P.FlaresConfigFlag.EVALUATE_ON_ALARM if cfg.evaluate_on_alarm else 0
         f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail,
-                                                                     cfg.maxcritical, cfg.maxover, cfg.req_ret_s))
+                                                                     cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags))
         return tuple(P.FLARES_CONFIG_REPLY.unpack_exact(f.payload))
 
     def flares_program(self, block: int, page: int, *, seed: int, pe: int, force: bool = False) -> FlaresProgramResult:

@@ -20,11 +20,14 @@ class FlaresCommands:
             raise Reject(Err.UNSUPPORTED)
 
     def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
-        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret = self._args(req, P.FLARES_CONFIG_REQ)
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret, flags = self._args(req, P.FLARES_CONFIG_REQ)
         self._flares_supported()
         if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX:
             raise Reject(Err.BAD_PARAMETER)
-        self.flares.configure(rig_flares.FlaresConfig(wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret))
+        self._flags(flags, P.all_flags(P.FlaresConfigFlag))
+        self.flares.configure(rig_flares.FlaresConfig(
+            wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret,
+            evaluate_on_alarm=bool(flags & P.FlaresConfigFlag.EVALUATE_ON_ALARM)))
         return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS)
 
     def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:

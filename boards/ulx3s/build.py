@@ -151,4 +151,6 @@ def summary(report: Path, bit: Path, sys_clk_hz: int) -> dict:
     return {"board": "ulx3s", "device": f"{DEVICE} CABGA381", "bitstream": str(bit), "bitstream_bytes": bit.stat().st_size,
             "lut4": use("TRELLIS_COMB"), "ff": use("TRELLIS_FF"), "bram": use("DP16KD"),
             "fmax_mhz": fmax, "sys_clk_mhz": sys_clk_hz / 1e6, "sys_fmax_mhz": sys_fmax,
-            "meets_sys_clk": sys_fmax >= sys_clk_hz / 1e6}
+            "meets_sys_clk": sys_fmax >= sys_clk_hz / 1e6,
+            # Fmax over the clock, less one: what process, voltage and temperature may eat
+            "sys_margin": round(sys_fmax / (sys_clk_hz / 1e6) - 1.0, 3)}

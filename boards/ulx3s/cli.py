@@ -33,7 +33,8 @@ def build_cmd(board, clock_mhz, seed, as_json) -> None:
         click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
     click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword")
     ok = "meets" if res["meets_sys_clk"] else "MISSES"
-    click.echo(f" Fmax: {res['sys_fmax_mhz']} MHz for the system clock ({ok} {res['sys_clk_mhz']} MHz)")
+    click.echo(f" Fmax: {res['sys_fmax_mhz']} MHz for the system clock ({ok} {res['sys_clk_mhz']} MHz, "
+               f"margin {res['sys_margin']:+.1%})")
 
 
 @board_grp.command("load")

@@ -16,7 +16,8 @@ SOURCES = ("flares.c", "pprof.c")
 class Config(ctypes.Structure):
     _fields_ = [("wsize", ctypes.c_uint16), ("mix_pm", ctypes.c_uint16), ("saferange_pm", ctypes.c_uint16),
                 ("maxfail", ctypes.c_uint8), ("maxcritical", ctypes.c_uint8), ("maxover", ctypes.c_uint8),
-                ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8)]
+                ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8),
+                ("evaluate_on_alarm", ctypes.c_uint8)]
 
 
 class Pprof(ctypes.Structure):
@@ -75,7 +76,7 @@ class Native:
     @staticmethod
     def config(cfg) -> Config:
         return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
-                      cfg.t_cap)
+                      cfg.t_cap, cfg.evaluate_on_alarm)
 
     def new_page(self, t: int) -> Pprof:
         pp = Pprof()

@@ -96,9 +96,11 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
         col = FLARES_PE_COLS - 1u;
     limit_min = flares_max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
     if (limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u) {
-        out->zone = FLARES_ZONE_ALARM;
         out->alarm = 1;
-        return;
+        if (!cfg->evaluate_on_alarm) {
+            out->zone = FLARES_ZONE_ALARM;
+            return;
+        }
     }
     rd_now = flares_rber_rd(pp->pecycles, ret);
     meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * cfg->wsize);

@@ -30,6 +30,7 @@ typedef struct {
     uint8_t maxover;
     uint32_t req_ret_s;
     uint8_t t_cap; /* the largest t the rig can use (its spare area, its engine); 0: the tables' t max */
+    uint8_t evaluate_on_alarm; /* 1: an alarm does not stop the evaluation (not the paper's Alg. 2) */
 } flares_config_t;
 
 /* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);

@@ -19,7 +19,7 @@ static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
 
 void flares_defaults(void)
 {
-	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0};
+	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0, 0};
 	fcfg = c;
 	fcfg.t_cap = rig.t_max < FLARES_T_MAX ? rig.t_max : (uint8_t)FLARES_T_MAX;
 	profiles_clear();
@@ -39,10 +39,12 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 	const uint8_t *p = q->payload;
 	flares_config_t c = {FLARES_CONFIG_REQ_WSIZE(p), FLARES_CONFIG_REQ_MIX_PM(p), FLARES_CONFIG_REQ_SAFERANGE_PM(p),
 	                     FLARES_CONFIG_REQ_MAXFAIL(p), FLARES_CONFIG_REQ_MAXCRITICAL(p), FLARES_CONFIG_REQ_MAXOVER(p),
-	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap};
+	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap,
+	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM)};
 	if (!rig.t_max)
 		FAIL(E_UNSUPPORTED);
-	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX)
+	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX
+	    || FLARES_CONFIG_REQ_FLAGS(p) & ~FLARES_CONFIG_FLAGS_ALL)
 		FAIL(E_BAD_PARAMETER);
 	fcfg = c;
 	profiles_clear();  /* new constants, new windows: counters from before would mix the two */

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 3
+#define PROTOCOL_VERSION_MINOR 4
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -129,6 +129,12 @@ enum {
 	FLARES_PROGRAM_FLAG_FORCE = 0x01,
 };
 #define FLARES_PROGRAM_FLAGS_ALL 0x01u
+
+/* FlaresConfigFlag bits; others get E_BAD_PARAMETER */
+enum {
+	FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM = 0x01,
+};
+#define FLARES_CONFIG_FLAGS_ALL 0x01u
 
 /* FLARES_READ's profile source */
 enum {
@@ -272,7 +278,7 @@ enum {
 #define SET_ADVANCE_REQ_TEMP_CENTI_C(p, v) put_le((p) + 8, (uint64_t)(v), 2)
 
 /* FLARES_CONFIG_REQ */
-#define FLARES_CONFIG_REQ_BYTES 13u
+#define FLARES_CONFIG_REQ_BYTES 14u
 #define FLARES_CONFIG_REQ_WSIZE(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_FLARES_CONFIG_REQ_WSIZE(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define FLARES_CONFIG_REQ_MIX_PM(p) ((uint16_t)get_le((p) + 2, 2))
@@ -287,6 +293,8 @@ enum {
 #define SET_FLARES_CONFIG_REQ_MAXOVER(p, v) put_le((p) + 8, (uint64_t)(v), 1)
 #define FLARES_CONFIG_REQ_REQ_RET_S(p) ((uint32_t)get_le((p) + 9, 4))
 #define SET_FLARES_CONFIG_REQ_REQ_RET_S(p, v) put_le((p) + 9, (uint64_t)(v), 4)
+#define FLARES_CONFIG_REQ_FLAGS(p) ((uint8_t)get_le((p) + 13, 1))
+#define SET_FLARES_CONFIG_REQ_FLAGS(p, v) put_le((p) + 13, (uint64_t)(v), 1)
 
 /* FLARES_PROGRAM_REQ */
 #define FLARES_PROGRAM_REQ_BYTES 15u

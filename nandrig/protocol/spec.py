@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 3)
+VERSION = (1, 4)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -159,6 +159,12 @@ class FlaresProgramFlag(enum.IntFlag):
     FORCE = 0x01
 
 
+class FlaresConfigFlag(enum.IntFlag):
+    # a rewrite alarm no longer ends the evaluation: p_next still follows the projection, so the rewrite the
+    # alarm asks for gets a t that reaches the data's age (the paper's Alg. 2 stops; docs/flares.md)
+    EVALUATE_ON_ALARM = 0x01
+
+
 FlaresReadFlag = ReadFlag  # FLARES_READ takes READ's flags
 
 
@@ -198,7 +204,8 @@ READ_DISTURB_REQ = layout("READ_DISTURB_REQ", ("block", "u32"), ("page", "u16"),
 ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
 FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("mix_pm", "u16", "0..1000"),
                            ("saferange_pm", "u16", "0..1000"),
-                           ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"))
+                           ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"),
+                           ("flags", "u8"))
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                             ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
@@ -305,7 +312,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
 
 UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
 LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
-FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag)
+FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag, FlaresConfigFlag)
 
 
 def all_flags(flags: type[enum.IntFlag]) -> int:

@@ -53,11 +53,12 @@ def endurance(rig: Rig, db) -> tuple[list[dict], list[tuple]]:
 
 
 def flares(rig: Rig) -> dict:
-    v = Validator(rig, load_params("flares-taco2014"), FLARES_BLOCK, page=2)
-    v.pe = PRE_WEAR
-    tr = v.measure("operating-points", scale=0.05, wear=(PRE_WEAR + 2, PRE_WEAR + 6))
-    target = v.targets(tr)
-    decisions = {(w, m): v.replay(tr, target, w, m)["chosen_t"] for w in WSIZES for m in MIXES_PM}
+    params = load_params("flares-taco2014")
+    v = Validator(rig, {False: params, True: params}, pages=(2,))
+    v.wear[FLARES_BLOCK] = PRE_WEAR
+    tr = v.measure("operating-points", [FLARES_BLOCK] * 2, scale=0.02, wear=(PRE_WEAR + 2, PRE_WEAR + 12))
+    target, rber = v.targets(tr, 0)
+    decisions = {(w, m): v.replay(tr, 0, target, rber, w, m)["chosen_t"] for w in WSIZES for m in MIXES_PM}
     return {"ops": tr.ops, "errors": tr.errors, "pe": tr.pe, "now_s": tr.now_s, "target": target.tolist(),
             "decisions": decisions}
 
@@ -86,8 +87,8 @@ def ecc_reads(rig: Rig) -> list[tuple]:
 
 def rig_flares(rig: Rig) -> list[tuple]:
     """FLARES in the rig: two program/bake/read rounds on the worn block with windows of 4, then the RAM
-    profiles forgotten and the pages read through the records in their spare areas (and one page with
-    pattern where a record would be, one erased)."""
+    profiles forgotten (new constants: the evaluation runs through rewrite alarms) and the pages read through the
+    records in their spare areas (and one page with pattern where a record would be, one erased)."""
     def seen(r):
         return r.step, r.source, r.deterr, r.failed, r.read.chip_status, r.read.codewords
 
@@ -102,7 +103,7 @@ def rig_flares(rig: Rig) -> list[tuple]:
         for _ in range(3):
             steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=50 + rnd)) for page in range(3)]
     rig.program(FLARES_BLOCK, 3, seed=1)
-    rig.flares_config(cfg)
+    rig.flares_config(FlaresConfig(wsize=4, evaluate_on_alarm=True))
     steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=51)) for page in range(5)]
     return steps
 

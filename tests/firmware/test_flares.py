@@ -82,14 +82,15 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     """50,000 sequences per parameter set, 100,000 in all."""
     ft, lib = both
     rng = random.Random(11)
-    sequences = decisions = evaluations = 0
+    sequences = decisions = evaluations = alarms_evaluated = 0
     zones = set()
     for k in range(50_000):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
                            saferange_pm=rng.choice([50, 0, 200]), maxfail=rng.choice([3, 0, 1]),
                            maxcritical=rng.choice([5, 0, 2]), maxover=rng.choice([15, 0, 3]),
                            req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]),
-                           t_cap=rng.choice([0, 0, ft.t_max + 5, rng.randrange(1, ft.t_max + 1)]))
+                           t_cap=rng.choice([0, 0, ft.t_max + 5, rng.randrange(1, ft.t_max + 1)]),
+                           evaluate_on_alarm=rng.random() < 0.5)
         ref = Flares(ft, cfg)
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
         pe0 = rng.randrange(0, 12_000)
@@ -105,10 +106,12 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             assert py.p_next <= ref.t_cap
             decisions += 1
             evaluations += d.zone != Zone.NONE
+            alarms_evaluated += d.alarm and d.zone != Zone.ALARM  # an alarm the evaluation ran through
             zones.add(d.zone)
         sequences += 1
     assert sequences == 50_000 and evaluations > 100_000
     assert zones == set(Zone)  # every zone was exercised
+    assert alarms_evaluated > 1000  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):
