@@ -24,47 +24,84 @@ def _codeword_bits(codeword_bytes: int) -> int:
 
 
 @click.command("fit")
-@click.option("--csv", "csv_path", required=True, type=click.Path(dir_okay=False), help="CSV with pe,retention_h,rber[,bits].")
+@click.option("--csv", "csv_path", required=True, type=click.Path(dir_okay=False),
+              help="CSV with pe,retention_h,rber[,bits][,block][,page_type] (nandrig export --by-block writes all).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--model", type=click.Choice(["auto", "eq5", "eq2"]), default="auto", show_default=True,
               help="eq5: all six parameters; eq2: A, B, C from retention-0 data; auto: what the data supports.")
+@click.option("--law", type=click.Choice(["auto", "power", "log"]), default="auto", show_default=True,
+              help="Retention law: power (eq. 5), log (ln(1 + t/tau)), auto: both, the lower AIC wins.")
 @click.option("--loss", type=click.Choice(["linear", "soft_l1", "huber", "cauchy"]), default="linear", show_default=True,
-              help="Loss on log residuals; soft_l1/huber/cauchy down-weight outliers.")
-@click.option("--save", "save_path", type=click.Path(dir_okay=False), help="Write the fitted parameters as JSON (usable as --params).")
+              help="Loss on the residuals; soft_l1/huber/cauchy down-weight outliers.")
+@click.option("--save", "save_path", type=click.Path(dir_okay=False),
+              help="Write the fit as JSON (usable as --params; per page type with --page-type).")
 @click.option("--residuals", "resid_path", type=click.Path(dir_okay=False), help="Write per-point relative errors as CSV.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write rber_vs_pe.png with data and fit.")
-def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> None:
-    """Fit the RBER model (equation 5 of FLARES) to measurements."""
-    from nandrig.characterization.fitting import fit
+def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir) -> None:
+    """Fit the RBER model (equation 5 of FLARES, or its log-time form) to measurements."""
+    from nandrig.characterization.fitting import fit_page_types
     from nandrig.characterization.measurements import read_csv
 
     data = read_csv(csv_path)
-    if data.skipped_zero:
-        click.echo(f"nandrig fit: skipped {data.skipped_zero} measurement(s) with no errors", err=True)
-    res = fit(data.pe, data.retention_h, data.rber, data.bits, model=model, loss=loss)
+    fits = fit_page_types(data, model=model, law=law, loss=loss)
+    res = fits["all"]
+    doc = {**res.to_json(), "page_types": {t: r.to_json() for t, r in fits.items() if t != "all"}}
     if save_path:
-        Path(save_path).write_text(json.dumps({"name": Path(save_path).stem, **res.to_json()}, indent=2, allow_nan=False) + "\n")
+        _write(Path(save_path), json.dumps({"name": Path(save_path).stem, **doc}, indent=2, allow_nan=False) + "\n")
     if resid_path:
-        with open(resid_path, "w") as fh:
-            fh.write("pe,retention_h,rber,rel_err\n")
-            for i in range(len(data)):
-                fh.write(f"{data.pe[i]:g},{data.retention_h[i]:g},{float(data.rber[i])!r},{float(res.rel_err[i])!r}\n")
+        lines = ["pe,retention_h,rber,rel_err"] + [
+            f"{data.pe[i]:g},{data.retention_h[i]:g},{float(data.rber[i])!r},{float(res.rel_err[i])!r}"
+            for i in range(min(len(data), res.rel_err.size))]
+        _write(Path(resid_path), "\n".join(lines) + "\n")
     if plot_dir and not res.undetermined:
         from nandrig.characterization.plots import plot_rber_vs_pe
 
         plot_rber_vs_pe(res.rber_params(Path(csv_path).stem), Path(plot_dir) / "rber_vs_pe.png", data)
     if as_json:
-        _echo_json(res.to_json())
+        _echo_json(doc)
         return
-    click.echo(f"model {res.model}, {res.n_points} points, R^2 (log) = {res.r2_log:.4f}, "
-               f"max |relative error| = {res.max_rel_err:.3f}")
-    for k, v in res.params.items():
+    for name, r in fits.items():
+        click.echo(("all pages" if name == "all" else f"{name} pages") + ": " + fit_summary(r))
+        for line in fit_table(r):
+            click.echo("  " + line)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise NandrigError(f"cannot write {path}: {e.strerror}") from None
+
+
+def fit_summary(r) -> str:
+    """One line: the model chosen, how well it fits, how the intervals were made."""
+    law = ""
+    if r.law:
+        others = ", ".join(f"{k} {v['aic']:.1f}" for k, v in r.laws.items() if k != r.law)
+        law = f", {r.law}-time retention (AIC {r.aic:.1f}" + (f"; {others}" if others else "") + ")"
+    chi = f", chi^2/dof {r.chi2_dof:.2f}" if r.chi2_dof is not None else ""
+    return (f"model {r.model}{law}, {r.n_points} points, {r.likelihood} likelihood{chi}, R^2 (log) {r.r2_log:.4f}, "
+            f"max |relative error| {r.max_rel_err:.3f}; intervals: {r.intervals}")
+
+
+def fit_table(r) -> list[str]:
+    """Each parameter with its 95 % interval, or why it has none."""
+    out = []
+    for k, v in r.params.items():
         if v is None:
-            click.echo(f"  {k:2} undetermined: {res.undetermined[k]}")
+            out.append(f"{k:5} undetermined: {r.undetermined[k]}")
+        elif k in r.unidentifiable:
+            out.append(f"{k:5} not identifiable: {r.unidentifiable[k]}")
+        else:
+            lo, hi = r.ci95[k]
+            flag = "  (poorly determined by these data)" if k in r.poorly_determined else ""
+            out.append(f"{k:5} = {v: .6g}   95% CI [{lo:.4g}, {hi:.4g}]{flag}")
+    for k, d in r.derived.items():
+        if k in r.unidentifiable:
             continue
-        lo, hi = res.ci95[k]
-        flag = "  (poorly determined by these data)" if k in res.poorly_determined else ""
-        click.echo(f"  {k:2} = {v: .6g}   95% CI [{lo:.4g}, {hi:.4g}]{flag}")
+        hi = f"{d['ci95_hi']:.4g}" if d["ci95_hi"] is not None else "inf"
+        out.append(f"{k} = {d['value']:.6g}   95% CI [{d['ci95_lo']:.4g}, {hi}]")
+    return out
 
 
 @click.command("tables")
@@ -77,13 +114,15 @@ def fit_cmd(csv_path, as_json, model, loss, save_path, resid_path, plot_dir) -> 
 @click.option("--pe-step", type=int, default=250, show_default=True, help="P/E grid step of max_ret_time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
 @click.option("--c-header", "header", type=click.Path(dir_okay=False), help="Write the fixed-point C header here.")
-def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_step, as_json, header) -> None:
+@click.option("--page-type", type=click.Choice(["lower", "upper"]),
+              help="Use that page type's model from a nandrig fit --save file (the JSON holds every type anyway).")
+def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_step, as_json, header, page_type) -> None:
     """FLARES corr_table and max_ret_time for a model, target UBER and codeword."""
-    from nandrig.characterization.rber import load_params
+    from nandrig.characterization.rber import load_params, page_types_in
     from nandrig.characterization.tables import (RBER_FRAC_BITS, CorrTable, RetentionGrid, c_header, tables_json,
                                                  zero_in_fixed_point)
 
-    params = load_params(params_name)
+    params = load_params(params_name, page_type)
     table = CorrTable.build(target, _codeword_bits(codeword_bytes), t_min, t_max)
     grid = RetentionGrid.build(params, table, pe_max, pe_step)
     if header:
@@ -96,7 +135,12 @@ def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_ste
                        "round to 0 in the header: FLARES on the rig never picks them", err=True)
         Path(header).write_text(c_header(params, table, grid))
     if as_json:
-        _echo_json(tables_json(params, table, grid))
+        doc = tables_json(params, table, grid)
+        if page_type is None:
+            for t in page_types_in(params_name):
+                p = load_params(params_name, t)
+                doc.setdefault("page_types", {})[t] = tables_json(p, table, RetentionGrid.build(p, table, pe_max, pe_step))
+        _echo_json(doc)
     elif not header:
         click.echo(f"corr_table for UBER {target:g}, {codeword_bytes}-byte codeword, GF(2^{table.gf_m}):")
         for e in table.entries():

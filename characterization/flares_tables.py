@@ -4,8 +4,9 @@ RBER values are unsigned Q48 (value / 2**48). The model's two time-dependent
 terms are tabulated so the firmware needs no floating point:
 
 * ``wr[c]``  = RBER_wr(c * pe_step), Q48;
-* ``rd_pe[c]`` = Bo * (c * pe_step)**(n*m), Q48 (the retention term at 1 hour);
-* ``rd_t[k]`` = (s_k / 3600)**m, Q16, on a time grid ``s_k`` in seconds
+* ``rd_pe[c]`` = Bo * (c * pe_step)**(n*m), Q48 (the retention term's P/E factor);
+* ``rd_t[k]`` = h(s_k / 3600)**m, Q16 (its time factor: h(t) = t for eq. 5's
+  power law, ln(1 + t/tau) for the log law), on a time grid ``s_k`` in seconds
   (16 s * 2**(k/4), rounded), so RBER_rd(pe, s) = rd_pe(pe) * rd_t(s) >> 16;
 * P/E and time lookups interpolate linearly between grid points, with
   integer arithmetic whose every rounding is a floor, identical in C and
@@ -45,9 +46,9 @@ class FixedTables:
     def build(cls, params: RberParams, table: CorrTable, grid: RetentionGrid) -> "FixedTables":
         step = grid.pe[1] - grid.pe[0]
         wr = tuple(max(0, _rber_fixed(float(params.rber_wr(pe)))) for pe in grid.pe)
-        rd_pe = tuple(_rber_fixed(params.Bo * pe ** (params.n * params.m)) for pe in grid.pe)
+        rd_pe = tuple(_rber_fixed(float(params.pe_term(pe))) for pe in grid.pe)
         tg = time_grid()
-        rd_t = tuple(int(math.floor((s / 3600.0) ** params.m * (1 << T_FRAC_BITS))) for s in tg)
+        rd_t = tuple(int(math.floor(float(params.time_term(s / 3600.0)) * (1 << T_FRAC_BITS))) for s in tg)
         return cls(table.t_min, table.t_max, table.k_bits, step, tuple(_rber_fixed(r) for r in table.rber_max),
                    tuple(tuple(_minutes_fixed(h) for h in row) for row in grid.hours), wr, rd_pe, tg, rd_t)
 
@@ -114,13 +115,13 @@ def header_extra(ft: FixedTables) -> list[str]:
         "static const uint64_t flares_rber_wr_tab[FLARES_PE_COLS] = {",
     ]
     lines += _rows([f"0x{v:012x}ull" for v in ft.wr], 4)
-    lines += ["};", "", "/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term at 1 hour, Q48 */",
+    lines += ["};", "", "/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term's P/E factor, Q48 */",
               "static const uint64_t flares_rd_pe[FLARES_PE_COLS] = {"]
     lines += _rows([f"0x{v:012x}ull" for v in ft.rd_pe], 4)
     lines += ["};", "", "/* retention time grid, seconds: round(16 * 2^(k/4)) */",
               "static const uint32_t flares_t_grid[FLARES_T_GRID] = {"]
     lines += _rows([f"{v}u" for v in ft.t_grid], 8)
-    lines += ["};", "", "/* (t_grid[k] / 3600)^m, Q16 */", "static const uint32_t flares_rd_t[FLARES_T_GRID] = {"]
+    lines += ["};", "", "/* h(t_grid[k] / 3600)^m, the retention term's time factor (h: the model's law), Q16 */", "static const uint32_t flares_rd_t[FLARES_T_GRID] = {"]
     lines += _rows([f"{v}u" for v in ft.rd_t], 8)
     lines += ["};", ""]
     return lines

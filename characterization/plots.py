@@ -27,6 +27,16 @@ def _label(h: float) -> str:
     return f"{h:g} h"
 
 
+def _pooled(pe: np.ndarray, rber: np.ndarray, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """One point per P/E level: all its errors over all its bits (rows per block or page type pooled)."""
+    if bits is None:
+        return pe, rber
+    levels, idx = np.unique(pe, return_inverse=True)
+    errors, total = np.bincount(idx, rber * bits), np.bincount(idx, bits)
+    keep = errors > 0  # a level without an error has no place on a log axis
+    return levels[keep], errors[keep] / total[keep]
+
+
 def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | None = None,
                     pe_max: float | None = None, title: str = "") -> Path:
     """RBER against P/E cycles, one curve per retention time; measured points on top."""
@@ -40,7 +50,8 @@ def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | N
         if data is not None:
             sel = np.isclose(data.retention_h, h)
             if np.any(sel):
-                ax.plot(data.pe[sel], data.rber[sel], "o", ms=3.5, color=c, alpha=0.7)
+                x, y = _pooled(data.pe[sel], data.rber[sel], None if data.bits is None else data.bits[sel])
+                ax.plot(x, y, "o", ms=3.5, color=c, alpha=0.7)
     ax.set_yscale("log")
     ax.set_xlabel("P/E cycles")
     ax.set_ylabel("raw bit error rate (errors / bit)")

@@ -1,7 +1,13 @@
 """The RBER model of FLARES eq. 5 and its named parameter sets.
 
-RBER(pe, t_h) = A*exp(B*pe) + C + Bo*(pe**n * t_h)**m
+RBER(pe, t_h) = A*exp(B*pe) + C + Bo*(pe**n * h(t_h))**m
               = RBER_wr(pe)       + RBER_rd(pe, t_h)
+
+The retention law picks h: ``power`` is eq. 5 as published (h = t_h);
+``log`` takes h = ln(1 + t_h/tau_h), the log-time charge loss that many MLC
+parts (and the virtual chip) show: slower than any power of t at long times.
+Both factor into a P/E term times a time term, which is what the FLARES
+tables store, so the firmware serves either law unchanged.
 
 Retention time is in hours at the 25 degC-equivalent reference (convert bakes
 with :mod:`nandrig.characterization.arrhenius` first).
@@ -20,6 +26,7 @@ from numpy.typing import ArrayLike
 from nandrig.errors import NandrigError
 
 PARAM_NAMES = ("A", "B", "C", "Bo", "m", "n")
+RETENTION_LAWS = ("power", "log")
 
 
 @dataclass(frozen=True)
@@ -33,8 +40,15 @@ class RberParams:
     m: float
     n: float
     name: str = ""
+    law: str = "power"  # retention law, RETENTION_LAWS
+    tau_h: float = 0.0  # the log law's time constant, hours (unused by the power law)
 
     def __post_init__(self) -> None:
+        if self.law not in RETENTION_LAWS:
+            raise NandrigError(f"unknown retention law {self.law!r} ({', '.join(RETENTION_LAWS)})")
+        if self.law == "log" and not (isinstance(self.tau_h, (int, float)) and math.isfinite(self.tau_h)
+                                      and self.tau_h > 0):
+            raise NandrigError(f"the log retention law needs tau_h > 0 hours, got {self.tau_h!r}")
         for f in PARAM_NAMES:
             v = getattr(self, f)
             if not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -44,8 +58,11 @@ class RberParams:
         if self.A + self.C < 0:
             raise NandrigError(f"RBER parameters give a negative RBER at 0 P/E (A + C = {self.A + self.C:g})")
 
-    def as_dict(self) -> dict[str, float]:
-        return {k: float(getattr(self, k)) for k in PARAM_NAMES}
+    def as_dict(self) -> dict[str, float | str]:
+        d: dict[str, float | str] = {k: float(getattr(self, k)) for k in PARAM_NAMES}
+        if self.law != "power":
+            d.update(law=self.law, tau_h=float(self.tau_h))
+        return d
 
     def to_json(self, path: str | Path) -> None:
         data = {"name": self.name, **self.as_dict()}
@@ -57,7 +74,8 @@ class RberParams:
         if missing:
             raise NandrigError(f"RBER parameters lack {', '.join(missing)}")
         kwargs = {k: data[k] for k in PARAM_NAMES}
-        return cls(**kwargs, name=str(data.get("name", name)))
+        return cls(**kwargs, name=str(data.get("name", name)), law=str(data.get("law", "power")),
+                   tau_h=data.get("tau_h", 0.0) if data.get("tau_h") is not None else 0.0)
 
     # -- the model -----------------------------------------------------------
     def rber_wr(self, pe: ArrayLike) -> np.ndarray:
@@ -65,11 +83,26 @@ class RberParams:
         pe = _check_nonneg(pe, "P/E count")
         return self.A * np.exp(self.B * pe) + self.C
 
-    def rber_rd(self, pe: ArrayLike, t_h: ArrayLike) -> np.ndarray:
-        """Extra error rate accumulated over retention time ``t_h`` hours (eq. 3)."""
-        pe = _check_nonneg(pe, "P/E count")
+    def time_term(self, t_h: ArrayLike) -> np.ndarray:
+        """h(t_h)**m: the retention term's dependence on time."""
         t_h = _check_nonneg(t_h, "retention time")
-        return self.Bo * (pe**self.n * t_h) ** self.m
+        h = t_h if self.law == "power" else np.log1p(t_h / self.tau_h)
+        return h**self.m
+
+    def pe_term(self, pe: ArrayLike) -> np.ndarray:
+        """Bo * pe**(n*m): the retention term's dependence on wear."""
+        return self.Bo * _check_nonneg(pe, "P/E count") ** (self.n * self.m)
+
+    def rber_rd(self, pe: ArrayLike, t_h: ArrayLike) -> np.ndarray:
+        """Extra error rate accumulated over retention time ``t_h`` hours (eq. 3, or its log-time form)."""
+        return self.pe_term(pe) * self.time_term(t_h)
+
+    def hours_for(self, time_term: float) -> float:
+        """The retention time whose time term is ``time_term`` (inverse of :meth:`time_term`)."""
+        h = time_term ** (1.0 / self.m)
+        if self.law == "power":
+            return h
+        return math.inf if h > 700 else self.tau_h * math.expm1(h)
 
     def rber(self, pe: ArrayLike, t_h: ArrayLike = 0.0) -> np.ndarray:
         return self.rber_wr(pe) + self.rber_rd(pe, t_h)
@@ -87,8 +120,11 @@ def builtin_param_sets() -> list[str]:
     return sorted(p.name[:-5] for p in pkg.iterdir() if p.name.endswith(".json"))
 
 
-def load_params(name_or_path: str | Path) -> RberParams:
-    """A named built-in set (e.g. ``flares-taco2014``) or a JSON file path."""
+def load_params(name_or_path: str | Path, page_type: str | None = None) -> RberParams:
+    """A named built-in set (e.g. ``flares-taco2014``) or a JSON file path.
+
+    ``page_type`` (``lower``/``upper``) picks that page type's model from a ``nandrig fit --save`` file.
+    """
     text: str
     label = str(name_or_path)
     path = Path(label)
@@ -111,10 +147,30 @@ def load_params(name_or_path: str | Path) -> RberParams:
     # a `nandrig fit --json` output is accepted as a parameter file
     if isinstance(data.get("params"), dict):
         data = data["params"]
+    if page_type is not None:
+        types = data.get("page_types") or {}
+        if page_type not in types:
+            have = ", ".join(sorted(types)) or "none"
+            raise NandrigError(f"parameter set {label} has no {page_type}-page model (page types: {have}; "
+                               "fit data exported with --by-block)")
+        data, label = types[page_type], f"{label}:{page_type}"
     if any(data.get(k) is None for k in PARAM_NAMES if k in data):
         undet = [k for k in PARAM_NAMES if k in data and data[k] is None]
         raise NandrigError(f"parameter set {label} leaves {', '.join(undet)} undetermined")
-    return RberParams.from_mapping(data, name=path.stem if path.suffix else label)
+    return RberParams.from_mapping(data, name=label if page_type else path.stem if path.suffix else label)
 
 
-__all__ = ["RberParams", "PARAM_NAMES", "load_params", "builtin_param_sets"]
+def page_types_in(name_or_path: str | Path) -> list[str]:
+    """The page types a parameter file has models for (none for a built-in set or a plain file)."""
+    path = Path(str(name_or_path))
+    if str(name_or_path) in builtin_param_sets() or not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return []  # load_params says what is wrong with it
+    types = data.get("page_types") if isinstance(data, dict) else None
+    return sorted(types) if isinstance(types, dict) else []
+
+
+__all__ = ["RberParams", "PARAM_NAMES", "RETENTION_LAWS", "load_params", "builtin_param_sets"]

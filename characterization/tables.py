@@ -89,7 +89,8 @@ def max_ret_time(params: RberParams, table: CorrTable, t: int, pe: float) -> flo
         return NEVER
     if pe == 0 or params.Bo == 0:
         return ALWAYS
-    return (margin / params.Bo) ** (1.0 / params.m) / pe**params.n
+    h = params.hours_for(margin / float(params.pe_term(pe)))
+    return h if math.isfinite(h) else ALWAYS
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def _minutes_fixed(h: float) -> int:
         return 0xFFFFFFFF
     if h < 0:
         return 0
-    return min(int(math.floor(h * 60.0)), 0xFFFFFFFE)
+    return int(math.floor(h * 60.0)) if h * 60.0 < 0xFFFFFFFE else 0xFFFFFFFE
 
 
 def c_header(params: RberParams, table: CorrTable, grid: RetentionGrid, guard: str = "NANDRIG_FLARES_TABLES_H") -> str:

@@ -383,17 +383,22 @@ def cancel_cmd(db, campaign_id) -> None:
 @click.option("--campaign", "campaign_id", type=int, required=True)
 @click.option("--csv", "as_csv", is_flag=True, required=True, help="CSV (the only format so far).")
 @click.option("--per-page", is_flag=True, help="One row per page read instead of per checkpoint.")
+@click.option("--by-block", is_flag=True,
+              help="One row per checkpoint, block and page type: nandrig fit then fits each page type and puts "
+                   "block-to-block variation in its intervals.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
-def export_cmd(db, campaign_id, as_csv, per_page, out) -> None:
+def export_cmd(db, campaign_id, as_csv, per_page, by_block, out) -> None:
     """Export a campaign's measurements; the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
     from nandrig.host.export import export_csv
     from nandrig.host.store import Store
 
+    if per_page and by_block:
+        raise click.UsageError("--per-page and --by-block are two different layouts: choose one")
     store = Store(db, read_only=True)
     try:
-        text = export_csv(store, store.campaign(campaign_id), per_page)
+        text = export_csv(store, store.campaign(campaign_id), per_page, by_block)
     finally:
         store.close()
     if out:

@@ -1,27 +1,39 @@
-"""A campaign's measurements as rows and CSV: per checkpoint (what ``nandrig fit`` reads) or per page."""
+"""A campaign's measurements as rows and CSV: per checkpoint, per block and page type (what ``nandrig fit``
+reads best: blocks for its intervals, page types for a model each), or per page."""
 from __future__ import annotations
 
 import csv
 import io
 import math
 
+import numpy as np
+
+from nandrig.characterization.measurements import Measurements
 from nandrig.host.store import Campaign, Store
 
 
 EXPORT_COLUMNS = ["campaign", "kind", "checkpoint", "label", "pe", "retention_h", "actual_h", "temp_c", "reads",
                   "offset", "blocks", "pages", "bits", "err_1to0", "err_0to1", "errors", "rber"]
+BY_BLOCK_COLUMNS = EXPORT_COLUMNS[:10] + ["block", "page_type"] + EXPORT_COLUMNS[11:]
 
 
-def export_rows(store: Store, c: Campaign) -> list[dict]:
-    """One row per checkpoint and P/E level: what ``nandrig fit`` reads."""
+def export_rows(store: Store, c: Campaign, by_block: bool = False) -> list[dict]:
+    """One row per checkpoint and P/E level (with ``by_block``: and per block and page type)."""
     rows = store.rows(c.id)
+    pmap = store.page_map(c.chip_id) if by_block else None
     out: dict[tuple, dict] = {}
-    for label, pe, ret, actual, temp, reads, offset, block, _page, e10, e01, bits, _busy in rows:
-        key = (label, pe)
-        r = out.setdefault(key, {"campaign": c.id, "kind": c.kind, "checkpoint": len(out), "label": label, "pe": pe,
-                                 "retention_h": ret, "actual_h": actual, "temp_c": temp, "reads": reads,
-                                 "offset": offset, "blocks": set(), "pages": 0, "bits": 0, "err_1to0": 0,
-                                 "err_0to1": 0})
+    for label, pe, ret, actual, temp, reads, offset, block, page, e10, e01, bits, _busy in rows:
+        key: tuple = (label, pe)
+        if pmap is not None:
+            key += (block, pmap.page_type(page).name.lower())
+        r = out.get(key)
+        if r is None:
+            r = out[key] = {"campaign": c.id, "kind": c.kind, "checkpoint": len(out), "label": label, "pe": pe,
+                            "retention_h": ret, "actual_h": actual, "temp_c": temp, "reads": reads,
+                            "offset": offset, "blocks": set(), "pages": 0, "bits": 0, "err_1to0": 0,
+                            "err_0to1": 0}
+            if pmap is not None:
+                r["block"], r["page_type"] = block, key[3]
         r["blocks"].add(block)
         r["pages"] += 1
         r["bits"] += bits
@@ -36,7 +48,16 @@ def export_rows(store: Store, c: Campaign) -> list[dict]:
     return result
 
 
-def export_csv(store: Store, c: Campaign, per_page: bool = False) -> str:
+def measurements(rows: list[dict]) -> Measurements:
+    """Rows of :func:`export_rows` as the fitter takes them (blocks and page types when the rows have them)."""
+    col = lambda k: np.array([r[k] for r in rows], float)  # noqa: E731
+    split = bool(rows) and "block" in rows[0]
+    return Measurements(col("pe"), col("retention_h"), col("rber"), col("bits"),
+                        col("block") if split else None,
+                        np.array([r["page_type"] for r in rows]) if split else None)
+
+
+def export_csv(store: Store, c: Campaign, per_page: bool = False, by_block: bool = False) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if per_page:
@@ -44,9 +65,10 @@ def export_csv(store: Store, c: Campaign, per_page: bool = False) -> str:
                     "err_1to0", "err_0to1", "bits", "busy_ns"])
         w.writerows(store.rows(c.id))
         return buf.getvalue()
-    w.writerow(EXPORT_COLUMNS)
-    for r in export_rows(store, c):
-        w.writerow([_fmt(r[k]) for k in EXPORT_COLUMNS])
+    columns = BY_BLOCK_COLUMNS if by_block else EXPORT_COLUMNS
+    w.writerow(columns)
+    for r in export_rows(store, c, by_block):
+        w.writerow([_fmt(r[k]) for k in columns])
     return buf.getvalue()
 
 

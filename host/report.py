@@ -17,13 +17,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from nandrig import __version__  # noqa: E402
-from nandrig.characterization.fitting import FitResult, fit  # noqa: E402
-from nandrig.characterization.measurements import Measurements  # noqa: E402
+from nandrig.characterization.cli import fit_summary, fit_table  # noqa: E402
+from nandrig.characterization.fitting import FitResult, fit_page_types  # noqa: E402
 from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.kinds import KINDS, kind  # noqa: E402
-from nandrig.host.export import export_rows  # noqa: E402
+from nandrig.host.export import export_rows, measurements  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11
@@ -62,42 +62,33 @@ class Report:
 
     # -- sections --------------------------------------------------------------
     def model(self, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
-        rows = [r for c in campaigns if KINDS[c.kind].feeds_fit for r in export_rows(self.store, c)]
-        rows = [r for r in rows if r["errors"] > 0]
-        if len(rows) < 7 or len({r["pe"] for r in rows}) < 3:
+        data = measurements([r for c in campaigns if KINDS[c.kind].feeds_fit
+                             for r in export_rows(self.store, c, by_block=True)])
+        if np.count_nonzero(data.rber > 0) < 7 or len(set(data.pe[data.rber > 0].tolist())) < 3:
             self.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")
             return None
-        data = Measurements(*(np.array([r[k] for r in rows], float) for k in ("pe", "retention_h", "rber", "bits")))
         try:
-            res = fit(data.pe, data.retention_h, data.rber, data.bits)
+            fits = fit_page_types(data)
         except NandrigError as e:
             self.p(f"RBER fit not possible: {html.escape(str(e))}")
             return None
-        self.h2("RBER model (FLARES eq. 5)")
+        res = fits["all"]
+        self.h2("RBER model (FLARES eq. 5 or its log-time form, chosen by AIC)")
         chip = self.store.chip(chip_id)
-        params = None if res.undetermined else res.rber_params(f"chip {chip['label']}")
-        if params is not None:
+        table = CorrTable.build(UBER, chip["page_bytes"] * 8)
+        if not res.undetermined:
+            params = res.rber_params(f"chip {chip['label']}")
             src = plot_rber_vs_pe(params, self.out / f"rber_vs_pe_{chip_id}.png", data,
                                   title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
-            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model")
-            table = CorrTable.build(UBER, chip["page_bytes"] * 8)
+            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages)")
             src = plot_required_t(params, table, self.out / f"required_t_{chip_id}.png")
             self._img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
-        rows_html = []
-        for k, v in res.params.items():
-            if v is None:
-                rows_html.append(f"<tr><td>{k}</td><td colspan=3>undetermined: {html.escape(res.undetermined[k])}</td></tr>")
-                continue
-            lo, hi = res.ci95[k]
-            flag = "poorly determined" if k in res.poorly_determined else ""
-            rows_html.append(f"<tr><td>{k}</td><td>{v:.5g}</td><td>[{lo:.4g}, {hi:.4g}]</td><td>{flag}</td></tr>")
-        for name, d in res.derived.items():
-            hi = f"{d['ci95_hi']:.4g}" if d["ci95_hi"] is not None else "inf"
-            rows_html.append(f"<tr><td>{name}</td><td>{d['value']:.5g}</td><td>[{d['ci95_lo']:.4g}, {hi}]</td><td>derived</td></tr>")
-        self.sections.append("<table><tr><th>parameter</th><th>value</th><th>95% CI</th><th></th></tr>"
-                             + "".join(rows_html) + "</table>")
-        self.p(f"{res.n_points} checkpoints; R&sup2; in log space {res.r2_log:.4f}; "
-               f"max |relative error| {res.max_rel_err:.3f}.")
+        for name, r in fits.items():
+            self.p(f"<b>{'all pages' if name == 'all' else name + ' pages'}</b>: {html.escape(fit_summary(r))}")
+            self.sections.append("<pre>" + html.escape("\n".join(fit_table(r))) + "</pre>")
+            if not r.undetermined:
+                t = int(table.t_for(r.rber_params().rber(10_000, 8760)))
+                self.p(f"Required t at 10,000 P/E + 1 year: {t if t > 0 else f'more than {table.t_max}'}.")
         return res
 
     def _img(self, path: Path, caption: str) -> None:

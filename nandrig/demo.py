@@ -13,21 +13,31 @@ import time
 from pathlib import Path
 
 import click
-import numpy as np
 
-from nandrig.characterization.fitting import fit
+from nandrig.characterization.cli import fit_summary, fit_table
+from nandrig.characterization.fitting import fit_page_types
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, c_header, tables_json
 from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
 from nandrig.host.report import write_report
 from nandrig.host.campaigns import create, open_for_chip, run
-from nandrig.host.export import export_rows
+from nandrig.host.export import export_rows, measurements
 from nandrig.host.store import Store
 
 CHIP, SEED = "mlc-3x", 1
 UBER = 1e-11
 
 
-def _free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
+def model_plans(endur: list[int], reten: list[int]) -> list[tuple[str, object]]:
+    """The campaigns the RBER model is fitted to: endurance to 10k P/E and retention at four wear levels."""
+    return [
+        ("endurance", endurance.EnduranceParams(
+            tuple(endur), 1, cycles=10_000, checkpoints=tuple(endurance.checkpoints(10_000, 1000)))),
+        ("retention", retention.RetentionParams(
+            tuple(reten), 1, wear=(1000, 3000, 6000, 10000), times_h=(24.0, 168.0, 720.0, 2160.0, 8760.0))),
+    ]
+
+
+def free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
     """Consecutive block ranges of the given sizes that avoid factory bad blocks."""
     out, b = [], 0
     for n in sizes:
@@ -52,12 +62,9 @@ def run_demo(out: Path) -> dict:
         rig, chip_id = open_for_chip(store, "sim", CHIP, SEED)
         with rig:
             bad = set(rig.scan_bad(0, 128))
-            endur, reten, lat, rd, vth_blocks = _free_runs(bad, [16, 16, 2, 2, 2], rig.info().blocks)
+            endur, reten, lat, rd, vth_blocks = free_runs(bad, [16, 16, 2, 2, 2], rig.info().blocks)
             plans = [
-                ("endurance", endurance.EnduranceParams(
-                    tuple(endur), 1, cycles=10_000, checkpoints=tuple(endurance.checkpoints(10_000, 1000)))),
-                ("retention", retention.RetentionParams(
-                    tuple(reten), 1, wear=(1000, 3000, 6000, 10000), times_h=(24.0, 168.0, 720.0, 2160.0, 8760.0))),
+                *model_plans(endur, reten),
                 ("latency", latency.LatencyParams(tuple(lat), 1, checkpoints=(1, 3000, 10000))),
                 ("read-disturb", read_disturb.ReadDisturbParams(
                     tuple(rd), 1, pe=3000, read_points=(10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000),
@@ -73,23 +80,36 @@ def run_demo(out: Path) -> dict:
                 ids.append(cid)
                 click.echo(f"  {kind:<13} blocks {blocks[0]}-{blocks[-1]}: done ({store.campaign(cid).steps} steps, "
                            f"{time.perf_counter() - t0:.0f} s so far)", err=True)
-        rows = [r for cid in ids[:2] for r in export_rows(store, store.campaign(cid)) if r["errors"] > 0]
+        # per block and page type: blocks for honest intervals, page types for a model each
+        data = measurements([r for cid in ids[:2] for r in export_rows(store, store.campaign(cid), by_block=True)])
     finally:
         store.close()
-    res = fit(*(np.array([r[k] for r in rows], float) for k in ("pe", "retention_h", "rber", "bits")))
-    (out / "fit.json").write_text(json.dumps(res.to_json(), indent=2, allow_nan=False) + "\n")
-    params = res.rber_params("demo-fit")
+    fits = fit_page_types(data)
+    res = fits["all"]
+    (out / "fit.json").write_text(json.dumps({**res.to_json(), "page_types": {
+        t: r.to_json() for t, r in fits.items() if t != "all"}}, indent=2, allow_nan=False) + "\n")
+    models = {t: r.rber_params(f"demo-fit-{t}") for t, r in fits.items()}
+    params = models["all"]
     params.to_json(out / "params.json")
     table = CorrTable.build(UBER, PAPER_CODEWORD_BYTES * 8)
     grid = RetentionGrid.build(params, table, 10_000, 250)
     (out / "flares_tables.h").write_text(c_header(params, table, grid))
-    (out / "tables.json").write_text(json.dumps(tables_json(params, table, grid), allow_nan=False) + "\n")
+    (out / "tables.json").write_text(json.dumps({**tables_json(params, table, grid), "page_types": {
+        t: tables_json(p, table, RetentionGrid.build(p, table, 10_000, 250))
+        for t, p in models.items() if t != "all"}}, allow_nan=False) + "\n")
     report = write_report(db, out)
     wall = time.perf_counter() - t0
     click.echo(f"chip: virtual {CHIP}, seed {SEED}; database {db}")
-    click.echo(f"fit: R^2(log) {res.r2_log:.4f}, max |rel err| {res.max_rel_err:.3f}; required t "
-               f"fresh {int(table.t_for(params.rber(0)))}, 10k P/E + 1 year {int(table.t_for(params.rber(10_000, 8760)))}"
-               f" (UBER {UBER:g}, {PAPER_CODEWORD_BYTES}-byte codeword)")
+    click.echo("fit: " + fit_summary(res))
+    for line in fit_table(res):
+        click.echo("  " + line)
+
+    def need(p):
+        t = int(table.t_for(p.rber(10_000, 8760)))
+        return str(t) if t > 0 else f"> {table.t_max}"
+
+    click.echo(f"required t (UBER {UBER:g}, {PAPER_CODEWORD_BYTES}-byte codeword): fresh {int(table.t_for(params.rber(0)))}; "
+               "10k P/E + 1 year: " + ", ".join(f"{t} pages {need(p)}" for t, p in models.items()))
     click.echo(f"FLARES tables: {out / 'flares_tables.h'}")
     click.echo(f"report: {report.resolve()}")
     click.echo(f"wall time: {wall:.1f} s")

@@ -14,7 +14,18 @@ def test_demo_runs_end_to_end(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "report:" in r.stdout and "wall time:" in r.stdout
     fit = json.loads((out / "fit.json").read_text())
-    assert fit["r2_log"] > 0.98 and fit["n_points"] >= 30
+    # per block and page type, errors as counts; the law chosen by AIC, every parameter either with a
+    # finite interval or named as not identifiable (never a number with an infinite interval)
+    assert fit["n_points"] >= 300 and fit["likelihood"] == "poisson" and fit["chi2_dof"] > 0
+    assert fit["law"] in ("power", "log") and set(fit["laws"]) == {"power", "log"}
+    assert fit["aic"] == min(v["aic"] for v in fit["laws"].values())
+    for k, ci in fit["ci95"].items():
+        assert (ci is None) == (k in fit["unidentifiable"]), k
+        assert ci is None or all(x is not None for x in ci), k
+    assert set(fit["page_types"]) == {"lower", "upper"}
+    assert "not identifiable" in r.stdout or "95% CI [" in r.stdout
+    need = r.stdout.split("10k P/E + 1 year:")[1].splitlines()[0]
+    assert "lower pages" in need and "upper pages" in need
     page = (out / "index.html").read_text()
     assert page.count("<img") >= 7
     header = (out / "flares_tables.h").read_text()

@@ -19,6 +19,10 @@ PARAM_SETS = {
     "paper": load_params("flares-taco2014"),
     # a fit of the virtual mlc-3x chip (the demo's): steeper wear exponent, near-linear write errors
     "chip-fit": RberParams(A=1.0094, B=1e-10, C=-1.0093992584, Bo=1.2676e-12, m=0.58077, n=2.8039, name="chip-fit"),
+    # the demo's upper-page fit, log-time retention (the law the AIC picks for the virtual chip): the C module
+    # serves it from the same tables, their time factor ln(1 + t/tau)^m
+    "upper-log": RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, name="upper-log",
+                            law="log", tau_h=5208.94),
 }
 
 

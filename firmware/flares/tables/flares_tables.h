@@ -877,7 +877,7 @@ static const uint64_t flares_rber_wr_tab[FLARES_PE_COLS] = {
     0x00001869106full,
 };
 
-/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term at 1 hour, Q48 */
+/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term's P/E factor, Q48 */
 static const uint64_t flares_rd_pe[FLARES_PE_COLS] = {
     0x000000000000ull, 0x0000006262ecull, 0x000000f34623ull, 0x0000019d1f98ull,
     0x000002598748ull, 0x000003250e17ull, 0x000003fd812bull, 0x000004e153caull,
@@ -909,7 +909,7 @@ static const uint32_t flares_t_grid[FLARES_T_GRID] = {
     268435456u, 319225354u, 379625062u, 451452825u, 536870912u, 638450708u, 759250125u, 902905651u,
 };
 
-/* (t_grid[k] / 3600)^m, Q16 */
+/* h(t_grid[k] / 3600)^m, the retention term's time factor (h: the model's law), Q16 */
 static const uint32_t flares_rd_t[FLARES_T_GRID] = {
     2505u, 2778u, 3117u, 3433u, 3804u, 4219u, 4671u, 5214u,
     5776u, 6407u, 7141u, 7918u, 8772u, 9729u, 10809u, 11991u,
