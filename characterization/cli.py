@@ -115,7 +115,8 @@ def fit_table(r) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
 @click.option("--c-header", "header", type=click.Path(dir_okay=False), help="Write the fixed-point C header here.")
 @click.option("--page-type", type=click.Choice(["lower", "upper"]),
-              help="Use that page type's model from a nandrig fit --save file (the JSON holds every type anyway).")
+              help="Use only that page type's model from a nandrig fit --save file; without it such a file gives "
+                   "the C header a model per page type and the JSON every model.")
 def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_step, as_json, header, page_type) -> None:
     """FLARES corr_table and max_ret_time for a model, target UBER and codeword."""
     from nandrig.characterization.rber import load_params, page_types_in
@@ -133,7 +134,14 @@ def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_ste
         if lost:
             click.echo(f"nandrig: warning: t {lost[0]}..{lost[-1]} have RBER bounds below 2^-{RBER_FRAC_BITS} and "
                        "round to 0 in the header: FLARES on the rig never picks them", err=True)
-        Path(header).write_text(c_header(params, table, grid))
+        types = page_types_in(params_name) if page_type is None else []
+        if {"lower", "upper"} <= set(types):  # a model per page type: the header carries both
+            params = load_params(params_name, "lower")
+            grid = RetentionGrid.build(params, table, pe_max, pe_step)
+            text = c_header(params, table, grid, upper=load_params(params_name, "upper"))
+        else:
+            text = c_header(params, table, grid)
+        _write(Path(header), text)
     if as_json:
         doc = tables_json(params, table, grid)
         if page_type is None:

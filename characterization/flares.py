@@ -92,25 +92,31 @@ class Decision:
 
 @dataclass
 class Flares:
-    tables: FixedTables
+    tables: FixedTables  # the model for every page, or for lower pages when ``upper`` is given
     config: FlaresConfig = field(default_factory=FlaresConfig)
+    upper: FixedTables | None = None  # upper pages' own model (the C module's FLARES_MODELS 2)
+
+    def model(self, page_type: int) -> FixedTables:
+        """The tables serving a page type (nandrig.chip.geometry.PageType: 0 lower, 1 upper)."""
+        return self.upper if page_type == 1 and self.upper is not None else self.tables
 
     @property
     def t_cap(self) -> int:
         cap = self.config.t_cap
         return min(cap, self.tables.t_max) if cap else self.tables.t_max
 
-    def cold_start(self, pe: int) -> int:
+    def cold_start(self, pe: int, page_type: int = 0) -> int:
         """The t for a page with no history at wear ``pe``: the model's projection with a margin of 2,
         the model's stated accuracy (a measurement corrects it after the first window)."""
-        ft = self.tables
+        ft = self.model(page_type)
         return min(ft.t_for(2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))), self.t_cap)
 
     def new_page(self, t: int | None = None) -> Pprof:
         t = self.tables.t_min if t is None else t
         return Pprof(p_cur=t, p_next=t)
 
-    def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int) -> Decision:
+    def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int,
+                page_type: int = 0) -> Decision:
         """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
         if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
@@ -123,11 +129,11 @@ class Flares:
         if pp.ops < self.config.wsize:
             return Decision(Zone.NONE)
         pp.ops = 0
-        return self.evaluate(pp, now)
+        return self.evaluate(pp, now, page_type)
 
-    def evaluate(self, pp: Pprof, now: int) -> Decision:
+    def evaluate(self, pp: Pprof, now: int, page_type: int = 0) -> Decision:
         """Alg. 2."""
-        ft, cfg = self.tables, self.config
+        ft, cfg = self.model(page_type), self.config
         ret = max(now - pp.writestamp, 0)
         limit = ft.max_ret_seconds(pp.p_cur, pp.pecycles)
         alarm = limit is not None and ret > limit

@@ -104,26 +104,31 @@ class FixedTables:
         return self.t_max
 
 
-def header_extra(ft: FixedTables) -> list[str]:
-    """Lines the C header adds for FLARES' model evaluation."""
+def header_extra(models: list[FixedTables]) -> list[str]:
+    """Lines the C header adds for FLARES' model evaluation, one table set per model."""
+    ft = models[0]
     lines = [
         f"#define FLARES_CODEWORD_BITS {ft.codeword_bits}u",
         f"#define FLARES_T_FRAC_BITS {T_FRAC_BITS}u",
         f"#define FLARES_T_GRID {len(ft.t_grid)}u",
         "",
-        "/* RBER_wr(col * FLARES_PE_STEP), Q48 */",
-        "static const uint64_t flares_rber_wr_tab[FLARES_PE_COLS] = {",
+        "/* retention time grid, seconds: round(16 * 2^(k/4)) */",
+        "static const uint32_t flares_t_grid[FLARES_T_GRID] = {",
     ]
-    lines += _rows([f"0x{v:012x}ull" for v in ft.wr], 4)
-    lines += ["};", "", "/* Bo * (col * FLARES_PE_STEP)^(n*m): the retention term's P/E factor, Q48 */",
-              "static const uint64_t flares_rd_pe[FLARES_PE_COLS] = {"]
-    lines += _rows([f"0x{v:012x}ull" for v in ft.rd_pe], 4)
-    lines += ["};", "", "/* retention time grid, seconds: round(16 * 2^(k/4)) */",
-              "static const uint32_t flares_t_grid[FLARES_T_GRID] = {"]
     lines += _rows([f"{v}u" for v in ft.t_grid], 8)
-    lines += ["};", "", "/* h(t_grid[k] / 3600)^m, the retention term's time factor (h: the model's law), Q16 */", "static const uint32_t flares_rd_t[FLARES_T_GRID] = {"]
-    lines += _rows([f"{v}u" for v in ft.rd_t], 8)
     lines += ["};", ""]
+    for name, ctype, what, cells, per in (
+            ("flares_rber_wr_tab", "uint64_t", "RBER_wr(col * FLARES_PE_STEP), Q48", lambda m: [
+                f"0x{v:012x}ull" for v in m.wr], 4),
+            ("flares_rd_pe", "uint64_t", "Bo * (col * FLARES_PE_STEP)^(n*m): the retention term's P/E factor, Q48",
+             lambda m: [f"0x{v:012x}ull" for v in m.rd_pe], 4),
+            ("flares_rd_t", "uint32_t", "h(t_grid[k] / 3600)^m, the retention term's time factor (h: the model's "
+             "law), Q16", lambda m: [f"{v}u" for v in m.rd_t], 8)):
+        size = "FLARES_T_GRID" if name == "flares_rd_t" else "FLARES_PE_COLS"
+        lines += [f"/* {what} */", f"static const {ctype} {name}[FLARES_MODELS][{size}] = {{"]
+        for m in models:
+            lines += ["  {"] + _rows(cells(m), per) + ["  },"]
+        lines += ["};", ""]
     return lines
 
 

@@ -153,11 +153,12 @@ def load_params(name_or_path: str | Path, page_type: str | None = None) -> RberP
             have = ", ".join(sorted(types)) or "none"
             raise NandrigError(f"parameter set {label} has no {page_type}-page model (page types: {have}; "
                                "fit data exported with --by-block)")
-        data, label = types[page_type], f"{label}:{page_type}"
+        data = types[page_type]
     if any(data.get(k) is None for k in PARAM_NAMES if k in data):
         undet = [k for k in PARAM_NAMES if k in data and data[k] is None]
         raise NandrigError(f"parameter set {label} leaves {', '.join(undet)} undetermined")
-    return RberParams.from_mapping(data, name=label if page_type else path.stem if path.suffix else label)
+    name = path.stem if path.suffix else label
+    return RberParams.from_mapping(data, name=f"{name}:{page_type}" if page_type else name)
 
 
 def page_types_in(name_or_path: str | Path) -> list[str]:

@@ -93,7 +93,10 @@ def run_demo(out: Path) -> dict:
     params.to_json(out / "params.json")
     table = CorrTable.build(UBER, PAPER_CODEWORD_BYTES * 8)
     grid = RetentionGrid.build(params, table, 10_000, 250)
-    (out / "flares_tables.h").write_text(c_header(params, table, grid))
+    # the firmware's header: lower and upper pages each with their own model
+    lower = models["lower"]
+    (out / "flares_tables.h").write_text(c_header(lower, table, RetentionGrid.build(lower, table, 10_000, 250),
+                                                  upper=models["upper"]))
     (out / "tables.json").write_text(json.dumps({**tables_json(params, table, grid), "page_types": {
         t: tables_json(p, table, RetentionGrid.build(p, table, 10_000, 250))
         for t, p in models.items() if t != "all"}}, allow_nan=False) + "\n")

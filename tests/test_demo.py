@@ -33,5 +33,5 @@ def test_demo_runs_end_to_end(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     assert cc, "a C compiler is needed (tools/setup.sh installs gcc)"
     (tmp_path / "t.c").write_text(f'#include "{out / "flares_tables.h"}"\n'
-                                  "int main(void) { return (int)(flares_max_ret_time_min[0][0] & 0u); }\n")
+                                  "int main(void) { return (int)(flares_max_ret_time_min[0][0][0] & 0u); }\n")
     subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "t"), str(tmp_path / "t.c")], check=True)

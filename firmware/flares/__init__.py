@@ -57,19 +57,19 @@ class Native:
 
     def __init__(self, lib_path: Path) -> None:
         lib = ctypes.CDLL(str(lib_path))
-        lib.flares_up_page.argtypes = [ctypes.POINTER(Config), ctypes.POINTER(Pprof), ctypes.c_uint8,
+        lib.flares_up_page.argtypes = [ctypes.POINTER(Config), ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint8,
                                        ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint32, ctypes.POINTER(Decision)]
         lib.flares_new_page.argtypes = [ctypes.POINTER(Pprof), ctypes.c_uint8]
-        lib.flares_rber_wr.argtypes = [ctypes.c_uint32]
+        lib.flares_rber_wr.argtypes = [ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.restype = ctypes.c_uint64
-        lib.flares_rber_rd.argtypes = [ctypes.c_uint32, ctypes.c_uint32]
+        lib.flares_rber_rd.argtypes = [ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32]
         lib.flares_rber_rd.restype = ctypes.c_uint64
         lib.flares_t_for.argtypes = [ctypes.c_uint64]
         lib.flares_t_for.restype = ctypes.c_uint8
         lib.flares_pprof_pack.argtypes = [ctypes.POINTER(Pprof), ctypes.c_char_p]
         lib.flares_pprof_unpack.argtypes = [ctypes.c_char_p, ctypes.POINTER(Pprof)]
         lib.flares_pprof_unpack.restype = ctypes.c_int
-        lib.flares_cold_start.argtypes = [ctypes.POINTER(Config), ctypes.c_uint32]
+        lib.flares_cold_start.argtypes = [ctypes.POINTER(Config), ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_cold_start.restype = ctypes.c_uint8
         self.lib = lib
 
@@ -83,9 +83,11 @@ class Native:
         self.lib.flares_new_page(ctypes.byref(pp), t)
         return pp
 
-    def up_page(self, cfg: Config, pp: Pprof, access: int, deterr: int, fail: bool, now: int) -> Decision:
+    def up_page(self, cfg: Config, pp: Pprof, access: int, deterr: int, fail: bool, now: int,
+                page_type: int = 0) -> Decision:
         d = Decision()
-        self.lib.flares_up_page(ctypes.byref(cfg), ctypes.byref(pp), access, deterr, int(fail), now, ctypes.byref(d))
+        self.lib.flares_up_page(ctypes.byref(cfg), ctypes.byref(pp), page_type, access, deterr, int(fail), now,
+                                ctypes.byref(d))
         return d
 
     def pack(self, pp: Pprof) -> bytes:

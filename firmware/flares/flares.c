@@ -9,6 +9,12 @@
 
 #define ERRC_MAX 32767u
 
+/* the model serving a page type: its own with two models, the one model otherwise */
+static uint32_t model_of(uint8_t page_type)
+{
+    return FLARES_MODELS > 1u && page_type == FLARES_PAGE_UPPER ? 1u : 0u;
+}
+
 static uint64_t interp(const uint64_t *tab, uint32_t pe)
 {
     uint32_t c = pe / FLARES_PE_STEP;
@@ -21,12 +27,12 @@ static uint64_t interp(const uint64_t *tab, uint32_t pe)
     return (tab[c] * (FLARES_PE_STEP - frac) + tab[c + 1] * frac) / FLARES_PE_STEP;
 }
 
-uint64_t flares_rber_wr(uint32_t pe)
+uint64_t flares_rber_wr(uint8_t page_type, uint32_t pe)
 {
-    return interp(flares_rber_wr_tab, pe);
+    return interp(flares_rber_wr_tab[model_of(page_type)], pe);
 }
 
-static uint64_t rd_time(uint32_t s)
+static uint64_t rd_time(const uint32_t *flares_rd_t, uint32_t s)
 {
     uint32_t lo = 0, hi = FLARES_T_GRID - 1u;
     if (s == 0)
@@ -46,9 +52,10 @@ static uint64_t rd_time(uint32_t s)
                                  (flares_t_grid[hi] - flares_t_grid[lo]);
 }
 
-uint64_t flares_rber_rd(uint32_t pe, uint32_t seconds)
+uint64_t flares_rber_rd(uint8_t page_type, uint32_t pe, uint32_t seconds)
 {
-    return (interp(flares_rd_pe, pe) * rd_time(seconds)) >> FLARES_T_FRAC_BITS;
+    uint32_t m = model_of(page_type);
+    return (interp(flares_rd_pe[m], pe) * rd_time(flares_rd_t[m], seconds)) >> FLARES_T_FRAC_BITS;
 }
 
 uint8_t flares_t_for(uint64_t proj)
@@ -65,9 +72,9 @@ static uint8_t cap(const flares_config_t *cfg)
     return cfg->t_cap && cfg->t_cap < FLARES_T_MAX ? cfg->t_cap : (uint8_t)FLARES_T_MAX;
 }
 
-uint8_t flares_cold_start(const flares_config_t *cfg, uint32_t pe)
+uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
 {
-    uint8_t t = flares_t_for(2u * (flares_rber_wr(pe) + flares_rber_rd(pe, cfg->req_ret_s)));
+    uint8_t t = flares_t_for(2u * (flares_rber_wr(page_type, pe) + flares_rber_rd(page_type, pe, cfg->req_ret_s)));
     return t < cap(cfg) ? t : cap(cfg);
 }
 
@@ -78,7 +85,8 @@ void flares_new_page(flares_pprof_t *pp, uint8_t t)
     pp->p_cur = pp->p_next = t;
 }
 
-void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t now, flares_decision_t *out)
+void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
+                     flares_decision_t *out)
 {
     uint32_t ret = now >= pp->writestamp ? now - pp->writestamp : 0;
     uint32_t col = (pp->pecycles + FLARES_PE_STEP - 1u) / FLARES_PE_STEP; /* next grid point up: the safe side */
@@ -94,7 +102,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
     out->invalidate = 0;
     if (col > FLARES_PE_COLS - 1u)
         col = FLARES_PE_COLS - 1u;
-    limit_min = flares_max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
+    limit_min = flares_max_ret_time_min[model_of(page_type)][pp->p_cur - FLARES_T_MIN][col];
     if (limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u) {
         out->alarm = 1;
         if (!cfg->evaluate_on_alarm) {
@@ -102,12 +110,12 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
             return;
         }
     }
-    rd_now = flares_rber_rd(pp->pecycles, ret);
+    rd_now = flares_rber_rd(page_type, pp->pecycles, ret);
     meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * cfg->wsize);
     meas = meas > rd_now ? meas - rd_now : 0; /* a negative write-time RBER carries no information */
-    model = flares_rber_wr(pp->pecycles);
+    model = flares_rber_wr(page_type, pp->pecycles);
     avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
-    proj = avg + flares_rber_rd(pp->pecycles, cfg->req_ret_s);
+    proj = avg + flares_rber_rd(page_type, pp->pecycles, cfg->req_ret_s);
     p = flares_t_for(proj);
     top = flares_corr_rber_max[pp->p_cur - FLARES_T_MIN];
     next = pp->p_next; /* overcorrection and critical below their thresholds keep it */
@@ -145,8 +153,8 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t no
     out->proj = proj;
 }
 
-void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t access, uint16_t deterr, uint8_t fail,
-                    uint32_t now, flares_decision_t *out)
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
+                    uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out)
 {
     if (access == FLARES_ACCESS_READ) {
         uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
@@ -167,5 +175,5 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t acce
         return;
     }
     pp->ops = 0;
-    flares_evaluate(cfg, pp, now, out);
+    flares_evaluate(cfg, pp, page_type, now, out);
 }

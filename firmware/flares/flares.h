@@ -2,7 +2,8 @@
  *
  * The same decisions as nandrig.characterization.flares (tests compare them).
  * RBERs are Q48 (value / 2^48), MIX and SAFERANGE per mille, times in seconds.
- * Tables come from flares_tables.h (`nandrig tables --c-header`).
+ * Tables come from flares_tables.h (`nandrig tables --c-header`): one model for every page, or one
+ * per page type (FLARES_MODELS 2), chosen by the page_type each call names.
  */
 #ifndef NANDRIG_FLARES_H
 #define NANDRIG_FLARES_H
@@ -10,6 +11,9 @@
 #include <stdint.h>
 
 enum flares_access { FLARES_ACCESS_READ = 0, FLARES_ACCESS_PROGRAM = 1 };
+
+/* nandrig.chip.geometry.PageType */
+enum flares_page_type { FLARES_PAGE_LOWER = 0, FLARES_PAGE_UPPER = 1 };
 
 enum flares_zone {
     FLARES_ZONE_NONE = 0,  /* no evaluation this operation */
@@ -56,16 +60,17 @@ typedef struct {
 } flares_decision_t;
 
 void flares_new_page(flares_pprof_t *pp, uint8_t t);
-void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t access, uint16_t deterr, uint8_t fail,
-                    uint32_t now, flares_decision_t *out);
+void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
+                    uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out);
 /* the t for a page with no history at wear pe: the model's projection with a margin of 2, the
  * model's stated accuracy (a measurement corrects it after the first window) */
-uint8_t flares_cold_start(const flares_config_t *cfg, uint32_t pe);
-void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint32_t now, flares_decision_t *out);
+uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe);
+void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
+                     flares_decision_t *out);
 
 /* model lookups (exposed for tests) */
-uint64_t flares_rber_wr(uint32_t pe);
-uint64_t flares_rber_rd(uint32_t pe, uint32_t seconds);
+uint64_t flares_rber_wr(uint8_t page_type, uint32_t pe);
+uint64_t flares_rber_rd(uint8_t page_type, uint32_t pe, uint32_t seconds);
 uint8_t flares_t_for(uint64_t proj);
 
 /* the spare-area record: 7 bytes (p_cur 7 bits, pecycles 17 bits, writestamp 32 bits, big-endian)

@@ -8,6 +8,11 @@
 #if FLARES_CODEWORD_BYTES != RIG_CODEWORD_BYTES
 #error "rig_flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 1024)"
 #endif
+/* the rig's compiled-in tables hold one model, which serves every page whatever its type */
+#if FLARES_MODELS != 1
+#error "the rig's FLARES serves one model: it is not told the page types"
+#endif
+#define RIG_PAGE_TYPE FLARES_PAGE_LOWER
 #if FLARES_PPROF_BYTES != ECC_PROFILE_BYTES
 #error "the page profile record must fill the ECC layout's profile slot"
 #endif
@@ -74,12 +79,12 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 	if (!pp) {
 		if (!(pp = profiles_add(block, page)))
 			FAIL(E_NO_SPACE);
-		flares_new_page(pp, flares_cold_start(&fcfg, pe));
+		flares_new_page(pp, flares_cold_start(&fcfg, RIG_PAGE_TYPE, pe));
 		extra = DECIDE_NEW_PROFILE;
 	}
 	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
 	flares_decision_t d;
-	flares_up_page(&fcfg, pp, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
+	flares_up_page(&fcfg, pp, RIG_PAGE_TYPE, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
 	uint8_t rec[FLARES_PPROF_BYTES];
 	flares_pprof_pack(pp, rec);
 	ecc_fill_pattern(seed, raw_bytes());
@@ -136,7 +141,7 @@ uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st)
 	uint32_t n_data = rig.chip->page_bytes / RIG_CODEWORD_BYTES, deterr = 0;
 	if (pp) {  /* FLARES' error count: the mean over the page's codewords, rounded up */
 		deterr = (dec.corrected + n_data - 1) / n_data;
-		flares_up_page(&fcfg, pp, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
+		flares_up_page(&fcfg, pp, RIG_PAGE_TYPE, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
 	}
 	decision(out, t, &d, 0);
 	uint8_t *tail = out + FLARES_DECISION_BYTES;

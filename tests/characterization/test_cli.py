@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import subprocess
 import sys
@@ -140,3 +141,37 @@ def test_residuals_csv_holds_plain_numbers(run_cli, tmp_path, data_csv):
     assert lines[0] == "pe,retention_h,rber,rel_err" and len(lines) > 3
     for ln in lines[1:]:
         [float(v) for v in ln.split(",")]  # "np.float64(...)" would not parse
+
+
+def test_fit_per_page_type_and_block_feeds_a_two_model_header(run_cli, tmp_path):
+    """Rows per block and page type (as export --by-block writes them): a model per page type, intervals over
+    blocks, and a C header with both models; a built-in set has no page types to choose from."""
+    lower, upper = PAPER, dataclasses.replace(PAPER, Bo=PAPER.Bo * 3, name="upper")
+    pe, h = np.meshgrid([1, 1000, 3000, 5000, 7000, 10000], [0, 24, 720, 8760])
+    pe, h = pe.ravel().astype(float), h.ravel().astype(float)
+    parts = []
+    for block in range(8):
+        for name, p in (("lower", lower), ("upper", upper)):
+            d = synthetic(p, pe, h, 64 * 4096 * 8, seed=100 * block + len(name), keep_zeros=True)
+            parts.append(Measurements(*d, np.full(pe.size, block), np.full(pe.size, name)))
+    data = Measurements(*(np.concatenate([getattr(m, f) for m in parts]) for f in
+                          ("pe", "retention_h", "rber", "bits", "block", "page_type")))
+    assert np.any(data.rber == 0)  # rows without an error stay in (Poisson likelihood)
+    write_csv(tmp_path / "m.csv", data)
+    saved = tmp_path / "fit.json"
+    res = run_cli("fit", "--csv", tmp_path / "m.csv", "--save", saved)
+    assert res.code == 0, res.err
+    assert "lower pages:" in res.out and "upper pages:" in res.out and "cluster-robust over 8 blocks" in res.out
+    j = json.loads(saved.read_text())
+    assert j["n_points"] == data.pe.size and set(j["page_types"]) == {"lower", "upper"}
+    ratio = j["page_types"]["upper"]["Bo"] / j["page_types"]["lower"]["Bo"]
+    assert 2 < ratio < 4.5, ratio
+    header = tmp_path / "t.h"
+    assert run_cli("tables", "--params", saved, "--c-header", header).code == 0
+    assert "#define FLARES_MODELS 2u" in header.read_text()
+    assert run_cli("tables", "--params", saved, "--page-type", "upper", "--c-header", header).code == 0
+    assert "#define FLARES_MODELS 1u" in header.read_text() and "fit:upper" in header.read_text()
+    t = json.loads(run_cli("tables", "--params", saved, "--json").out)
+    assert set(t["page_types"]) == {"lower", "upper"}
+    bad = run_cli("tables", "--params", "flares-taco2014", "--page-type", "upper")
+    assert bad.code != 0 and "no upper-page model" in bad.err and "Traceback" not in bad.err

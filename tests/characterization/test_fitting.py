@@ -123,3 +123,15 @@ def test_robust_loss_resists_an_outlier():
 def test_fit_bad_input(pe, h, r, msg):
     with pytest.raises(NandrigError, match=msg):
         fit(pe, h, r)
+
+
+def test_a_dozen_published_rates_still_fit_well():
+    """The FlexLevel-style use: a small table of RBER (rates only, no bit counts) read off a paper."""
+    pe = np.linspace(0, 11_000, 12)
+    rng = np.random.default_rng(5)
+    rber = PAPER.rber(pe) * np.exp(rng.normal(0, 0.03, pe.size))  # 3 % read-off error
+    res = fit(pe, np.zeros_like(pe), rber)
+    assert res.model == "eq2" and res.likelihood == "log-normal" and res.n_points == 12
+    assert res.max_rel_err < 0.1 and res.r2_log > 0.99
+    c0 = res.derived["rber_at_0_pe"]
+    assert c0["ci95_lo"] <= PAPER.A + PAPER.C <= c0["ci95_hi"]

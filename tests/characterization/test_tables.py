@@ -89,7 +89,7 @@ def test_c_header_is_deterministic_and_compiles_to_the_same_numbers(table, tmp_p
         "int main(void) {\n"
         "  for (unsigned i = 0; i < FLARES_T_COUNT; i++) printf(\"%\" PRIu64 \"\\n\", flares_corr_rber_max[i]);\n"
         "  for (unsigned i = 0; i < FLARES_T_COUNT; i++) for (unsigned j = 0; j < FLARES_PE_COLS; j++)\n"
-        "    printf(\"%\" PRIu32 \"\\n\", flares_max_ret_time_min[i][j]);\n"
+        "    printf(\"%\" PRIu32 \"\\n\", flares_max_ret_time_min[0][i][j]);\n"
         "  printf(\"%u %u %u\\n\", FLARES_GF_M, FLARES_PE_STEP, FLARES_RBER_FRAC_BITS);\n  return 0;\n}\n"
     )
     subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "dump"), str(tmp_path / "dump.c")], check=True)

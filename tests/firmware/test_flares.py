@@ -19,24 +19,35 @@ PARAM_SETS = {
     "paper": load_params("flares-taco2014"),
     # a fit of the virtual mlc-3x chip (the demo's): steeper wear exponent, near-linear write errors
     "chip-fit": RberParams(A=1.0094, B=1e-10, C=-1.0093992584, Bo=1.2676e-12, m=0.58077, n=2.8039, name="chip-fit"),
-    # the demo's upper-page fit, log-time retention (the law the AIC picks for the virtual chip): the C module
-    # serves it from the same tables, their time factor ln(1 + t/tau)^m
-    "upper-log": RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, name="upper-log",
-                            law="log", tau_h=5208.94),
+    # the demo's per-page-type fits, log-time retention (the law the AIC picks for the virtual chip): two models,
+    # lower and upper pages, each served from its own tables (their time factor ln(1 + t/tau)^m)
+    "per-page-type": (
+        RberParams(A=0.81362, B=1e-10, C=-0.8136193138, Bo=1.2549e-10, m=0.63956, n=2.5510, name="lower-log",
+                   law="log", tau_h=6962.29),
+        RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, name="upper-log",
+                   law="log", tau_h=5208.94)),
 }
 
 
 def tables_for(params):
+    """FixedTables per model (one, or lower and upper) and the C header holding them all."""
+    models = params if isinstance(params, tuple) else (params,)
     table = CorrTable.build(1e-11, 4096 * 8)
-    grid = RetentionGrid.build(params, table, 10_000, 250)
-    return FixedTables.build(params, table, grid), c_header(params, table, grid)
+    grids = [RetentionGrid.build(p, table, 10_000, 250) for p in models]
+    fts = tuple(FixedTables.build(p, table, g) for p, g in zip(models, grids))
+    header = c_header(models[0], table, grids[0], upper=models[1] if len(models) > 1 else None)
+    return (fts if len(fts) > 1 else fts[0]), header
+
+
+def reference(fts, cfg=FlaresConfig()):
+    return Flares(fts[0], cfg, upper=fts[1]) if isinstance(fts, tuple) else Flares(fts, cfg)
 
 
 @pytest.fixture(scope="module", params=list(PARAM_SETS))
 def both(request, tmp_path_factory):
-    ft, header = tables_for(PARAM_SETS[request.param])
+    fts, header = tables_for(PARAM_SETS[request.param])
     lib = fw.Native(fw.build(header, tmp_path_factory.mktemp("fw")))
-    return ft, lib
+    return fts, lib
 
 
 def test_committed_header_is_current():
@@ -45,14 +56,19 @@ def test_committed_header_is_current():
 
 
 def test_lookups_match_bit_for_bit(both):
-    ft, lib = both
+    fts, lib = both
+    ref = reference(fts)
     rng = random.Random(3)
     for _ in range(20_000):
         pe, s = rng.randrange(0, 15_000), rng.choice([rng.randrange(0, 100), rng.randrange(0, 2**31)])
-        assert lib.lib.flares_rber_wr(pe) == ft.rber_wr(pe)
-        assert lib.lib.flares_rber_rd(pe, s) == ft.rber_rd(pe, s)
+        for page_type in (0, 1):
+            ft = ref.model(page_type)
+            assert lib.lib.flares_rber_wr(page_type, pe) == ft.rber_wr(pe)
+            assert lib.lib.flares_rber_rd(page_type, pe, s) == ft.rber_rd(pe, s)
         proj = rng.randrange(0, 1 << 40)
-        assert lib.lib.flares_t_for(proj) == ft.t_for(proj)
+        assert lib.lib.flares_t_for(proj) == ref.tables.t_for(proj)
+    if isinstance(fts, tuple):  # two models: the upper pages' tables are their own
+        assert lib.lib.flares_rber_rd(1, 10_000, 365 * 86_400) > 2 * lib.lib.flares_rber_rd(0, 10_000, 365 * 86_400)
 
 
 def random_sequence(rng: random.Random, length: int):
@@ -83,8 +99,9 @@ def scenario_sequence(rng: random.Random, length: int):
 
 @pytest.mark.slow
 def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
-    """50,000 sequences per parameter set, 100,000 in all."""
-    ft, lib = both
+    """50,000 sequences per parameter set (150,000 in all), each on a page of a random type."""
+    fts, lib = both
+    ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
     sequences = decisions = evaluations = alarms_evaluated = 0
     zones = set()
@@ -95,15 +112,15 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
                            req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]),
                            t_cap=rng.choice([0, 0, ft.t_max + 5, rng.randrange(1, ft.t_max + 1)]),
                            evaluate_on_alarm=rng.random() < 0.5)
-        ref = Flares(ft, cfg)
+        ref = reference(fts, cfg)
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
-        pe0 = rng.randrange(0, 12_000)
-        assert ref.cold_start(pe0) == lib.lib.flares_cold_start(lib.config(cfg), pe0) <= ref.t_cap
+        pe0, page_type = rng.randrange(0, 12_000), rng.randrange(2)
+        assert ref.cold_start(pe0, page_type) == lib.lib.flares_cold_start(lib.config(cfg), page_type, pe0) <= ref.t_cap
         py, c, ccfg = ref.new_page(t0), lib.new_page(t0), lib.config(cfg)
         gen = scenario_sequence if k % 2 else random_sequence
         for op, deterr, fail, now in gen(rng, rng.randrange(1, 40)):
-            d = ref.up_page(py, op, deterr, fail, now)
-            e = lib.up_page(ccfg, c, int(op), deterr, fail, now)
+            d = ref.up_page(py, op, deterr, fail, now, page_type)
+            e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type)
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate) == (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate))
             assert (py.p_cur, py.p_next, py.pecycles, py.writestamp, py.errc, py.failc, py.overc, py.criticalc, py.ops) == (
                 c.p_cur, c.p_next, c.pecycles, c.writestamp, c.errc, c.failc, c.overc, c.criticalc, c.ops)
