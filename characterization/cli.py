@@ -56,7 +56,8 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
     if plot_dir and not res.undetermined:
         from nandrig.characterization.plots import plot_rber_vs_pe
 
-        plot_rber_vs_pe(res.rber_params(Path(csv_path).stem), Path(plot_dir) / "rber_vs_pe.png", data)
+        plot_rber_vs_pe(res.rber_params(Path(csv_path).stem), Path(plot_dir) / "rber_vs_pe.png", data,
+                        band=res.rber_band)
     if as_json:
         _echo_json(doc)
         return

@@ -78,6 +78,25 @@ class FitResult:
     # model / measured - 1 per (P/E, retention) level, its rows (blocks, page types) pooled: the model's misfit
     # without the counting noise of single rows
     level_rel_err: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    band_state: tuple | None = field(default=None, repr=False)  # (theta, cov, pe_s, h_s): for rber_band
+
+    def rber_band(self, pe, t_h) -> tuple[np.ndarray, np.ndarray]:
+        """95 % confidence band of the fitted RBER at each (pe, t_h), from the parameters' covariance.
+
+        Parameters held at a bound add nothing; one the data do not constrain makes the band unbounded.
+        """
+        theta, cov, pe_s, h_s = self.band_state
+        pe, t_h = np.broadcast_arrays(np.asarray(pe, float), np.asarray(t_h, float))
+        d = _Data(pe.ravel() / pe_s, t_h.ravel() / h_s, np.ones(pe.size), np.ones(pe.size), None, pe_s, h_s)
+        f, df = _model(theta, d, self.law)
+        c = np.where(np.isnan(cov), 0.0, cov)
+        with np.errstate(invalid="ignore"):
+            var = np.einsum("ij,jk,ik->i", df, np.where(np.isinf(c), 0.0, c), df)
+        touched = np.any(np.isinf(c), axis=0)
+        var = np.where(np.any(np.abs(df[:, touched]) > 0, axis=1), np.inf, var) if np.any(touched) else var
+        half = self.ci_quantile * np.sqrt(np.maximum(var, 0.0)) / f  # on a log scale: the band stays positive
+        lo, hi = f * np.exp(-np.minimum(half, 700)), f * np.exp(np.minimum(half, 700))
+        return lo.reshape(pe.shape), hi.reshape(pe.shape)
 
     @property
     def max_rel_err(self) -> float:
@@ -392,7 +411,8 @@ def _fit_law(d: _Data, law: str | None, groups, loss: str, seed: int, n_starts: 
     params, ci, unident, poor, derived = _natural(theta, d, law, inf)
     return FitResult(params, ci, "eq5" if law else "eq2", r2, rel, int(d.y.size), {}, unident, poor,
                      float(best.cost), len(trials), derived, law, "poisson" if counts else "log-normal",
-                     inf.chi2_dof, inf.aic, inf.bic, inf.n_params, inf.how, {}, inf.q, _level_rel_err(d, f))
+                     inf.chi2_dof, inf.aic, inf.bic, inf.n_params, inf.how, {}, inf.q, _level_rel_err(d, f),
+                     (theta, inf.cov, d.pe_s, d.h_s))
 
 
 def _level_rel_err(d: _Data, f: np.ndarray) -> np.ndarray:

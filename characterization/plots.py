@@ -38,8 +38,11 @@ def _pooled(pe: np.ndarray, rber: np.ndarray, bits: np.ndarray | None) -> tuple[
 
 
 def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | None = None,
-                    pe_max: float | None = None, title: str = "") -> Path:
-    """RBER against P/E cycles, one curve per retention time; measured points on top."""
+                    pe_max: float | None = None, title: str = "", band=None) -> Path:
+    """RBER against P/E cycles, one curve per retention time; measured points on top.
+
+    ``band(pe, t_h) -> (lo, hi)``: a confidence band drawn around each curve (FitResult.rber_band).
+    """
     pe_max = pe_max or (float(np.max(data.pe)) if data is not None and len(data) else 10_000.0)
     pe = np.linspace(0, pe_max, 400)
     rets = sorted({h for h, _ in RETENTIONS_H} | (set(np.unique(data.retention_h)) if data is not None else set()))
@@ -47,6 +50,9 @@ def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | N
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(rets)))
     for h, c in zip(rets, colors):
         ax.plot(pe, params.rber(pe, h), color=c, label=f"model, {_label(h)}")
+        if band is not None:
+            lo, hi = band(pe, np.full_like(pe, h))
+            ax.fill_between(pe, lo, np.minimum(hi, 0.5), color=c, alpha=0.15, linewidth=0)
         if data is not None:
             sel = np.isclose(data.retention_h, h)
             if np.any(sel):

@@ -78,9 +78,10 @@ class Report:
         table = CorrTable.build(UBER, chip["page_bytes"] * 8)
         if not res.undetermined:
             params = res.rber_params(f"chip {chip['label']}")
-            src = plot_rber_vs_pe(params, self.out / f"rber_vs_pe_{chip_id}.png", data,
+            src = plot_rber_vs_pe(params, self.out / f"rber_vs_pe_{chip_id}.png", data, band=res.rber_band,
                                   title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
-            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages)")
+            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages) and its 95 % "
+                           "confidence band")
             src = plot_required_t(params, table, self.out / f"required_t_{chip_id}.png")
             self._img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
         for name, r in fits.items():

@@ -42,14 +42,19 @@ def test_binomial_noise_recovers_the_required_t_table(seed):
 
 def test_confidence_intervals_cover_the_truth_at_about_their_level():
     pe, h = grid()
-    hits = {k: 0 for k in ("Bo", "m", "n")}
+    hits = {k: 0 for k in ("Bo", "m", "n", "band")}
     runs = 40
+    probe = (np.array([0.0, 5000.0, 10_000.0]), np.array([0.0, 720.0, 8760.0]))
     for seed in range(runs):
         res = fit(*synthetic(PAPER, pe, h, BITS, seed=1000 + seed))
-        for k in hits:
+        for k in ("Bo", "m", "n"):
             lo, hi = res.ci95[k]
             hits[k] += lo <= getattr(PAPER, k) <= hi
-    # nominal 95 %; 40 runs put the 1-in-1000 lower bound near 80 %
+        lo, hi = res.rber_band(*probe)  # the curve's 95 % band holds the true RBER
+        fitted = res.rber_params().rber(*probe)
+        assert np.all(lo < fitted) and np.all(fitted < hi)
+        hits["band"] += int(np.sum((lo <= PAPER.rber(*probe)) & (PAPER.rber(*probe) <= hi))) / probe[0].size
+    # nominal 95 % (the band per point); 40 runs put the 1-in-1000 lower bound near 80 %
     assert all(v / runs >= 0.8 for v in hits.values()), hits
 
 
