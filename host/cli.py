@@ -204,15 +204,25 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
 
 
 def _interruptible(store, campaign_id: int | None, work):
-    """Ctrl-C ends ``work`` with where each unfinished campaign stands and how to go on."""
-    from nandrig.errors import Interrupted
+    """Ctrl-C, a full disk or a failing file end ``work`` with where each unfinished campaign stands and how to
+    go on (every step before is committed; the one under way is journaled)."""
+    import sqlite3
+
+    from nandrig.errors import Interrupted, NandrigError
+
+    def where() -> str:
+        left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
+        return "; ".join(f"campaign {c.id} at step {c.step} of {c.steps}" for c in left) or "nothing left undone"
 
     try:
         return work()
     except KeyboardInterrupt:
-        left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
-        where = "; ".join(f"campaign {c.id} at step {c.step} of {c.steps}" for c in left) or "nothing left undone"
-        raise Interrupted(f"{where}: `nandrig resume --db {store.path}` continues exactly there") from None
+        raise Interrupted(f"{where()}: `nandrig resume --db {store.path}` continues exactly there") from None
+    except (OSError, sqlite3.OperationalError) as e:
+        cause = (f"{e.strerror} ({e.filename})" if e.filename else e.strerror) if isinstance(e, OSError) and \
+            e.strerror else str(e)
+        raise NandrigError(f"{cause}: {where()}; `nandrig resume --db {store.path}` continues there once that is "
+                           "fixed") from None
 
 
 def _kind_command(k: CampaignKind) -> click.Command:

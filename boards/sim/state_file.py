@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import importlib
 import json
 import os
 import zlib
@@ -77,14 +78,22 @@ def save_state(path: str | Path, state: dict) -> None:
     path = Path(path)
     data = MAGIC + zlib.compress(json.dumps(encode(state), separators=(",", ":")).encode(), 1)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as e:  # a full disk: the previous state stays whole; name the file, leave no half of it
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def load_state(path: str | Path) -> dict:
+    # the modules whose record types a rig's state holds register them on import: whoever loads a state file
+    # (a test, a tool) gets them all, not only what it happened to import before
+    importlib.import_module("nandrig.boards.sim.rig")
+
     try:
         data = Path(path).read_bytes()
     except OSError as e:
