@@ -47,12 +47,12 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
     res = fits["all"]
     doc = {**res.to_json(), "page_types": {t: r.to_json() for t, r in fits.items() if t != "all"}}
     if save_path:
-        _write(Path(save_path), json.dumps({"name": Path(save_path).stem, **doc}, indent=2, allow_nan=False) + "\n")
+        Path(save_path).write_text(json.dumps({"name": Path(save_path).stem, **doc}, indent=2, allow_nan=False) + "\n")
     if resid_path:
         lines = ["pe,retention_h,rber,rel_err"] + [
             f"{data.pe[i]:g},{data.retention_h[i]:g},{float(data.rber[i])!r},{float(res.rel_err[i])!r}"
             for i in range(min(len(data), res.rel_err.size))]
-        _write(Path(resid_path), "\n".join(lines) + "\n")
+        Path(resid_path).write_text("\n".join(lines) + "\n")
     if plot_dir and not res.undetermined:
         from nandrig.characterization.plots import plot_rber_vs_pe
 
@@ -65,13 +65,6 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
         click.echo(("all pages" if name == "all" else f"{name} pages") + ": " + fit_summary(r))
         for line in fit_table(r):
             click.echo("  " + line)
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text)
-    except OSError as e:
-        raise NandrigError(f"cannot write {path}: {e.strerror}") from None
 
 
 def fit_summary(r) -> str:
@@ -142,7 +135,7 @@ def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_ste
             text = c_header(params, table, grid, upper=load_params(params_name, "upper"))
         else:
             text = c_header(params, table, grid)
-        _write(Path(header), text)
+        Path(header).write_text(text)
     if as_json:
         doc = tables_json(params, table, grid)
         if page_type is None:

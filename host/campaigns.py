@@ -29,7 +29,7 @@ from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
-from nandrig.host.locks import CampaignLock, is_live
+from nandrig.host.locks import CampaignLock, check_not_live, is_live
 from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, decode_cycle_reply
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
@@ -220,6 +220,8 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
             todo.remove(c)
     if not todo:
         echo("nothing to resume")
+    for c in todo:  # before any rig is opened: a rig opened is a rig taken
+        check_not_live(store.path, c.id)
     done = []
     for c in todo:
         with open_for_campaign(store, c, url, take_over, **link) as rig:

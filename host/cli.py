@@ -185,6 +185,11 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
 
     store = Store(db)
     try:
+        # the database first: a damaged one or blocks another campaign holds are refused before a rig is taken
+        store.check_integrity()
+        known = store.chip_id(f"sim:{profile}:{seed}" if url == "sim" else chip_label or "")
+        if known is not None:
+            store.check_free(known, parse_blocks(blocks, store.chip(known)["blocks"]))
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
@@ -331,6 +336,7 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
 
     store = Store(db)
     try:
+        store.check_integrity()
         done = _interruptible(store, campaign_id, lambda: resume(
             store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
             patience_s=link_patience))
@@ -381,6 +387,7 @@ def cancel_cmd(db, campaign_id) -> None:
 
     store = Store(db)
     try:
+        store.check_integrity()
         c = cancel(store, campaign_id)
     finally:
         store.close()

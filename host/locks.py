@@ -30,8 +30,7 @@ class CampaignLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise NandrigError(f"campaign {self.campaign_id} is running in another process (pid {holder}); "
-                               "wait for it to end or stop that process") from None
+            raise _held(self.campaign_id, holder) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self.fd = fd
@@ -42,6 +41,21 @@ class CampaignLock:
             os.ftruncate(self.fd, 0)
             os.close(self.fd)  # closing releases the lock
             self.fd = None
+
+
+def _held(campaign_id: int, holder: str) -> NandrigError:
+    return NandrigError(f"campaign {campaign_id} is running in another process (pid {holder}); "
+                        "wait for it to end or stop that process")
+
+
+def check_not_live(db: Path, campaign_id: int) -> None:
+    """Refuse early (before a rig is opened) a campaign another process runs; the lock itself still decides."""
+    if is_live(db, campaign_id):
+        try:
+            holder = lock_path(db, campaign_id).read_text().strip() or "?"
+        except OSError:
+            holder = "?"
+        raise _held(campaign_id, holder)
 
 
 def is_live(db: Path, campaign_id: int) -> bool:

@@ -351,6 +351,24 @@ class Store:
         marked = {b for (b,) in self.db.execute("SELECT block FROM blocks WHERE chip_id=? AND factory_bad", (chip_id,))}
         return [b for b in blocks if b in marked]
 
+    def check_free(self, chip_id: int, blocks: list[int]) -> None:
+        """Refuse blocks a campaign holds (what reserve() would refuse), before anything opens a rig."""
+        q = ",".join("?" * len(blocks))
+        taken = self.db.execute(f"SELECT block, reserved_by FROM blocks WHERE chip_id=? AND reserved_by IS NOT NULL "
+                                f"AND block IN ({q}) ORDER BY block", (chip_id, *blocks)).fetchall() if blocks else []
+        if taken:
+            raise NandrigError(f"block {taken[0][0]} is reserved by campaign {taken[0][1]}")
+
+    def check_integrity(self) -> None:
+        """Refuse to write into a damaged database (SQLite's quick_check): nothing is added to it."""
+        try:
+            problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as e:
+            problems = [str(e)]
+        if problems != ["ok"]:
+            raise NandrigError(f"database {self.path} is damaged ({problems[0]}); nothing was written to it: "
+                               "restore a copy, or `nandrig export` what is still readable")
+
     def check_unreserved(self, chip_id: int, block: int) -> None:
         """Refuse a block a running campaign holds, before a command outside campaigns wears it."""
         row = self.db.execute("SELECT reserved_by FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()

@@ -5,6 +5,7 @@ on stderr and a non-zero exit, never a traceback.
 """
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
@@ -68,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # a file the user named: missing folder, no permission, a full disk
         where = f" {e.filename}" if e.filename else ""
         click.echo(f"nandrig: error: cannot use{where}: {e.strerror or e}", err=True)
+        return 1
+    except sqlite3.DatabaseError as e:  # a damaged file met by a command that only reads it
+        click.echo(f"nandrig: error: the database cannot be read ({e}); restore a copy", err=True)
         return 1
     except KeyboardInterrupt:
         click.echo("nandrig: interrupted", err=True)

@@ -149,7 +149,7 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
 @RTL_BUILDS
 def test_flares_validation_run_measures_and_decides_the_same(results, rtl):
     v, r = dict(results["virtual"]["flares"]), dict(results[rtl]["flares"])
-    assert len(v["ops"]) == 100 and sum(v["errors"]) > 0
+    assert len(v["ops"]) == 2 * 20 and sum(v["errors"]) > 0  # two operating points of max(10, 1000 * 0.02) ops
     assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
     v_now, r_now = v.pop("now_s"), r.pop("now_s")

@@ -117,8 +117,11 @@ def test_a_simulated_chips_state_is_found_beside_the_database_from_any_folder(ru
     (tmp_path / "lab" / "m.db.rigs" / "mlc-small-seed2.state").unlink()
     run_cli("resume", "--db", "../lab/m.db", "--campaign", again).assert_one_line_error("state file", "missing")
     assert states(run_cli, "../lab/m.db") == {cid: "done", again: "interrupted"}  # kept for when it is back
-    run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", "../lab/m.db", "--blocks", "3",
+    run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", "../lab/m.db", "--blocks", "4",
             "--cycles", "1").assert_one_line_error("history", "missing")
+    # blocks a campaign holds are refused from the database alone, before any rig is opened
+    run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", "../lab/m.db", "--blocks", "3",
+            "--cycles", "1").assert_one_line_error("block 3", f"campaign {again}")
 
 
 def test_ctrl_c_says_where_the_campaign_stands_and_resume_finishes_it(run_cli, tmp_path):
@@ -180,3 +183,28 @@ def test_looking_at_a_database_another_process_is_writing_changes_nothing(run_cl
         store.close()
     run_cli("ls", "--db", tmp_path / "none.db").assert_one_line_error("none.db")
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_damaged_database_gets_one_line_and_nothing_written_into_it(run_cli, tmp_path):
+    """A table's page overwritten (a bad sector, a copy cut short): writing commands refuse before a rig is taken,
+    reading ones say it cannot be read; the file is left byte for byte as it was, for recovery."""
+    import sqlite3
+
+    db = tmp_path / "m.db"
+    r = run_cli("run", "endurance", "--rig", "sim", *CHIP, "--db", db, "--blocks", "0-1", "--cycles", "2")
+    assert r.code == 0, r.err
+    con = sqlite3.connect(db)
+    page_size, = con.execute("PRAGMA page_size").fetchone()
+    root, = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'measurements'").fetchone()
+    con.close()
+    with open(db, "r+b") as f:  # a b-tree page header that claims cells the page does not have
+        f.seek(page_size * (root - 1))
+        f.write(bytes([0x0D, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 7]) + b"\xee" * 200)
+    state = tmp_path / "m.db.rigs" / "mlc-small-seed2.state"
+    before, state_before = db.read_bytes(), state.read_bytes()
+    for args in (("run", "endurance", "--rig", "sim", *CHIP, "--db", db, "--blocks", "2", "--cycles", "1"),
+                 ("resume", "--db", db), ("cancel", "--db", db, "--campaign", "1")):
+        run_cli(*args).assert_one_line_error("database", "damaged", "nothing was written")
+    for args in (("export", "--db", db, "--campaign", "1", "--csv"), ("report", "--db", db, "--out", tmp_path / "r")):
+        run_cli(*args).assert_one_line_error("database cannot be read", "malformed")
+    assert db.read_bytes() == before and state.read_bytes() == state_before  # no rig was opened
