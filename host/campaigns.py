@@ -13,6 +13,7 @@ lost or counted twice, and no measurement is taken twice.
 from __future__ import annotations
 
 import dataclasses
+import math
 import platform
 import sqlite3
 import sys
@@ -30,7 +31,7 @@ from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
 from nandrig.host.locks import CampaignLock, check_not_live, is_live
-from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, decode_cycle_reply
+from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
 from nandrig.protocol import Err, HelloFlag, Opcode
@@ -177,6 +178,10 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
         info = rig.info()
         info.require_chip()
         check_identity(store, row, info, url or c.rig_url)
+        was, now = _life(c.rig_identity), _life(rig.hello_info.identity)
+        if was and now and was != now:  # a virtual chip names its life: a fresh one of the same seed is not it
+            raise NandrigError(f"the virtual rig's chip is not the one campaign {c.id} ran on (life {was}, now "
+                               f"{now}): it was restarted without its state; restart it with its --state file")
     except BaseException:
         rig.close()
         raise
@@ -190,22 +195,21 @@ def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Camp
 
 def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
     c = store.campaign(campaign_id)
-    bar = _progress_bar(c) if progress and sys.stderr.isatty() else None
+    runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual")))
+    bar = None
+    if progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        # in the campaign's own unit; a resume starts the bar where the campaign stands, so its rate and ETA are
+        # this run's
+        bar = tqdm(total=runner.marks[-1], initial=runner.position(runner.c.step), unit=f" {runner.unit}",
+                   desc=f"campaign {c.id} ({c.kind})", file=sys.stderr)
+        runner.progress = lambda pos: bar.update(pos - bar.n)
     try:
-        runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual")),
-                        progress=(lambda done, total: bar.update(done - bar.n)) if bar else None)
-        if bar:
-            bar.update(runner.c.step)
         return runner.run()
     finally:
         if bar:
             bar.close()
-
-
-def _progress_bar(c: Campaign):
-    from tqdm import tqdm
-
-    return tqdm(total=c.steps, desc=f"campaign {c.id} ({c.kind})", unit="step", file=sys.stderr)
 
 
 def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
@@ -260,7 +264,8 @@ def display_state(store: Store, c: Campaign) -> str:
     return c.state
 class Runner:
     def __init__(self, store: Store, rig: Rig, campaign_id: int, oven: Oven | None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None) -> None:
+        """``progress`` hears the campaign's position in its unit (:attr:`unit`, up to ``marks[-1]``)."""
         self.store, self.rig, self.oven, self.progress = store, rig, oven, progress
         self.c = store.campaign(campaign_id)
         chip = store.chip(self.c.chip_id)
@@ -270,6 +275,17 @@ class Runner:
             raise NandrigError(f"campaign {self.c.id}'s plan has {len(self.steps)} steps, the store says "
                                f"{self.c.steps}: it was made by another nandrig version")
         self.context = dict(self.c.context)
+        # progress in P/E cycles (of the average block: CYCLE steps take at most 256 blocks each) when the plan
+        # cycles, else in steps; marks[i] is where step i ends
+        self.n_blocks = max(1, len(self.c.params["blocks"]))
+        cycles = [s.meta["cycles"] * len(s.meta["blocks"]) / self.n_blocks if s.kind == "cycle" else 0
+                  for s in self.steps]
+        self.unit = "P/E" if any(cycles) else "steps"
+        self.marks = [round(m) for m in (np.cumsum(cycles) if any(cycles) else range(1, len(self.steps) + 1))] or [0]
+
+    def position(self, step: int) -> int:
+        """Where the campaign stands before ``step``, in :attr:`unit`."""
+        return self.marks[step - 1] if step > 0 else 0
 
     def run(self) -> Campaign:
         if self.c.state != "running":
@@ -280,7 +296,11 @@ class Runner:
         sessions = [x for x in self.context.get("sessions", []) if x != self.rig.session]
         self.context["sessions"] = [*sessions, self.rig.session][-8:]
         self.store.save_context(self.c.id, self.context)
-        if pending is not None:  # a request was in flight when the host stopped: collect its reply
+        if pending is not None and pending.boot not in (None, self.rig.boot):
+            # the rig restarted since the request went out: its reply cache is gone, what it did is bounded
+            self._after_restart(pending)
+            cursor = pending.step + 1
+        elif pending is not None:  # a request was in flight when the host stopped: collect its reply
             new_session = self.rig.session
             self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
             reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err))
@@ -295,7 +315,7 @@ class Runner:
                 raise NandrigError(f"campaign {self.c.id} stopped before step {i} of {len(self.steps)}, its rig taken "
                                    f"over: {e}; `nandrig resume --take-over` continues it") from None
             if self.progress:
-                self.progress(i + 1, len(self.steps))
+                self.progress(self.marks[i])
         self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
         return self.store.campaign(self.c.id)
 
@@ -304,12 +324,75 @@ class Runner:
             self._oven(i, step)
             return
         # the rig cannot tell two hosts' requests apart: a HELLO before each step finds out whether another host
-        # took it over (RigHeld ends the run, the campaign stays resumable)
-        self.rig.hello()
+        # took it over (RigHeld ends the run, the campaign stays resumable) or the rig restarted
+        boot = self.rig.boot
+        if self.rig.hello().boot != boot:
+            self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
         seq = self.rig.next_seq()
-        self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload)
-        reply = self.rig.call(step.op, step.payload, seq=seq, ok=tuple(Err))
+        self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload, self.rig.boot)
+        self._send(i, step, step.payload, seq)
+
+    def _send(self, i: int, step: Step, payload: bytes, seq: int) -> None:
+        """The journaled request and its reply; a CYCLE's progress reports are kept for a restart to recover."""
+        self.rig.progress = (lambda st: self._note_progress(i, seq, st)) if step.op == Opcode.CYCLE else None
+        try:
+            reply = self.rig.call(step.op, payload, seq=seq, ok=tuple(Err))
+        except RigRestarted as e:
+            raise NandrigError(f"{e}; campaign {self.c.id} stopped at step {i} of {len(self.steps)}: "
+                               f"`nandrig resume --db {self.store.path}` accounts for it and continues") from None
+        finally:
+            self.rig.progress = None
         self._apply(i, step, reply)
+
+    def _note_progress(self, i: int, seq: int, st) -> None:
+        """A running CYCLE's STATUS, committed (the first and latest): after a restart the rounds it reports are
+        certain and the rate bounds what could have followed."""
+        if st.op != Opcode.CYCLE or st.seq != seq:
+            return
+        if self.progress:
+            self.progress(self.position(i) + st.done // self.n_blocks)
+        now = time.time()
+        note = self.context.get("in_flight")
+        if not note or note["seq"] != seq or note["step"] != i or note["boot"] != st.boot:
+            note = {"step": i, "seq": seq, "boot": st.boot, "first": [st.done, now]}
+        elif note["last"][0] == st.done:
+            return
+        note["last"] = [st.done, now]
+        self.context["in_flight"] = note
+        self.store.save_context(self.c.id, self.context)
+
+    def _after_restart(self, pending) -> None:
+        """The rig restarted with ``pending`` out. A CYCLE counts the rounds its last progress report confirms and
+        records as uncertain what the rig may have done after it; the rest of the rounds are sent anew. Any other
+        request is sent anew (an ERASE may have worn its block once more: uncertain by one)."""
+        i, step = pending.step, self.steps[pending.step]
+        payload = pending.payload
+        seq = self.rig.next_seq()
+        with self.store.tx() as db:
+            if step.op == Opcode.CYCLE:
+                first, n, cycles, seed, flags = P.CYCLE_REQ.unpack(payload)
+                low, high = cycle_bounds(self.context.get("in_flight"), pending, n, cycles, time.time())
+                for k, b in enumerate(range(first, first + n)):
+                    self.store.add_cycles(db, self.c.id, self.c.chip_id, b, low[k], False, cycles)
+                    self.store.add_uncertain(db, self.c.chip_id, b, high[k] - low[k])
+                payload = P.CYCLE_REQ.pack(first, n, cycles - min(low), seed, flags)
+                detail = (f"step {i}: CYCLE of {cycles} rounds on blocks {first}-{first + n - 1} cut short; "
+                          f"{min(low)}-{max(low)} rounds confirmed, up to {max(high)} possible; the remaining "
+                          f"{cycles - min(low)} sent anew")
+            elif step.op == Opcode.ERASE:
+                self.store.add_uncertain(db, self.c.chip_id, step.meta["block"], 1)
+                detail = f"step {i}: ERASE of block {step.meta['block']} sent anew (it may have run: P/E +0..1)"
+            else:
+                detail = f"step {i}: {Opcode(pending.op).name} sent anew"
+            self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
+            self.store.event(self.c.id, "rig_restarted", f"{detail} (boot {pending.boot:08x}, now {self.rig.boot:08x})",
+                             db)
+        if step.op == Opcode.CYCLE and P.CYCLE_REQ.unpack(payload)[2] == 0:
+            self.context.pop("in_flight", None)
+            with self.store.tx() as db:  # every round was confirmed: nothing left to send
+                self.store.finish_step(db, self.c.id, i, self.context)
+            return
+        self._send(i, step, payload, seq)
 
     def _oven(self, i: int, step: Step) -> None:
         """A retention wait through the oven; its start is committed first so a resume waits only the rest."""
@@ -336,6 +419,7 @@ class Runner:
                 self.store.set_state(self.c.id, "failed", why)
                 raise NandrigError(f"{why}; campaign {self.c.id} failed (its wear is kept)")
             raise NandrigError(why)
+        self.context.pop("in_flight", None)
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
             self.store.finish_step(db, self.c.id, i, self.context)
@@ -377,6 +461,32 @@ class Runner:
             (b, m["first_page"] + j, int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),
              self.g.raw_page_bytes * 8, int(recs[k, j]["busy_ns"]))
             for k, b in enumerate(m["blocks"]) for j in range(m["n_pages"])))
+
+
+def cycle_bounds(note: dict | None, pending, n: int, cycles: int, now: float,
+                 margin: float = 1.5) -> tuple[list[int], list[int]]:
+    """Per block of a CYCLE cut short by a rig restart: the rounds certainly done and the most that could have
+    been. STATUS counts block-rounds, each round visiting the blocks in order, so ``done`` of them put block k
+    at least ``done // n`` (+1 when ``k < done % n``) rounds in. After the last report the rig worked at most
+    ``margin`` times its reported rate until now, plus the round it had begun (its erase counts); without two
+    reports it may have finished."""
+    def per_block(d: int) -> list[int]:
+        return [min(cycles, d // n + (k < d % n)) for k in range(n)]
+
+    ok = note is not None and note.get("seq") == pending.seq and note.get("step") == pending.step \
+        and note.get("boot") == pending.boot
+    done = note["last"][0] if ok else 0
+    (d0, t0), (d1, t1) = (note["first"], note["last"]) if ok else ((0, 0.0), (0, 0.0))
+    if ok and d1 > d0 and t1 > t0:
+        more = math.ceil((d1 - d0) / (t1 - t0) * margin * max(0.0, now - t1))
+        high = per_block(min(n * cycles, done + more + 1))
+    else:
+        high = [cycles] * n
+    return per_block(done), high
+
+
+def _life(identity: str) -> str | None:
+    return next((w[5:] for w in identity.split() if w.startswith("life=")), None)
 
 
 def parse_blocks(text: str, blocks: int) -> list[int]:

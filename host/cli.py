@@ -142,6 +142,148 @@ def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label
         raise click.exceptions.Exit(1)
 
 
+# -- one page or block by hand (nandtest's, Glasgow memory-onfi's): a campaign's safety rules apply --------------
+def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block: int, wears: bool, work) -> dict:
+    """Open the rig (through --db: the chip's record, its reservations) and run ``work(rig)``; an erase is
+    recorded against the chip. A chip with a history cannot be worn without its database."""
+    from nandrig.host.campaigns import open_for_chip
+    from nandrig.host.store import Store
+
+    if wiring and url != "sim":
+        raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
+    if db is None:
+        if wears and (url != "sim" or state):
+            raise click.BadParameter("this wears the chip: name its database (--db) so the P/E cycle is recorded and "
+                                     "campaigns' blocks are refused")
+        with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
+            return work(rig)
+    store = Store(db)
+    try:
+        store.check_integrity()
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over)
+        with rig:
+            if not 0 <= block < rig.info().blocks:
+                raise click.BadParameter(f"--block {block} is outside the chip's blocks 0..{rig.info().blocks - 1}")
+            store.check_unreserved(chip_id, block)
+            out = work(rig)
+            if "erase_status" in out:
+                store.add_loose_erase(chip_id, block, bool(out["erase_status"] & 1), f"rig erase of block {block}")
+        return out
+    finally:
+        store.close()
+
+
+def _by_hand_options(f):
+    for opt in reversed([
+        click.option("--block", type=click.IntRange(min=0), required=True, help="Block."),
+        click.option("--db", type=click.Path(dir_okay=False),
+                     help="The chip's database: an erase is recorded against it, a block a campaign holds refused "
+                          "(needed to wear a real chip or a simulated one with --state)."),
+        click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: its unique ID)."),
+        click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it."),
+        click.option("--json", "as_json", is_flag=True),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _check_page(rig, page: int) -> None:
+    if page >= rig.info().pages_per_block:
+        raise click.BadParameter(f"--page {page} is outside the block's pages 0..{rig.info().pages_per_block - 1}")
+
+
+def _chip_result(what: str, r) -> dict:
+    return {"op": what, "status": f"0x{r.chip_status:02x}", "fail": r.fail, "busy_us": r.busy_ns / 1e3}
+
+
+def _say(out: dict, as_json: bool, text: str) -> None:
+    click.echo(json.dumps(out, indent=2) if as_json else text)
+    if out.get("fail"):
+        raise click.exceptions.Exit(1)
+
+
+@rig_grp.command("erase")
+@rig_options
+@_by_hand_options
+@click.option("--force", is_flag=True, help="Erase a factory bad block (its mark is lost for good).")
+def erase_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, force) -> None:
+    """Erase one block: one P/E cycle of wear."""
+    def work(rig):
+        r = rig.erase(block, force=force)
+        return {**_chip_result("erase", r), "block": block, "erase_status": r.chip_status}
+
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, True, work)
+    _say(out, as_json, f"erase block {block}: {'FAIL' if out['fail'] else 'pass'} (status {out['status']}), "
+                       f"busy {out['busy_us']:.0f} us")
+
+
+@rig_grp.command("program")
+@rig_options
+@_by_hand_options
+@click.option("--page", type=click.IntRange(min=0), required=True, help="Page in the block.")
+@click.option("--pattern-seed", type=int, help="Program the rig's PRBS pattern of this seed (the default: 1).")
+@click.option("--data", "data_path", type=click.Path(dir_okay=False, exists=True),
+              help="Program this file's bytes instead (at most data + spare bytes).")
+@click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
+              help="Add BCH parity for t errors per codeword in the spare area.")
+@click.option("--force", is_flag=True, help="Program a factory bad block.")
+def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, page, pattern_seed,
+                data_path, t, force) -> None:
+    """Program one page (erase its block first)."""
+    from pathlib import Path
+
+    if pattern_seed is not None and data_path:
+        raise click.BadParameter("--pattern-seed and --data are two sources: give one")
+    data = Path(data_path).read_bytes() if data_path else None
+
+    def work(rig):
+        _check_page(rig, page)
+        r = rig.program(block, page, seed=None if data else (1 if pattern_seed is None else pattern_seed), data=data,
+                        t=t, force=force)
+        return {**_chip_result("program", r), "block": block, "page": page}
+
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, True, work)
+    _say(out, as_json, f"program block {block} page {page}: {'FAIL' if out['fail'] else 'pass'} "
+                       f"(status {out['status']}), busy {out['busy_us']:.0f} us")
+
+
+@rig_grp.command("read")
+@rig_options
+@_by_hand_options
+@click.option("--page", type=click.IntRange(min=0), required=True, help="Page in the block.")
+@click.option("--pattern-seed", type=int, help="Count bit errors against the PRBS pattern of this seed.")
+@click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
+              help="Decode BCH codewords programmed with this t.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the page's raw bytes here.")
+def read_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, page, pattern_seed, t,
+             out_path) -> None:
+    """Read one page: bit errors per codeword against a pattern, and its raw bytes."""
+    from pathlib import Path
+
+    def work(rig):
+        _check_page(rig, page)
+        r = rig.read(block, page, seed=pattern_seed, t=t, raw=bool(out_path))
+        if out_path:
+            Path(out_path).write_bytes(r.data)
+        return {"op": "read", "block": block, "page": page, "status": f"0x{r.chip_status:02x}",
+                "busy_us": r.busy_ns / 1e3, "errors": r.errors if pattern_seed is not None else None,
+                "codewords": [{"err_1to0": c.err_1to0, "err_0to1": c.err_0to1, "corrected": c.corrected}
+                              for c in r.codewords]}
+
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, False, work)
+    text = f"read block {block} page {page}: busy {out['busy_us']:.0f} us"
+    if out["errors"] is not None:
+        cws = out["codewords"]
+        text += (f"; {out['errors']} bit errors against pattern seed {pattern_seed} (1->0 "
+                 f"{sum(c['err_1to0'] for c in cws)}, 0->1 {sum(c['err_0to1'] for c in cws)}) over {len(cws)} codewords")
+        if t:
+            text += f"; decoded at t={t}: " + (f"{sum(c['corrected'] == -1 for c in cws)} failed" if any(
+                c["corrected"] == -1 for c in cws) else f"{sum(c['corrected'] for c in cws)} bits corrected")
+    if out_path:
+        text += f"; raw bytes in {out_path}"
+    _say(out, as_json, text)
+
+
 @click.command("link")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
 def bench_link_cmd(as_json) -> None:
@@ -203,9 +345,19 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
             click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.params['blocks']))} ({c.steps} steps) "
                        f"in {db}", err=True)
             c = _interruptible(store, cid, lambda: run(store, rig, cid))
-        click.echo(f"campaign {cid} {c.state}")
+        _ended(store, c)
     finally:
         store.close()
+
+
+def _ended(store, c) -> None:
+    """A campaign's last word: its state and, when done, a summary of its results."""
+    from nandrig.host.summary import summary
+
+    click.echo(f"campaign {c.id} {c.state}")
+    if c.state == "done":
+        for line in summary(store, c):
+            click.echo(line)
 
 
 def _interruptible(store, campaign_id: int | None, work):
@@ -341,7 +493,7 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
             store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
             patience_s=link_patience))
         for c in done:
-            click.echo(f"campaign {c.id} {c.state}")
+            _ended(store, c)
     finally:
         store.close()
 

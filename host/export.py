@@ -13,7 +13,7 @@ from nandrig.host.store import Campaign, Store
 
 
 EXPORT_COLUMNS = ["campaign", "kind", "checkpoint", "label", "pe", "retention_h", "actual_h", "temp_c", "reads",
-                  "offset", "blocks", "pages", "bits", "err_1to0", "err_0to1", "errors", "rber"]
+                  "offset", "blocks", "pages", "bits", "err_1to0", "err_0to1", "errors", "rber", "pe_uncertain"]
 BY_BLOCK_COLUMNS = EXPORT_COLUMNS[:10] + ["block", "page_type"] + EXPORT_COLUMNS[11:]
 
 
@@ -22,7 +22,7 @@ def export_rows(store: Store, c: Campaign, by_block: bool = False) -> list[dict]
     rows = store.rows(c.id)
     pmap = store.page_map(c.chip_id) if by_block else None
     out: dict[tuple, dict] = {}
-    for label, pe, ret, actual, temp, reads, offset, block, page, e10, e01, bits, _busy in rows:
+    for label, pe, ret, actual, temp, reads, offset, block, page, e10, e01, bits, _busy, unc in rows:
         key: tuple = (label, pe)
         if pmap is not None:
             key += (block, pmap.page_type(page).name.lower())
@@ -31,7 +31,7 @@ def export_rows(store: Store, c: Campaign, by_block: bool = False) -> list[dict]
             r = out[key] = {"campaign": c.id, "kind": c.kind, "checkpoint": len(out), "label": label, "pe": pe,
                             "retention_h": ret, "actual_h": actual, "temp_c": temp, "reads": reads,
                             "offset": offset, "blocks": set(), "pages": 0, "bits": 0, "err_1to0": 0,
-                            "err_0to1": 0}
+                            "err_0to1": 0, "pe_uncertain": 0}
             if pmap is not None:
                 r["block"], r["page_type"] = block, key[3]
         r["blocks"].add(block)
@@ -39,6 +39,7 @@ def export_rows(store: Store, c: Campaign, by_block: bool = False) -> list[dict]
         r["bits"] += bits
         r["err_1to0"] += e10
         r["err_0to1"] += e01
+        r["pe_uncertain"] = max(r["pe_uncertain"], unc)  # a block's P/E beyond the row's may be this many more
     result = []
     for r in out.values():
         r["blocks"] = len(r["blocks"])
@@ -62,7 +63,7 @@ def export_csv(store: Store, c: Campaign, per_page: bool = False, by_block: bool
     w = csv.writer(buf, lineterminator="\n")
     if per_page:
         w.writerow(["label", "pe", "retention_h", "actual_h", "temp_c", "reads", "offset", "block", "page",
-                    "err_1to0", "err_0to1", "bits", "busy_ns"])
+                    "err_1to0", "err_0to1", "bits", "busy_ns", "pe_uncertain"])
         w.writerows(store.rows(c.id))
         return buf.getvalue()
     columns = BY_BLOCK_COLUMNS if by_block else EXPORT_COLUMNS

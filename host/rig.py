@@ -41,12 +41,21 @@ class RigHeld(RigError):
                                                  f"({holder:08x}); --take-over takes it")
 
 
+class RigRestarted(RigError):
+    """The rig started anew while a request was out: its reply cache and the command's progress are gone."""
+
+    def __init__(self, op: Opcode, where: str) -> None:
+        super().__init__(op, Err.INTERNAL, f"the rig at {where} restarted while {op.name} was running (power loss "
+                                           f"or reset): what it did is known only up to its last progress report")
+
+
 @dataclass(frozen=True)
 class Hello:
     version: tuple[int, int]
     kind: P.RigKind
     capabilities: P.Cap
     identity: str
+    boot: int  # drawn anew at each rig start
 
 
 @dataclass(frozen=True)
@@ -177,6 +186,7 @@ class Status:
     seq: int
     done: int
     total: int
+    boot: int
 
 
 class Rig:
@@ -196,6 +206,7 @@ class Rig:
         self.progress: Callable[[Status], None] | None = None
         self._info: RigInfo | None = None
         self.last_seq = 0
+        self.boot = 0  # the rig's boot id as the last HELLO saw it
         self.observe = observe
         try:
             self.hello_info = self.hello(flags=HelloFlag.OBSERVE if observe else HelloFlag(0))
@@ -261,6 +272,7 @@ class Rig:
         raw = b"\x00" + P.request(op, seq, payload).encode()  # the leading delimiter flushes line noise
         self.t.write(raw)
         attempts, status_seq = 0, None
+        careful = op in P.LONG and op not in P.REREAD  # never run twice on a restarted rig
         now = time.monotonic()
         deadline, next_poll = now + self.timeout, now + self.poll_s
         # a noisy link: frames that arrived broken, or bytes that never made a frame, since when
@@ -282,7 +294,10 @@ class Rig:
                                                     f"noisy (check the cable, or raise --link-patience)")
                 self._deframer.flush()
                 damaged = self._deframer.dropped
-                self.t.write(raw)
+                if careful:  # re-sent only once STATUS says the same boot is idle: ask now
+                    next_poll = now
+                else:
+                    self.t.write(raw)
                 deadline = now + self.timeout
             for f in frames:
                 if f.type != P.REPLY_TYPE:
@@ -298,6 +313,9 @@ class Rig:
                     return f
                 if status_seq is not None and f.seq == status_seq and f.op == Opcode.STATUS and f.status == Err.OK:
                     st = _status(f.payload)
+                    if self.boot and st.boot != self.boot:  # re-sent now, the request would run a second time
+                        raise RigRestarted(op, self.t.description)
+                    attempts = 0  # the rig is there: silence so far was the link's
                     if st.busy and st.seq == seq:
                         deadline = time.monotonic() + self.timeout  # alive and working on it
                         damaged_since = None
@@ -318,7 +336,10 @@ class Rig:
                 if attempts == self.retries // 2:
                     self.t.reopen()  # reconnect once half the retries are spent
                     self._deframer = Deframer()
-                self.t.write(raw)
+                if careful:
+                    next_poll = now
+                else:
+                    self.t.write(raw)
                 deadline = now + self.timeout
 
     # -- commands ---------------------------------------------------------------
@@ -326,11 +347,12 @@ class Rig:
         if session is not None:
             self.session = session
         f = self.call(Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, self.session, flags), ok=(Err.OK, Err.HELD))
-        major, minor, kind, caps, holder, n = P.HELLO_REPLY.unpack(f.payload)
+        major, minor, kind, caps, holder, boot, n = P.HELLO_REPLY.unpack(f.payload)
         if f.status == Err.HELD:
             raise RigHeld(self.t.description, holder)
         ident = f.payload[P.HELLO_REPLY.size:P.HELLO_REPLY.size + n].decode("ascii", "replace")
-        return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident)
+        self.boot = boot
+        return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident, boot)
 
     def info(self) -> RigInfo:
         if self._info is None:
@@ -474,5 +496,5 @@ def decode_cycle_reply(payload: bytes, first: int, n_blocks: int) -> tuple[dict[
 
 
 def _status(payload: bytes) -> Status:
-    busy, op, seq, done, total = P.STATUS_REPLY.unpack_exact(payload)
-    return Status(bool(busy), op, seq, done, total)
+    busy, op, seq, done, total, boot = P.STATUS_REPLY.unpack_exact(payload)
+    return Status(bool(busy), op, seq, done, total, boot)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from nandrig.chip.geometry import PageMap
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 3  # 2: chips carry their page map; 3: and their ONFI unique ID
+SCHEMA_VERSION = 4  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +48,7 @@ CREATE TABLE blocks (
     pe INTEGER NOT NULL DEFAULT 0,
     reserved_by INTEGER REFERENCES campaigns(id),
     failed INTEGER NOT NULL DEFAULT 0,
+    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- cycles the block may have had beyond pe (a rig restarted mid-command)
     PRIMARY KEY (chip_id, block)
 );
 CREATE TABLE campaigns (
@@ -72,7 +73,8 @@ CREATE TABLE journal (                   -- the rig request in flight, at most o
     seq INTEGER NOT NULL,
     op INTEGER NOT NULL,
     payload BLOB NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    boot INTEGER                         -- the rig's boot id when it was sent (NULL: not known)
 );
 CREATE TABLE checkpoints (
     id INTEGER PRIMARY KEY,
@@ -97,6 +99,7 @@ CREATE TABLE measurements (
     err_0to1 INTEGER NOT NULL,
     bits INTEGER NOT NULL,
     busy_ns INTEGER NOT NULL,
+    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- the block's P/E is pe .. pe + pe_uncertain
     PRIMARY KEY (checkpoint_id, block, page)
 );
 CREATE TABLE op_times (                  -- per-operation busy times (latency campaigns)
@@ -154,6 +157,7 @@ class Pending:
     seq: int
     op: int
     payload: bytes
+    boot: int | None  # the rig's boot id when the request was sent
 
 
 class MeasurementRow(NamedTuple):
@@ -172,6 +176,7 @@ class MeasurementRow(NamedTuple):
     err_0to1: int
     bits: int
     busy_ns: int
+    pe_uncertain: int = 0  # the block's P/E was pe .. pe + pe_uncertain (a rig restarted mid-command)
 
 
 class OpTime(NamedTuple):
@@ -194,7 +199,14 @@ def _unique_ids(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE chips ADD COLUMN unique_id TEXT")
 
 
-MIGRATIONS = {1: _page_maps, 2: _unique_ids}  # from schema N to N + 1
+def _boots(db: sqlite3.Connection) -> None:
+    """Schema 3 did not note rig boots: every count it holds came from a reply, so nothing is uncertain."""
+    db.execute("ALTER TABLE journal ADD COLUMN boot INTEGER")
+    db.execute("ALTER TABLE blocks ADD COLUMN pe_uncertain INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE measurements ADD COLUMN pe_uncertain INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots}  # from schema N to N + 1
 
 
 class Store:
@@ -202,6 +214,8 @@ class Store:
         """``read_only``: for looking (ls, export, report): nothing is created, upgraded or written, so a database
         on a read-only medium or one another process is writing can be read."""
         self.path = Path(path)
+        self._inode: int | None = None  # the file written to (read-only stores write nothing)
+        self._lost = ""
         if self.path.is_dir():
             raise NandrigError(f"{self.path} is a directory, not a database file")
         try:
@@ -217,6 +231,7 @@ class Store:
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._init_schema()
+            self._inode = self.path.stat().st_ino
         except sqlite3.OperationalError as e:
             raise NandrigError(f"cannot open database {self.path}: {e}") from None
         except sqlite3.DatabaseError as e:
@@ -256,7 +271,8 @@ class Store:
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        """One atomic, durable transaction."""
+        """One atomic, durable transaction, into the file the database was opened from."""
+        self._check_still_there()
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -265,8 +281,31 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    def _check_still_there(self) -> None:
+        """A database deleted or replaced while open would swallow every later commit into a file no one can
+        open again: what it holds is copied out (SQLite's VACUUM INTO, from the open file) and the work stops."""
+        if self._inode is None or self._lost:
+            if self._lost:
+                raise NandrigError(self._lost)
+            return
+        try:
+            inode = self.path.stat().st_ino
+        except FileNotFoundError:
+            inode = None
+        if inode == self._inode:
+            return
+        saved = self.path.with_name(self.path.name + ".recovered")
+        saved.unlink(missing_ok=True)
+        self.db.execute("VACUUM INTO ?", (str(saved),))
+        self._lost = (f"database {self.path} was {'deleted' if inode is None else 'replaced'} while in use; everything "
+                      f"committed to it is in {saved}: move that to {self.path.name} and resume")
+        raise NandrigError(self._lost)
+
     def close(self) -> None:
         self.db.close()
+        if self._lost and not self.path.exists():  # the deleted file's WAL would be applied to whatever comes back
+            for suffix in ("-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
 
     # -- chips and blocks --------------------------------------------------------
     def chip_id(self, label: str) -> int | None:
@@ -411,14 +450,19 @@ class Store:
         return [self.campaign(r[0]) for r in self.db.execute("SELECT id FROM campaigns ORDER BY id")]
 
     def pending(self, campaign_id: int) -> Pending | None:
-        row = self.db.execute("SELECT step, session, seq, op, payload FROM journal WHERE campaign_id=?",
+        row = self.db.execute("SELECT step, session, seq, op, payload, boot FROM journal WHERE campaign_id=?",
                               (campaign_id,)).fetchone()
         return Pending(*row) if row else None
 
-    def journal(self, campaign_id: int, step: int, session: int, seq: int, op: int, payload: bytes) -> None:
-        with self.tx() as db:
-            db.execute("INSERT OR REPLACE INTO journal VALUES (?,?,?,?,?,?,?)",
-                       (campaign_id, step, session, seq, op, payload, time.time()))
+    def journal(self, campaign_id: int, step: int, session: int, seq: int, op: int, payload: bytes, boot: int,
+                db: sqlite3.Connection | None = None) -> None:
+        """The request about to be sent (inside ``db``'s transaction, else in its own)."""
+        if db is None:
+            with self.tx() as db:
+                self.journal(campaign_id, step, session, seq, op, payload, boot, db)
+            return
+        db.execute("INSERT OR REPLACE INTO journal (campaign_id, step, session, seq, op, payload, created, boot) "
+                   "VALUES (?,?,?,?,?,?,?,?)", (campaign_id, step, session, seq, op, payload, time.time(), boot))
 
     def finish_step(self, db: sqlite3.Connection, campaign_id: int, step: int, context: dict | None = None) -> None:
         """Inside the step's transaction: advance the cursor and clear the journal."""
@@ -440,7 +484,11 @@ class Store:
                 db.execute("UPDATE blocks SET reserved_by=NULL WHERE reserved_by=?", (campaign_id,))
             self._event(db, campaign_id, state, detail)
 
-    def event(self, campaign_id: int | None, kind: str, detail: str) -> None:
+    def event(self, campaign_id: int | None, kind: str, detail: str, db: sqlite3.Connection | None = None) -> None:
+        """An event, in ``db``'s transaction or its own."""
+        if db is not None:
+            self._event(db, campaign_id, kind, detail)
+            return
         with self.tx() as db:
             self._event(db, campaign_id, kind, detail)
 
@@ -460,6 +508,11 @@ class Store:
                    (done, failed, chip_id, block))
         if failed:
             self._event(db, campaign_id, "block_failed", f"block {block} failed after {done} of {requested} cycles")
+
+    def add_uncertain(self, db: sqlite3.Connection, chip_id: int, block: int, cycles: int) -> None:
+        """Cycles the block may have had beyond its counted ones (work a restarted rig never confirmed)."""
+        db.execute("UPDATE blocks SET pe_uncertain = pe_uncertain + ? WHERE chip_id=? AND block=?",
+                   (cycles, chip_id, block))
 
     def _pe(self, db: sqlite3.Connection, chip_id: int, block: int) -> int:
         return db.execute("SELECT pe FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()[0]
@@ -488,16 +541,19 @@ class Store:
 
     def add_measurements(self, db: sqlite3.Connection, checkpoint_id: int, chip_id: int, pages) -> None:
         """``pages``: (block, page, err_1to0, err_0to1, bits, busy_ns); each at its block's P/E now."""
-        pes = dict(db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall())
-        db.executemany("INSERT INTO measurements VALUES (?,?,?,?,?,?,?,?)",
-                       ((checkpoint_id, b, page, pes[b], e10, e01, bits, busy) for b, page, e10, e01, bits, busy in pages))
+        pes = {b: (pe, unc) for b, pe, unc in db.execute("SELECT block, pe, pe_uncertain FROM blocks WHERE chip_id=?",
+                                                          (chip_id,))}
+        db.executemany("INSERT INTO measurements (checkpoint_id, block, page, pe, err_1to0, err_0to1, bits, busy_ns, "
+                       "pe_uncertain) VALUES (?,?,?,?,?,?,?,?,?)",
+                       ((checkpoint_id, b, page, pes[b][0], e10, e01, bits, busy, pes[b][1])
+                        for b, page, e10, e01, bits, busy in pages))
 
     # -- measurements -------------------------------------------------------------
     def rows(self, campaign_id: int) -> list[MeasurementRow]:
         """One row per page read, in checkpoint, block and page order."""
         return [MeasurementRow(*r) for r in self.db.execute(
             "SELECT c.label, m.pe, c.retention_h, c.actual_h, c.temp_c, c.reads, c.offset, m.block, m.page,"
-            " m.err_1to0, m.err_0to1, m.bits, m.busy_ns FROM checkpoints c JOIN measurements m"
+            " m.err_1to0, m.err_0to1, m.bits, m.busy_ns, m.pe_uncertain FROM checkpoints c JOIN measurements m"
             " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
             (campaign_id,))]
 

@@ -70,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f" {e.filename}" if e.filename else ""
         click.echo(f"nandrig: error: cannot use{where}: {e.strerror or e}", err=True)
         return 1
-    except sqlite3.DatabaseError as e:  # a damaged file met by a command that only reads it
-        click.echo(f"nandrig: error: the database cannot be read ({e}); restore a copy", err=True)
+    except sqlite3.DatabaseError as e:  # a damaged file met by a command that only reads it, a read-only one
+        damaged = any(w in str(e) for w in ("malformed", "not a database"))
+        click.echo(f"nandrig: error: database: {e}" + ("; restore a copy" if damaged else ""), err=True)
         return 1
     except KeyboardInterrupt:
         click.echo("nandrig: interrupted", err=True)

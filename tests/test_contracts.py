@@ -92,8 +92,8 @@ def test_layouts_agree_with_the_documented_struct_formats():
         P.SET_READ_OFFSET_REQ: "<b", P.CYCLE_REQ: "<IHIIB", P.MEASURE_REQ: "<IHHHI", P.READ_DISTURB_REQ: "<IHI",
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBIB", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
-        P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16s", P.HELLO_REPLY: "<HHBIIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHIII",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16s", P.HELLO_REPLY: "<HHBIIIB", P.FLARES_CONFIG_REPLY: "<BBH",
         P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
     }
     for layout, fmt in documented.items():
@@ -141,6 +141,8 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     before = run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out
     con = sqlite3.connect(db)
     con.executescript("ALTER TABLE chips DROP COLUMN page_map; ALTER TABLE chips DROP COLUMN unique_id;"
+                      "ALTER TABLE journal DROP COLUMN boot; ALTER TABLE blocks DROP COLUMN pe_uncertain;"
+                      "ALTER TABLE measurements DROP COLUMN pe_uncertain;"
                       "UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1 had it
     con.close()
     store = Store(db)

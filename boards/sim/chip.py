@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import secrets
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,11 +128,11 @@ class VirtualChip:
         g = self.profile.geometry
         self.geometry = g
         self.cells = g.raw_page_bytes * 8
+        self.instance = secrets.randbits(32)  # this chip's life: a fresh chip of the same seed has another
         self.clock_ns = 0
         self.equiv_h = 0.0
         self.temperature_c = 25.0
-        self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4), FEATURE_READ_RETRY: bytes(4)}
-        self.status = STATUS_READY | STATUS_NOT_PROTECTED
+        self.power_up()
         self.blocks: dict[int, Block] = {}
         self._phys_cache: dict[int, Physics] = {}
         self.factory_bad = frozenset(
@@ -380,9 +381,15 @@ class VirtualChip:
         return self.blocks[block].pe if block in self.blocks else 0
 
     # -- state ----------------------------------------------------------------
+    def power_up(self) -> None:
+        """What a chip holds only while powered: its features (timing mode 0, no read-retry offset), its status."""
+        self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4), FEATURE_READ_RETRY: bytes(4)}
+        self.status = STATUS_READY | STATUS_NOT_PROTECTED
+
     def state(self) -> dict:
         return {
             "version": STATE_VERSION, "profile": dataclasses.asdict(self.profile), "seed": self.seed,
+            "instance": self.instance,
             "clock_ns": self.clock_ns, "equiv_h": self.equiv_h, "temperature_c": self.temperature_c,
             "features": dict(self.features), "status": self.status, "blocks": self.blocks,
         }
@@ -394,6 +401,7 @@ class VirtualChip:
         chip = cls(ChipProfile.from_mapping(state["profile"]), state["seed"])
         for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status", "blocks"):
             setattr(chip, k, state[k])
+        chip.instance = int(state.get("instance", 0))  # states saved before chips had one: 0
         return chip
 
     def save(self, path: str | Path) -> None:

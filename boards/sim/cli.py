@@ -43,7 +43,7 @@ def sim_grp() -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=4700, show_default=True, help="TCP port on 127.0.0.1 (0: any free one).")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
-@click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip and the rig's reply cache here.")
+@click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip here, also while a long command runs: a restart over it is a power-up (the chip keeps its wear, the rig its bad-block scan only).")
 @click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
 def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
@@ -54,7 +54,7 @@ def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
     from nandrig.boards.sim.server import serve
     from nandrig.boards.sim.wiring import Wiring
 
-    rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring))
+    rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring), volatile=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     def ready(p: int) -> None:

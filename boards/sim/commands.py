@@ -73,7 +73,8 @@ class ChipCommands:
             major, session, flags = struct.unpack_from("<H", req.payload)[0], 0, 0
         else:
             major, _minor, session, flags = self._args(req, P.HELLO_REQ)
-        ident = f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed}".encode()
+        ident = (f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed} "
+                 f"life={self.chip.instance:08x}").encode()
         status = Err.OK
         if major != P.VERSION[0]:
             status = Err.VERSION_MISMATCH
@@ -88,7 +89,8 @@ class ChipCommands:
             self.session = self.holder = session
         else:
             status = Err.HELD
-        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), self.holder, len(ident)) + ident
+        body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), self.holder, self.boot,
+                                  len(ident)) + ident
         if status != Err.OK:
             raise Reject(status, body)
         return body

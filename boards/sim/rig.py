@@ -12,11 +12,18 @@ operation, as the RTL rig does, so the two can be compared value for value.
 
 With ``state_path`` the rig persists the chip together with its reply cache
 after every command that changes either, before the reply leaves, so a host
-killed at any instant finds the rig where it left it.
+killed at any instant finds the rig where it left it. A ``volatile`` rig
+(``nandrig sim serve``) is a board that can lose power: its chip is also saved
+while a long command runs (every 0.1 s, and before each STATUS answer so no
+progress is reported that a restart could take back) and a restart from the state is a
+power-up: new boot id, reply cache, holder and FLARES RAM gone, the chip's wear
+kept.
 """
 from __future__ import annotations
 
+import secrets
 import struct
+import time
 import zlib
 from collections import OrderedDict
 from pathlib import Path
@@ -41,9 +48,12 @@ MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, O
 
 class VirtualRig(ChipCommands, FlaresCommands):
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
-                 clk_hz: float = 100e6, wiring: Wiring = Wiring()) -> None:
+                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False) -> None:
         """``clk_hz``: the controller clock the read-capture calibration is for; ``wiring``: the adapter."""
         self.chip = chip
+        self.boot = secrets.randbits(32) or 1
+        self.volatile = volatile
+        self._saved_at = 0.0
         self.codeword_bytes = ecc.CODEWORD_BYTES
         self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes)
         self.exact = exact
@@ -96,18 +106,23 @@ class VirtualRig(ChipCommands, FlaresCommands):
     # -- persistence ------------------------------------------------------------
     @classmethod
     def open(cls, profile: str, seed: int, state_path: str | Path | None = None, **kw) -> "VirtualRig":
-        """A rig over a fresh chip, or over the chip saved at ``state_path`` when it exists."""
+        """A rig over a fresh chip, or over the chip saved at ``state_path`` when it exists (a ``volatile`` rig:
+        powered up over it)."""
         if state_path and Path(state_path).exists():
             st = load_state(state_path)
             try:
                 chip = VirtualChip.from_state(st["chip"])
+                if kw.get("volatile"):
+                    chip.power_up()
                 rig = cls(chip, state_path=state_path, **kw)
-                rig.cache = OrderedDict(st["cache"])
-                rig.bad = dict(st["bad"])
-                rig.session = int(st["session"])
-                rig.holder = int(st.get("holder", 0))
-                if "flares" in st:  # states saved before FLARES ran on the rig have none
-                    rig.flares = rig_flares.RigFlares.from_state(st["flares"])
+                rig.bad = dict(st["bad"])  # the factory marks the rig scanned protect blocks across power-ups
+                if not rig.volatile:  # a rig that stayed up between two host processes
+                    rig.boot = int(st.get("boot", rig.boot))
+                    rig.cache = OrderedDict(st["cache"])
+                    rig.session = int(st["session"])
+                    rig.holder = int(st.get("holder", 0))
+                    if "flares" in st:  # states saved before FLARES ran on the rig have none
+                        rig.flares = rig_flares.RigFlares.from_state(st["flares"])
             except (KeyError, TypeError, ValueError) as e:
                 raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
             if chip.profile.name != profile or chip.seed != seed:
@@ -118,7 +133,8 @@ class VirtualRig(ChipCommands, FlaresCommands):
 
     def save(self) -> None:
         if self.state_path:
-            save_state(self.state_path, {"chip": self.chip.state(), "cache": list(self.cache.items()),
+            self._saved_at = time.monotonic()
+            save_state(self.state_path, {"chip": self.chip.state(), "boot": self.boot, "cache": list(self.cache.items()),
                                          "bad": self.bad, "session": self.session, "holder": self.holder,
                                          "flares": self.flares.state()})
 
@@ -157,7 +173,10 @@ class VirtualRig(ChipCommands, FlaresCommands):
     # -- helpers ----------------------------------------------------------------
     def _poll(self, io: RigIO) -> None:
         """Between two block operations: answer STATUS/ABORT, refuse other commands."""
-        for f in io.poll():
+        frames = io.poll()
+        if self.volatile and (time.monotonic() - self._saved_at > 0.1 or any(f.op == Opcode.STATUS for f in frames)):
+            self.save()  # the chip's wear so far, which a board losing power keeps: more than it last reported
+        for f in frames:
             if f.type != P.REQUEST_TYPE:
                 continue
             if f.op == Opcode.STATUS:
@@ -183,7 +202,8 @@ class VirtualRig(ChipCommands, FlaresCommands):
 
     def _status_payload(self) -> bytes:
         j = self.job
-        return P.STATUS_REPLY.pack(P.JobState.BUSY if j.running else P.JobState.IDLE, j.op, j.seq, j.done, j.total)
+        return P.STATUS_REPLY.pack(P.JobState.BUSY if j.running else P.JobState.IDLE, j.op, j.seq, j.done, j.total,
+                                   self.boot)
 
 
 

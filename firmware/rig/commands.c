@@ -85,6 +85,7 @@ uint32_t cmd_hello(const struct request *q, uint8_t *out, int *st)
 	else
 		*st = hold(HELLO_REQ_SESSION(q->payload), HELLO_REQ_FLAGS(q->payload));
 	SET_HELLO_REPLY_HOLDER(out, rig.holder);
+	SET_HELLO_REPLY_BOOT(out, rig_boot());
 	return HELLO_REPLY_BYTES + sizeof ident - 1;
 }
 

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 4
+#define PROTOCOL_VERSION_MINOR 5
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -321,7 +321,7 @@ enum {
 #define SET_FLARES_READ_REQ_PATTERN_SEED(p, v) put_le((p) + 7, (uint64_t)(v), 4)
 
 /* HELLO_REPLY: then n bytes of identity (ASCII) */
-#define HELLO_REPLY_BYTES 14u
+#define HELLO_REPLY_BYTES 18u
 #define HELLO_REPLY_MAJOR(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_HELLO_REPLY_MAJOR(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define HELLO_REPLY_MINOR(p) ((uint16_t)get_le((p) + 2, 2))
@@ -332,8 +332,10 @@ enum {
 #define SET_HELLO_REPLY_CAPABILITIES(p, v) put_le((p) + 5, (uint64_t)(v), 4)
 #define HELLO_REPLY_HOLDER(p) ((uint32_t)get_le((p) + 9, 4))
 #define SET_HELLO_REPLY_HOLDER(p, v) put_le((p) + 9, (uint64_t)(v), 4)
-#define HELLO_REPLY_N(p) ((uint8_t)get_le((p) + 13, 1))
-#define SET_HELLO_REPLY_N(p, v) put_le((p) + 13, (uint64_t)(v), 1)
+#define HELLO_REPLY_BOOT(p) ((uint32_t)get_le((p) + 13, 4))
+#define SET_HELLO_REPLY_BOOT(p, v) put_le((p) + 13, (uint64_t)(v), 4)
+#define HELLO_REPLY_N(p) ((uint8_t)get_le((p) + 17, 1))
+#define SET_HELLO_REPLY_N(p, v) put_le((p) + 17, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
 #define INFO_REPLY_BYTES 84u
@@ -445,7 +447,7 @@ enum {
 #define SET_CLOCK_REPLY_RIG_CLOCK_NS(p, v) put_le((p) + 0, (uint64_t)(v), 8)
 
 /* STATUS_REPLY */
-#define STATUS_REPLY_BYTES 12u
+#define STATUS_REPLY_BYTES 16u
 #define STATUS_REPLY_STATE(p) ((uint8_t)get_le((p) + 0, 1))
 #define SET_STATUS_REPLY_STATE(p, v) put_le((p) + 0, (uint64_t)(v), 1)
 #define STATUS_REPLY_OPCODE(p) ((uint8_t)get_le((p) + 1, 1))
@@ -456,6 +458,8 @@ enum {
 #define SET_STATUS_REPLY_DONE(p, v) put_le((p) + 4, (uint64_t)(v), 4)
 #define STATUS_REPLY_TOTAL(p) ((uint32_t)get_le((p) + 8, 4))
 #define SET_STATUS_REPLY_TOTAL(p, v) put_le((p) + 8, (uint64_t)(v), 4)
+#define STATUS_REPLY_BOOT(p) ((uint32_t)get_le((p) + 12, 4))
+#define SET_STATUS_REPLY_BOOT(p, v) put_le((p) + 12, (uint64_t)(v), 4)
 
 /* FLARES_CONFIG_REPLY */
 #define FLARES_CONFIG_REPLY_BYTES 4u

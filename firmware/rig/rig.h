@@ -39,6 +39,8 @@ int job_poll(void);
 /* a long command ends: a timeout sends no payload, an abort the partial result */
 uint32_t job_end(int *st, int timed_out, uint32_t n);
 void job_status(uint8_t *out);
+/* HELLO's and STATUS's boot: a different one tells the host the rig restarted */
+uint32_t rig_boot(void);
 
 #define NEED(layout) do { if (q->len != layout##_BYTES) { *st = E_BAD_FRAME; return 0; } } while (0)
 #define FAIL(code) do { *st = (code); return 0; } while (0)

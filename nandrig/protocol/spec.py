@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 4)
+VERSION = (1, 5)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -211,8 +211,11 @@ FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u1
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                          ("pattern_seed", "u32"))
 
+# a restarted rig has lost its reply cache and any command it was running: a request re-sent to it runs again
+BOOT_DOC = "nonzero, drawn anew each time the rig starts"
 HELLO_REPLY = layout("HELLO_REPLY", ("major", "u16"), ("minor", "u16"), ("rig_kind", "u8"), ("capabilities", "u32"),
-                     ("holder", "u32", "the session holding the rig after this HELLO (0: free)"), ("n", "u8"),
+                     ("holder", "u32", "the session holding the rig after this HELLO (0: free)"),
+                     ("boot", "u32", BOOT_DOC), ("n", "u8"),
                      doc="then n bytes of identity (ASCII)")
 INFO_REPLY = layout(
     "INFO_REPLY", ("read_id", "bytes5"), ("manufacturer", "bytes12"), ("model", "bytes20"), ("page_bytes", "u32"),
@@ -247,7 +250,7 @@ MEASURE_PAGE = layout("MEASURE_PAGE", ("err_1to0", "u16"), ("err_0to1", "u16"), 
 READ_DISTURB_REPLY = layout("READ_DISTURB_REPLY", ("reads_done", "u32"), ("busy_us", "u32"))
 CLOCK_REPLY = layout("CLOCK_REPLY", ("rig_clock_ns", "u64"))
 STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8", "0 idle, 1 busy"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
-                      ("total", "u32"))
+                      ("total", "u32"), ("boot", "u32", BOOT_DOC))
 FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "u8"), ("profile_slots", "u16"))
 FLARES_DECISION = layout("FLARES_DECISION", ("t", "u8"), ("zone", "u8"), ("p", "u8"), ("flags", "u8"))
 FLARES_READ_TAIL = layout("FLARES_READ_TAIL", ("source", "u8"), ("deterr", "u16"), ("failed", "u8"))
@@ -312,6 +315,10 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
 
 UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
 LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
+# long commands that only read the chip: run twice (a restarted rig re-sent one), they measure again and wear
+# nothing, so a damaged reply is asked for again at once; the others (CYCLE wears, READ_DISTURB disturbs) are
+# re-sent only after a STATUS of the same boot
+REREAD = frozenset({Opcode.MEASURE, Opcode.SCAN_BAD})
 FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag, FlaresConfigFlag)
 
 

@@ -139,17 +139,14 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
         assert v == r
     assert len(v_pages) == len(r_pages) == len(CHECKPOINTS) * 2 * 32
     for v, r in zip(v_pages, r_pages):
-        *v_key, v_busy = v
-        *r_key, r_busy = r
-        v_key.pop(3), r_key.pop(3)  # actual_h
-        assert v_key == r_key
-        assert abs(v_busy - r_busy) <= BUSY_TOLERANCE_NS
+        assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
+        assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
 
 
 @RTL_BUILDS
 def test_flares_validation_run_measures_and_decides_the_same(results, rtl):
     v, r = dict(results["virtual"]["flares"]), dict(results[rtl]["flares"])
-    assert len(v["ops"]) == 2 * 20 and sum(v["errors"]) > 0  # two operating points of max(10, 1000 * 0.02) ops
+    assert len(v["ops"]) == 2 * 20 and sum(map(sum, v["errors"])) > 0  # two points of max(10, 1000 * 0.02) ops
     assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
     v_now, r_now = v.pop("now_s"), r.pop("now_s")

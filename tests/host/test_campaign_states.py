@@ -206,5 +206,5 @@ def test_a_damaged_database_gets_one_line_and_nothing_written_into_it(run_cli, t
                  ("resume", "--db", db), ("cancel", "--db", db, "--campaign", "1")):
         run_cli(*args).assert_one_line_error("database", "damaged", "nothing was written")
     for args in (("export", "--db", db, "--campaign", "1", "--csv"), ("report", "--db", db, "--out", tmp_path / "r")):
-        run_cli(*args).assert_one_line_error("database cannot be read", "malformed")
+        run_cli(*args).assert_one_line_error("database", "malformed", "restore a copy")
     assert db.read_bytes() == before and state.read_bytes() == state_before  # no rig was opened

@@ -95,3 +95,48 @@ def test_bad_blocks_lists_the_factory_marks_the_chip_carries(run_cli):
     assert r.code == 0, r.err
     got = json.loads(r.out)
     assert got["bad"] == sorted(VirtualChip("mlc-small", 4).factory_bad) and got["blocks"] == 16
+
+
+def test_one_page_or_block_by_hand_keeps_the_campaigns_rules(run_cli, tmp_path):
+    """rig erase / program / read: the erase is recorded against the chip, a block a campaign holds is refused,
+    a chip with a history is not worn without its database, and the page reads back what was programmed."""
+    import sqlite3
+
+    from nandrig.host.campaigns import create, open_for_chip
+    from nandrig.host.store import Store
+
+    db, chip = tmp_path / "m.db", ("--rig", "sim", "--chip", "mlc-small", "--seed", "5")
+    by_hand = (*chip, "--db", db)
+    assert run_cli("rig", "erase", *by_hand, "--block", "3").code == 0
+    r = run_cli("rig", "program", *by_hand, "--block", "3", "--page", "0", "--pattern-seed", "9")
+    assert r.code == 0 and "pass" in r.out, r.err
+    r = run_cli("rig", "read", *by_hand, "--block", "3", "--page", "0", "--pattern-seed", "9", "--json",
+                "--out", tmp_path / "page.bin")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    assert got["errors"] is not None and got["errors"] < 10 and len(got["codewords"]) == 3  # just programmed
+    assert (tmp_path / "page.bin").stat().st_size == 2048 + 64
+    r = run_cli("rig", "read", *by_hand, "--block", "3", "--page", "0", "--pattern-seed", "10")  # other data
+    assert r.code == 0 and int(re.search(r"; (\d+) bit errors", r.out).group(1)) > 5000, r.out
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT pe FROM blocks WHERE block = 3").fetchone() == (1,)
+    assert con.execute("SELECT detail FROM events WHERE kind = 'erase'").fetchall() == [("rig erase of block 3",)]
+    con.close()
+
+    store = Store(db)
+    try:
+        rig, chip_id = open_for_chip(store, "sim", "mlc-small", 5)
+        with rig:
+            cid = create(store, rig, chip_id, "endurance", {"blocks": [6], "seed": 1, "cycles": 10,
+                                                             "checkpoints": [10]}, "sim")
+    finally:
+        store.close()
+    for cmd in (("erase",), ("program", "--page", "0"), ("read", "--page", "0")):
+        run_cli("rig", *cmd, *by_hand, "--block", "6").assert_one_line_error("block 6", f"campaign {cid}")
+    run_cli("rig", "erase", *chip, "--state", tmp_path / "m.db.rigs" / "mlc-small-seed5.state",
+            "--block", "2").assert_one_line_error("--db")
+    run_cli("rig", "program", *by_hand, "--block", "2", "--page", "32").assert_one_line_error("--page 32", "0..31")
+    run_cli("rig", "read", *by_hand, "--block", "16", "--page", "0").assert_one_line_error("--block 16", "0..15")
+    (tmp_path / "d.bin").write_bytes(b"\x00" * 16)
+    run_cli("rig", "program", *by_hand, "--block", "2", "--page", "0", "--pattern-seed", "1", "--data",
+            tmp_path / "d.bin").assert_one_line_error("--data")
