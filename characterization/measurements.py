@@ -112,3 +112,14 @@ def write_csv(path: str | Path, m: Measurements) -> None:
             row = [f"{m.pe[i]:g}", f"{m.retention_h[i]:g}", repr(float(m.rber[i]))]
             row += [str(col[i]) if name == "page_type" else f"{col[i]:.0f}" for name, col in extra]
             w.writerow(row)
+
+
+def poisson_interval(errors: np.ndarray, bits: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The exact (Garwood) interval of an error rate from its count: chi-square quantiles, 0 below a zero count."""
+    from scipy.stats import chi2
+
+    errors, bits = np.asarray(errors, float), np.asarray(bits, float)
+    a = (1 - level) / 2
+    lo = np.where(errors > 0, chi2.ppf(a, np.maximum(2 * errors, 1e-300)) / 2, 0.0)
+    return lo / bits, chi2.ppf(1 - a, 2 * errors + 2) / 2 / bits
+

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nandrig.characterization.measurements import Measurements  # noqa: E402
+from nandrig.characterization.measurements import Measurements, poisson_interval  # noqa: E402
 from nandrig.characterization.rber import RberParams  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 
@@ -27,14 +27,17 @@ def _label(h: float) -> str:
     return f"{h:g} h"
 
 
-def _pooled(pe: np.ndarray, rber: np.ndarray, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """One point per P/E level: all its errors over all its bits (rows per block or page type pooled)."""
+def _pooled(pe: np.ndarray, rber: np.ndarray, bits: np.ndarray | None):
+    """One point per P/E level: all its errors over all its bits (rows per block or page type pooled), with the
+    95 % Poisson interval of that count (None without bit counts)."""
     if bits is None:
-        return pe, rber
+        return pe, rber, None
     levels, idx = np.unique(pe, return_inverse=True)
-    errors, total = np.bincount(idx, rber * bits), np.bincount(idx, bits)
+    errors, total = np.bincount(idx, np.round(rber * bits)), np.bincount(idx, bits)
     keep = errors > 0  # a level without an error has no place on a log axis
-    return levels[keep], errors[keep] / total[keep]
+    y = errors[keep] / total[keep]
+    lo, hi = poisson_interval(errors[keep], total[keep])
+    return levels[keep], y, np.vstack([y - lo, hi - y])
 
 
 def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | None = None,
@@ -56,8 +59,8 @@ def plot_rber_vs_pe(params: RberParams, path: str | Path, data: Measurements | N
         if data is not None:
             sel = np.isclose(data.retention_h, h)
             if np.any(sel):
-                x, y = _pooled(data.pe[sel], data.rber[sel], None if data.bits is None else data.bits[sel])
-                ax.plot(x, y, "o", ms=3.5, color=c, alpha=0.7)
+                x, y, err = _pooled(data.pe[sel], data.rber[sel], None if data.bits is None else data.bits[sel])
+                ax.errorbar(x, y, yerr=err, fmt="o", ms=3.5, color=c, alpha=0.8, capsize=2, lw=1)
     ax.set_yscale("log")
     ax.set_xlabel("P/E cycles")
     ax.set_ylabel("raw bit error rate (errors / bit)")

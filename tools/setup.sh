@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 # gcc: tests compile the generated C headers and the firmware natively;
 # gcc-riscv64-unknown-elf, picolibc: the firmware for the rig's rv32im soft-core;
-# verilator and the libraries of LiteX's simulator: the RTL rig; openfpgaloader: loading the ULX3S.
+# verilator and the libraries of LiteX's simulator: the RTL rig; openfpgaloader: loading the ULX3S;
+# chromium and its driver: the report is looked at in a real browser by a test.
 APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf python3-venv
-              verilator libevent-dev libjson-c-dev zlib1g-dev openfpgaloader)
+              verilator libevent-dev libjson-c-dev zlib1g-dev openfpgaloader chromium chromium-driver)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -147,7 +147,7 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
 def test_flares_validation_run_measures_and_decides_the_same(results, rtl):
     v, r = dict(results["virtual"]["flares"]), dict(results[rtl]["flares"])
     assert len(v["ops"]) == 2 * 20 and sum(map(sum, v["errors"])) > 0  # two points of max(10, 1000 * 0.02) ops
-    assert len({t for d in v["decisions"].values() for t in d}) > 1  # FLARES changed t along the way
+    assert len(set(v["target"])) > 1  # the measured errors moved the target t (FLARES stays above it at 28)
     # the RTL rig's clock starts at power-on, the virtual rig's with the chip: compare elapsed times
     v_now, r_now = v.pop("now_s"), r.pop("now_s")
     assert all(abs((a - v_now[0]) - (b - r_now[0])) <= 1 for a, b in zip(v_now, r_now, strict=True))

@@ -1,0 +1,64 @@
+"""The report as a researcher sees it: opened in a real headless Chromium (Debian's, through its WebDriver),
+every figure loads, nothing is logged as an error, and full-page screenshots are kept in
+build/report-screenshots/ for people to look at."""
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHOTS = Path(__file__).resolve().parents[2] / "build" / "report-screenshots"
+CHIP = ("--rig", "sim", "--chip", "mlc-small", "--seed", "6")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    # headless as root on a closed network: no sandbox, no background connections that would be refused
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    yield driver
+    driver.quit()
+
+
+def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
+    db, out = tmp_path / "bench.db", tmp_path / "report"
+    for args in (("endurance", "--blocks", "1-4", "--cycles", "3000", "--step", "1000"),
+                 ("retention", "--blocks", "5-10", "--wear", "100,1000,3000", "--times", "1d,1w,1mo,1y"),
+                 ("latency", "--blocks", "11-12", "--checkpoints", "1,1000,3000")):
+        r = run_cli("run", args[0], *CHIP, "--db", db, *args[1:])
+        assert r.code == 0, r.err
+    assert run_cli("report", "--db", db, "--out", out).code == 0
+
+    browser.set_window_size(1280, 900)
+    browser.get((out / "index.html").as_uri())
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
+    names = {src.rsplit("_", 1)[0] for src, _, _ in images}
+    assert {"rber_vs_pe", "retention", "pages", "latency", "latency_hist"} <= names, names
+    assert all(done and width > 300 for _, done, width in images), images  # every figure loaded and drawn
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height, view = browser.execute_script(
+        "return [document.documentElement.scrollHeight, window.innerHeight]")
+    shots = []
+    for i, y in enumerate(range(0, height, view)):
+        browser.execute_script(f"window.scrollTo(0, {y})")
+        shots.append(SHOTS / f"report-{i + 1:02d}.png")
+        assert browser.save_screenshot(str(shots[-1]))
+    import matplotlib.image
+
+    for shot in shots:  # a page, not a blank or an error screen: text and figures give the pixels spread
+        px = matplotlib.image.imread(shot)
+        assert px.shape[1] >= 1200 and np.std(px[..., :3]) > 0.05, shot
+    shutil.copy(out / "retention_2.png", SHOTS / "retention.png")
