@@ -59,6 +59,11 @@ def dead_sessions(store: Store, take_over: bool = False) -> Callable[[int], bool
     return dead
 
 
+def known_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None) -> int | None:
+    """The chip a command names, when the store knows it without asking a rig (a simulated chip, a label)."""
+    return store.chip_id(f"sim:{profile}:{seed}" if url == "sim" else chip_label or "")
+
+
 def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: str | None = None,
                   wiring: str | None = None, take_over: bool = False, **link) -> tuple[Rig, int]:
     """Open the rig and find or register its chip. Simulated chips keep their state next to the database
@@ -128,11 +133,7 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
            skip_bad: bool = False, echo: Callable[[str], None] = lambda s: None) -> int:
     """A new campaign of ``kind_name`` (its parameters as the kind's dataclass, or a mapping of its fields).
     ``skip_bad``: leave the factory bad blocks among them out (saying so) instead of refusing them."""
-    k = kind(kind_name)
-    p = params if isinstance(params, k.params) else k.params.from_mapping(params)
-    row = store.chip(chip_id)
-    g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
-    k.plan(p, g)  # the parameters are checked against the chip before its blocks are scanned
+    k, p, g = check_plan(store, chip_id, kind_name, params)  # before the chip's blocks are scanned
     todo = store.unscanned(chip_id, list(p.blocks))
     for run_ in contiguous(todo):  # read the factory marks before anything touches these blocks
         store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
@@ -149,6 +150,17 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
                                 versions(rig), len(steps))
     store.save_context(cid, {"sessions": [rig.session]})  # before anything else: see dead_sessions()
     return cid
+
+
+def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | Mapping):
+    """A campaign's parameters checked against the chip the store knows (its plan made): refused before any rig
+    is opened or block touched. Returns the kind, the parameters and the chip's geometry."""
+    k = kind(kind_name)
+    p = params if isinstance(params, k.params) else k.params.from_mapping(params)
+    row = store.chip(chip_id)
+    g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
+    k.plan(p, g)
+    return k, p, g
 
 
 def format_blocks(blocks: list[int]) -> str:

@@ -143,10 +143,11 @@ def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label
 
 
 # -- one page or block by hand (nandtest's, Glasgow memory-onfi's): a campaign's safety rules apply --------------
-def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block: int, wears: bool, work) -> dict:
+def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block: int, page: int | None, wears: bool,
+             work) -> dict:
     """Open the rig (through --db: the chip's record, its reservations) and run ``work(rig)``; an erase is
     recorded against the chip. A chip with a history cannot be worn without its database."""
-    from nandrig.host.campaigns import open_for_chip
+    from nandrig.host.campaigns import known_chip, open_for_chip
     from nandrig.host.store import Store
 
     if wiring and url != "sim":
@@ -157,14 +158,22 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
                                      "campaigns' blocks are refused")
         with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
             return work(rig)
+    def check(chip_id: int, blocks: int, pages: int) -> None:
+        if block >= blocks:
+            raise click.BadParameter(f"--block {block} is outside the chip's blocks 0..{blocks - 1}")
+        if page is not None and page >= pages:
+            raise click.BadParameter(f"--page {page} is outside the block's pages 0..{pages - 1}")
+        store.check_unreserved(chip_id, block)
+
     store = Store(db)
     try:
         store.check_integrity()
+        known = known_chip(store, url, profile, seed, chip_label)
+        if known is not None:  # refused from the database, before a rig is taken
+            check(known, store.chip(known)["blocks"], store.chip(known)["pages_per_block"])
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over)
         with rig:
-            if not 0 <= block < rig.info().blocks:
-                raise click.BadParameter(f"--block {block} is outside the chip's blocks 0..{rig.info().blocks - 1}")
-            store.check_unreserved(chip_id, block)
+            check(chip_id, rig.info().blocks, rig.info().pages_per_block)
             out = work(rig)
             if "erase_status" in out:
                 store.add_loose_erase(chip_id, block, bool(out["erase_status"] & 1), f"rig erase of block {block}")
@@ -187,11 +196,6 @@ def _by_hand_options(f):
     return f
 
 
-def _check_page(rig, page: int) -> None:
-    if page >= rig.info().pages_per_block:
-        raise click.BadParameter(f"--page {page} is outside the block's pages 0..{rig.info().pages_per_block - 1}")
-
-
 def _chip_result(what: str, r) -> dict:
     return {"op": what, "status": f"0x{r.chip_status:02x}", "fail": r.fail, "busy_us": r.busy_ns / 1e3}
 
@@ -212,7 +216,7 @@ def erase_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_ove
         r = rig.erase(block, force=force)
         return {**_chip_result("erase", r), "block": block, "erase_status": r.chip_status}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, True, work)
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, None, True, work)
     _say(out, as_json, f"erase block {block}: {'FAIL' if out['fail'] else 'pass'} (status {out['status']}), "
                        f"busy {out['busy_us']:.0f} us")
 
@@ -237,12 +241,11 @@ def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_o
     data = Path(data_path).read_bytes() if data_path else None
 
     def work(rig):
-        _check_page(rig, page)
         r = rig.program(block, page, seed=None if data else (1 if pattern_seed is None else pattern_seed), data=data,
                         t=t, force=force)
         return {**_chip_result("program", r), "block": block, "page": page}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, True, work)
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, page, True, work)
     _say(out, as_json, f"program block {block} page {page}: {'FAIL' if out['fail'] else 'pass'} "
                        f"(status {out['status']}), busy {out['busy_us']:.0f} us")
 
@@ -261,7 +264,6 @@ def read_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over
     from pathlib import Path
 
     def work(rig):
-        _check_page(rig, page)
         r = rig.read(block, page, seed=pattern_seed, t=t, raw=bool(out_path))
         if out_path:
             Path(out_path).write_bytes(r.data)
@@ -270,7 +272,7 @@ def read_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over
                 "codewords": [{"err_1to0": c.err_1to0, "err_0to1": c.err_0to1, "corrected": c.corrected}
                               for c in r.codewords]}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, False, work)
+    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, page, False, work)
     text = f"read block {block} page {page}: busy {out['busy_us']:.0f} us"
     if out["errors"] is not None:
         cws = out["codewords"]
@@ -322,16 +324,19 @@ def run_grp() -> None:
 
 
 def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict) -> None:
-    from nandrig.host.campaigns import create, format_blocks, open_for_chip, parse_blocks, run
+    from nandrig.host.campaigns import (check_plan, create, format_blocks, known_chip, open_for_chip, parse_blocks,
+                                        run)
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
         # the database first: a damaged one or blocks another campaign holds are refused before a rig is taken
         store.check_integrity()
-        known = store.chip_id(f"sim:{profile}:{seed}" if url == "sim" else chip_label or "")
+        known = known_chip(store, url, profile, seed, chip_label)
         if known is not None:
-            store.check_free(known, parse_blocks(blocks, store.chip(known)["blocks"]))
+            chosen = parse_blocks(blocks, store.chip(known)["blocks"])
+            store.check_free(known, chosen)
+            check_plan(store, known, kind, {**params, "blocks": chosen, "oven": params.get("oven") or "virtual"})
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}

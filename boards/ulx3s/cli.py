@@ -15,7 +15,7 @@ def board_grp() -> None:
 
 
 @board_grp.command("build")
-@click.argument("board", type=BOARDS)
+@click.argument("board", type=BOARDS, metavar="BOARD")
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=50.0, show_default=True, help="System clock.")
 @click.option("--seed", type=int, default=1, show_default=True, help="nextpnr placement seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
@@ -38,7 +38,7 @@ def build_cmd(board, clock_mhz, seed, as_json) -> None:
 
 
 @board_grp.command("load")
-@click.argument("board", type=BOARDS)
+@click.argument("board", type=BOARDS, metavar="BOARD")
 @click.option("--bitstream", type=click.Path(dir_okay=False, path_type=Path), help="Default: the last build's.")
 @click.option("--flash", is_flag=True, help="Write the configuration flash instead of the FPGA's SRAM.")
 def load_cmd(board, bitstream, flash) -> None:
