@@ -465,7 +465,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
         "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
-        "paper": PAPER, "runs": runs, "traces": traces,
+        "paper": PAPER, "runs": runs, "traces": traces, "scale": scale,
     }
 
 

@@ -33,6 +33,10 @@ class WallClockOven:
 
     def wait(self, meta: dict, state: dict) -> dict:
         end = state["started"] + meta["actual_h"] * 3600.0
+        if end > self.clock():  # a wait of hours or weeks: say when the next read comes (a resume says it again)
+            click.echo(f"retention wait of {meta['actual_h']:g} h at {meta['temp_c']:g} degC "
+                       f"(= {meta['equiv_h']:g} h at 25 degC): next read at "
+                       f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(end))}", err=True)
         while (left := end - self.clock()) > 0:
             self.sleep(min(left, 60.0))
         return {"equiv_h": meta["equiv_h"], "actual_h": meta["actual_h"], "temp_c": meta["temp_c"]}

@@ -111,6 +111,10 @@ def flares_section(r: Report, runs: list) -> None:
             r.p(f"{scenario}: blocks {', '.join(map(str, w['blocks']))}; P/E planned {w['planned_pe'][:5]}"
                 f"{' ...' if len(w['planned_pe']) > 5 else ''}, actual {w['actual_pe'][:5]}"
                 f"{' ...' if len(w['actual_pe']) > 5 else ''}")
+        if res.get("scale", 1.0) < 1.0:
+            r.p(f"<b>Warning</b>: run at --scale {res['scale']:g}: {res['scale']:.0%} of the paper's operations, "
+                "too few for FLARES' windows to settle; the plots and counts below show the machinery, not its "
+                "verdict.")
         for scenario, tr in res["traces"].items():
             # older runs kept one page's targets as a list
             targets = tr["target_t"] if isinstance(tr["target_t"], dict) else {str(page): tr["target_t"]}
@@ -123,12 +127,16 @@ def flares_section(r: Report, runs: list) -> None:
                 rows, cols = -(-len(sel) // 3), min(3, len(sel))
                 fig, axes = plt.subplots(rows, cols, figsize=(max(6.5, 4.4 * cols), 3.2 * rows), sharex=True,
                                          sharey=True, squeeze=False)
+                pe = np.asarray(tr.get("pe", []), float)
+                # continuous wear: against the P/E the page had; operating points: in operation order
+                along = pe if scenario == "continuous-wear" and len(pe) == len(target) else np.arange(len(target))
                 for ax, x in zip(axes.ravel(), sel):
-                    ax.plot(x["chosen_t"], lw=0.8, label="t chosen by FLARES")
-                    ax.plot(target, ":", color="k", lw=1, label="target t")
+                    ax.plot(along, x["chosen_t"], lw=0.8, label="t chosen by FLARES")
+                    ax.plot(along, target, ":", color="k", lw=1, label="target t")
                     ax.set_title(f"WSIZE {x['wsize']}, MIX {x['mix']:g}"
                                  + (f", alarm {x['on_alarm']}" if "on_alarm" in x else ""), fontsize=9)
-                    ax.set_xlabel("operation")
+                    ax.set_xlabel("P/E cycles of the page's block" if along is pe else
+                                  "operation (operating points in order of wear)")
                     ax.set_ylabel("correction capability t (bits)")
                 axes.ravel()[0].legend(fontsize=7)
                 fig.suptitle(f"{scenario}, {kind} page {pg}: t per operation (like the paper's Fig. 5)")

@@ -162,7 +162,9 @@ def test_manual_bake_records_what_the_operator_reports(tmp_path, monkeypatch):
     assert row[0] == pytest.approx(0.25 * acceleration_factor(120.0))
 
 
-def test_wall_clock_oven_waits_only_what_is_left():
+def test_wall_clock_oven_waits_only_what_is_left_and_says_when_it_reads(capsys):
+    import time
+
     from nandrig.host.oven import WallClockOven
 
     now = [1000.0]
@@ -170,6 +172,8 @@ def test_wall_clock_oven_waits_only_what_is_left():
     oven = WallClockOven(sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)), clock=lambda: now[0])
     done = oven.wait({"equiv_h": 1.0, "actual_h": 1.0, "temp_c": 25.0}, {"started": 1000.0 - 1800.0})
     assert sum(slept) == pytest.approx(1800.0) and done["actual_h"] == 1.0
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(1000.0 + 1800.0))
+    assert capsys.readouterr().err.strip() == f"retention wait of 1 h at 25 degC (= 1 h at 25 degC): next read at {when}"
 
 
 @pytest.mark.parametrize("text, want", [
