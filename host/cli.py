@@ -200,6 +200,12 @@ def _chip_result(what: str, r) -> dict:
     return {"op": what, "status": f"0x{r.chip_status:02x}", "fail": r.fail, "busy_us": r.busy_ns / 1e3}
 
 
+def _chip_line(out: dict) -> str:
+    where = f"block {out['block']}" + (f" page {out['page']}" if "page" in out else "")
+    return (f"{out['op']} {where}: {'FAIL' if out['fail'] else 'pass'} (status {out['status']}), "
+            f"busy {out['busy_us']:.0f} us")
+
+
 def _say(out: dict, as_json: bool, text: str) -> None:
     click.echo(json.dumps(out, indent=2) if as_json else text)
     if out.get("fail"):
@@ -217,8 +223,7 @@ def erase_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_ove
         return {**_chip_result("erase", r), "block": block, "erase_status": r.chip_status}
 
     out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, None, True, work)
-    _say(out, as_json, f"erase block {block}: {'FAIL' if out['fail'] else 'pass'} (status {out['status']}), "
-                       f"busy {out['busy_us']:.0f} us")
+    _say(out, as_json, _chip_line(out))
 
 
 @rig_grp.command("program")
@@ -246,8 +251,7 @@ def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_o
         return {**_chip_result("program", r), "block": block, "page": page}
 
     out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, page, True, work)
-    _say(out, as_json, f"program block {block} page {page}: {'FAIL' if out['fail'] else 'pass'} "
-                       f"(status {out['status']}), busy {out['busy_us']:.0f} us")
+    _say(out, as_json, _chip_line(out))
 
 
 @rig_grp.command("read")
