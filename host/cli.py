@@ -426,16 +426,19 @@ for _k in KINDS.values():
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--evaluate-on-alarm", is_flag=True, help="With --on-rig: a rewrite alarm does not end FLARES' "
               "evaluation (the paper's Alg. 2 stops; docs/flares.md). Host replays try both.")
-@click.option("--db", type=click.Path(dir_okay=False), help="Also store the run for `nandrig report`.")
+@click.option("--db", type=click.Path(dir_okay=False),
+              help="The chip's database: blocks campaigns hold or that carry wear are refused, the wear this run "
+                   "gives is recorded, the run is stored for `nandrig report` (needed on a real rig).")
+@click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: its unique ID).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale, on_rig, wsize, mix,
-                        evaluate_on_alarm, db, take_over, as_json) -> None:
+                        evaluate_on_alarm, db, chip_label, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_params
-    from nandrig.host.campaigns import format_blocks, parse_blocks
-    from nandrig.host.flares_validate import dumps, summary, pages_under_test, validate
+    from nandrig.host.campaigns import format_blocks
+    from nandrig.host.flares_validate import dumps, summary
     from nandrig.host.rig import Rig
 
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
@@ -447,21 +450,15 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                         evaluate_on_alarm=evaluate_on_alarm) if on_rig else None
     params = load_params(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
-    with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-        info = rig.info()
-        pages = pages_under_test(info.pages_per_block, wordline)
-        wanted = parse_blocks(blocks, info.blocks) if blocks else list(range(min(64, info.blocks)))
-        bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
-        result = validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live)
-        label = f"sim:{profile}:{seed}" if url == "sim" else info.model
-    if db:
-        from nandrig.host.store import Store
-
-        store = Store(db)
-        try:
-            store.add_flares_run(label, result["blocks"]["operating-points"][0], pages[0], result)
-        finally:
-            store.close()
+    if db is None:
+        if url != "sim":
+            raise click.BadParameter("this wears a real chip's blocks: name its database (--db) so their wear is "
+                                     "recorded and campaigns' blocks are left alone")
+        with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
+            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, lambda b: None)
+    else:
+        result, pages = _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
+                                                  params, scale, echo, live)
     if as_json:
         click.echo(dumps(result))
         return
@@ -477,6 +474,61 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                    f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
                    f"{over:>6} {r['rewrite_alarms']:>6}  "
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
+
+
+def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken):
+    """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
+    database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
+    from nandrig.errors import NandrigError
+    from nandrig.host.campaigns import parse_blocks
+    from nandrig.host.flares_validate import pages_under_test, validate
+
+    info = rig.info()
+    pages = pages_under_test(info.pages_per_block, wordline)
+    if blocks:
+        wanted = parse_blocks(blocks, info.blocks)
+        if why := next(filter(None, map(taken, wanted)), None):
+            raise NandrigError(why)
+    else:
+        wanted = [b for b in range(info.blocks) if not taken(b)][:64]
+    bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
+    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live), pages
+
+
+def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo,
+                              live):
+    """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
+    database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
+    from nandrig.errors import NandrigError
+    from nandrig.host.campaigns import known_chip, open_for_chip, parse_blocks
+    from nandrig.host.store import Store
+
+    store = Store(db)
+    try:
+        store.check_integrity()
+
+        def taken(chip_id: int):
+            rows = store.db.execute("SELECT block, pe, reserved_by FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()
+            why = {b: f"block {b} is reserved by campaign {c}" if c else
+                   f"block {b} has {pe} P/E cycles recorded; the validation needs fresh blocks"
+                   for b, pe, c in rows if c or pe}
+            return why.get
+
+        known = known_chip(store, url, profile, seed, chip_label)
+        if known is not None and blocks:  # refused from the database alone, before a rig is taken
+            if why := next(filter(None, map(taken(known), parse_blocks(blocks, store.chip(known)["blocks"]))), None):
+                raise NandrigError(why)
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
+        with rig:
+            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken(chip_id))
+        with store.tx() as tx:
+            for b, n in result["block_wear"].items():
+                store.add_cycles(tx, None, chip_id, int(b), n, False, n)
+            store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}", tx)
+        store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
+        return result, pages
+    finally:
+        store.close()
 
 
 def _span(values: list[int]) -> str:

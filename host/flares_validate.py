@@ -137,8 +137,10 @@ def decode_us(t: int) -> float:
     return lo + (hi - lo) * (t - 1) / 49.0
 
 
-def calibrate(rig: Rig, blocks: list[int], seed: int = 7) -> tuple[dict[bool, RberParams], dict]:
-    """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type)."""
+def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
+              worn: dict[int, int] | None = None) -> tuple[dict[bool, RberParams], dict]:
+    """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type); the
+    cycles each block took are added to ``worn``."""
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
@@ -146,7 +148,9 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7) -> tuple[dict[bool, Rb
     groups = [blocks[i::len(CALIBRATION_WEAR)] for i in range(len(CALIBRATION_WEAR))]
     for grp, pe in zip(groups, CALIBRATION_WEAR):
         for b in grp:
-            rig.cycle(b, 1, pe, seed)
+            done = rig.cycle(b, 1, pe, seed).done[b]
+            if worn is not None:
+                worn[b] = worn.get(b, 0) + done
     points: dict[bool, list] = {False: [], True: []}
     elapsed = 0.0
     for hours in CALIBRATION_HOURS:
@@ -424,6 +428,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
     With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
     scenario and page (no model is calibrated or replayed: the rig's is compiled in)."""
     use = plan(blocks, params is None and live is None)
+    worn: dict[int, int] = {}  # P/E cycles this run gave each block, for the chip's record
     if live:
         models, model = None, {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)"}
     elif params is not None:
@@ -431,7 +436,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
     else:
         cal = use["calibration"]
         echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
-        models, model = calibrate(rig, cal)
+        models, model = calibrate(rig, cal, worn=worn)
     v = Validator(rig, models, pages, echo=echo, live=live)
     runs, traces, wear = [], {}, {}
     for scenario in SCENARIOS:
@@ -466,6 +471,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
         "paper": PAPER, "runs": runs, "traces": traces, "scale": scale,
+        "block_wear": {str(b): n for b, n in sorted({**worn, **v.wear}.items())},
     }
 
 

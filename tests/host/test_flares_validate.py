@@ -1,4 +1,6 @@
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,30 @@ def test_continuous_wear_on_fresh_blocks_per_page_type():
             assert through["ops"] == 3000 and through["uncoverable_ops"] == 0
             assert through["under_target_ops"] == 0 and through["decode_failures"] == 0
             assert paper["under_target_ops"] > 1000 and paper["rewrite_alarms"] > 100
+
+
+@pytest.mark.slow
+def test_with_its_database_the_validation_wears_only_free_fresh_blocks_and_records_it(run_cli, tmp_path):
+    """flares-validate --db: the chip's record gets the P/E the chip really took; blocks a campaign holds or
+    that carry wear are refused from the database before any rig is opened; by default they are passed over."""
+    import glob
+
+    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.boards.sim.state_file import load_state
+
+    db = tmp_path / "f.db"
+    base = ("run", "flares-validate", "--rig", "sim", "--scale", "0.01", "--params", "flares-taco2014", "--db", db)
+    assert run_cli("run", "endurance", "--rig", "sim", "--db", db, "--blocks", "2", "--cycles", "5").code == 0
+    r = run_cli(*base, "--json")
+    assert r.code == 0, r.err
+    used = {int(b) for b in json.loads(r.out)["block_wear"]}
+    assert 2 not in used and len(used) == 7  # the endurance campaign's worn block passed over
+    chip = VirtualChip.from_state(load_state(glob.glob(str(tmp_path / "f.db.rigs" / "*"))[0])["chip"])
+    con = sqlite3.connect(db)
+    recorded = dict(con.execute("SELECT block, pe FROM blocks WHERE pe > 0"))
+    con.close()
+    assert recorded == {b: chip.pe_count(b) for b in used | {2}}  # every cycle the chip took, on record
+    state = glob.glob(str(tmp_path / "f.db.rigs" / "*"))[0]
+    before = Path(state).read_bytes()
+    run_cli(*base, "--blocks", f"{min(used)}-{min(used) + 20}").assert_one_line_error(f"block {min(used)}", "fresh")
+    assert Path(state).read_bytes() == before  # refused before the rig was opened
