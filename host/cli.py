@@ -476,7 +476,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
 
 
-def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken):
+def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken, on_wear=lambda block, cycles: None):
     """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
     database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
     from nandrig.errors import NandrigError
@@ -492,7 +492,7 @@ def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken):
     else:
         wanted = [b for b in range(info.blocks) if not taken(b)][:64]
     bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
-    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live), pages
+    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear), pages
 
 
 def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo,
@@ -519,12 +519,14 @@ def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blo
             if why := next(filter(None, map(taken(known), parse_blocks(blocks, store.chip(known)["blocks"]))), None):
                 raise NandrigError(why)
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
+        def record(block: int, cycles: int) -> None:  # as each rig operation's reply arrives: none lost to a stop
+            with store.tx() as tx:
+                store.add_cycles(tx, None, chip_id, block, cycles, False, cycles)
+
         with rig:
-            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken(chip_id))
-        with store.tx() as tx:
-            for b, n in result["block_wear"].items():
-                store.add_cycles(tx, None, chip_id, int(b), n, False, n)
-            store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}", tx)
+            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken(chip_id),
+                                             record)
+        store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}")
         store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
         return result, pages
     finally:

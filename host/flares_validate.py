@@ -138,9 +138,9 @@ def decode_us(t: int) -> float:
 
 
 def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
-              worn: dict[int, int] | None = None) -> tuple[dict[bool, RberParams], dict]:
-    """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type); the
-    cycles each block took are added to ``worn``."""
+              on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> tuple[dict[bool, RberParams], dict]:
+    """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type); each
+    block's cycles go to ``on_wear`` as they are done."""
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
@@ -148,9 +148,7 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
     groups = [blocks[i::len(CALIBRATION_WEAR)] for i in range(len(CALIBRATION_WEAR))]
     for grp, pe in zip(groups, CALIBRATION_WEAR):
         for b in grp:
-            done = rig.cycle(b, 1, pe, seed).done[b]
-            if worn is not None:
-                worn[b] = worn.get(b, 0) + done
+            on_wear(b, rig.cycle(b, 1, pe, seed).done[b])
     points: dict[bool, list] = {False: [], True: []}
     elapsed = 0.0
     for hours in CALIBRATION_HOURS:
@@ -180,8 +178,11 @@ class Validator:
     BCH decoder): the trace then holds the t it chose and the failures it saw."""
 
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
-                 echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None) -> None:
+                 echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
+                 on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> None:
+        """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record)."""
         self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
+        self.on_wear = on_wear
         info = rig.info()
         self.pages_per_block = info.pages_per_block
         for p in self.pages:
@@ -211,10 +212,12 @@ class Validator:
         if pe - 1 > have:
             res = self.rig.cycle(block, 1, pe - 1 - have, self.seed)
             self.wear[block] = have + res.done[block]
+            self.on_wear(block, res.done[block])
 
     def _program(self, trace: Trace, block: int, point: int, retention_h: float, temp_c: float) -> None:
         self.rig.erase(block)
         self.wear[block] = self.wear.get(block, 0) + 1
+        self.on_wear(block, 1)
         self.programs += 1
         seed = self.seed * 1_000_003 + self.programs
         steps, busy = [], []
@@ -421,14 +424,20 @@ def plan(good: list[int], calibrate_model: bool) -> dict[str, list[int]]:
 
 
 def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
-             echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None) -> dict:
+             echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
+             on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> dict:
     """Run the three scenarios on fresh ``blocks``; with ``params`` None, FLARES' models (one per page type) are
     calibrated on 8 more blocks first.
 
     With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
     scenario and page (no model is calibrated or replayed: the rig's is compiled in)."""
     use = plan(blocks, params is None and live is None)
-    worn: dict[int, int] = {}  # P/E cycles this run gave each block, for the chip's record
+    worn: dict[int, int] = {}  # P/E cycles this run gave each block
+
+    def wore(block: int, cycles: int) -> None:
+        worn[block] = worn.get(block, 0) + cycles
+        on_wear(block, cycles)
+
     if live:
         models, model = None, {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)"}
     elif params is not None:
@@ -436,8 +445,8 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
     else:
         cal = use["calibration"]
         echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
-        models, model = calibrate(rig, cal, worn=worn)
-    v = Validator(rig, models, pages, echo=echo, live=live)
+        models, model = calibrate(rig, cal, on_wear=wore)
+    v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore)
     runs, traces, wear = [], {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
@@ -471,7 +480,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
         "paper": PAPER, "runs": runs, "traces": traces, "scale": scale,
-        "block_wear": {str(b): n for b, n in sorted({**worn, **v.wear}.items())},
+        "block_wear": {str(b): n for b, n in sorted(worn.items())},
     }
 
 
