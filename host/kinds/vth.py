@@ -16,6 +16,7 @@ class VthParams(KindParams):
     pe: int
     retention_h: float
     offsets: tuple[int, ...]
+    retry_step_mv: float | None = None  # the chip's read-retry step (its datasheet), for plots in millivolts
 
 
 def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
@@ -30,7 +31,8 @@ def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
     return out
 
 
-def from_cli(oven: str | None, temp_c: float, pe: int, retention: str, offsets: str) -> dict:
+def from_cli(oven: str | None, temp_c: float, pe: int, retention: str, offsets: str,
+             retry_step_mv: float | None) -> dict:
     try:
         a, b, s = (int(x) for x in offsets.split(":"))
         offs = list(range(a, b + 1, s))
@@ -39,32 +41,56 @@ def from_cli(oven: str | None, temp_c: float, pe: int, retention: str, offsets: 
     if not offs or any(not -128 <= o <= 127 for o in offs):
         raise click.BadParameter("--offsets must give offsets within -128..127")
     ret = 0.0 if retention in ("0", "0h") else parse_hours(retention)[0]
-    return {"pe": pe, "retention_h": ret, "offsets": offs, "oven": oven, "temp_c": temp_c}
+    return {"pe": pe, "retention_h": ret, "offsets": offs, "oven": oven, "temp_c": temp_c,
+            "retry_step_mv": retry_step_mv}
+
+
+def _curves(rows, pm: PageMap) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Per page type, the cells crossing a reference per offset step as it moves: the derivative of the error
+    counts over the sweep is the Vth density near the references (1->0: upper tails, 0->1: lower tails)."""
+    offs = sorted({x.offset for x in rows})
+    counts = {k: np.zeros((len(offs), 2)) for k in ("lower", "upper")}
+    for x in rows:
+        counts["upper" if pm.is_upper(x.page) else "lower"][offs.index(x.offset)] += (x.err_1to0, x.err_0to1)
+    o = np.array(offs, float)
+    return (o[1:] + o[:-1]) / 2, {k: np.abs(np.diff(c, axis=0)) / np.diff(o)[:, None] for k, c in counts.items()}
 
 
 def report(r, c, p: VthParams, pm: PageMap) -> None:
+    """Every Vth sweep of the chip in one figure (one colour per condition: wear and retention), drawn with the
+    chip's first sweep; on a log axis, in millivolts when the sweep gave the retry step size."""
+    mine = [x for x in r.store.campaigns() if x.kind == "vth" and x.chip_id == c.chip_id and r.store.rows(x.id)]
     rows = r.store.rows(c.id)
-    offs = sorted({x.offset for x in rows})
-    curves = {k: np.zeros((len(offs), 2)) for k in ("lower", "upper")}
-    for x in rows:
-        kind = "upper" if pm.is_upper(x.page) else "lower"
-        curves[kind][offs.index(x.offset)] += (x.err_1to0, x.err_0to1)
-    fig, axes = r.subplots(1, 2, figsize=(11, 4))
-    o = np.array(offs, float)
-    mid = (o[1:] + o[:-1]) / 2
-    for ax, (kind, cur) in zip(axes, curves.items()):
-        # cells crossing a reference as it moves: the derivative of the error counts is their density
-        ax.plot(mid, np.abs(np.diff(cur[:, 0])) / np.diff(o), "v-", label="stored 1 read 0 (upper tails)")
-        ax.plot(mid, np.abs(np.diff(cur[:, 1])) / np.diff(o), "^-", label="stored 0 read 1 (lower tails)")
-        ax.set_xlabel("read-reference offset (read-retry steps)")
-        ax.set_ylabel("cells per offset step (count / step)")
-        ax.set_title(f"{kind} pages: Vth density near the references")
-        ax.legend(fontsize=8)
-        ax.grid(True, alpha=0.3)
-    r.fig(fig, f"vth_{c.id}", f"Vth distribution estimate from a read-retry sweep at {p.pe} P/E, "
-                              f"{p.retention_h:g} h retention (campaign {c.id})")
-    best = {k: offs[int(np.argmin(cur.sum(axis=1)))] for k, cur in curves.items()}
+    best = {}
+    for kind in ("lower", "upper"):
+        sel = [x for x in rows if pm.is_upper(x.page) == (kind == "upper")]
+        offs = sorted({x.offset for x in sel})
+        errs = [sum(x.err_1to0 + x.err_0to1 for x in sel if x.offset == o) for o in offs]
+        best[kind] = offs[int(np.argmin(errs))]
     r.p("Offset with the fewest errors: " + ", ".join(f"{k} pages {v:+d}" for k, v in best.items()))
+    if not mine or mine[0].id != c.id:
+        return
+    fig, axes = r.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for i, x in enumerate(mine):
+        q = VthParams.from_mapping(x.params)
+        mid, dens = _curves(r.store.rows(x.id), pm)
+        scale = q.retry_step_mv or 1.0
+        for ax, (kind, d) in zip(axes, dens.items()):
+            for col, style in ((0, "v-"), (1, "^--")):
+                y = d[:, col] / scale
+                ax.plot(mid * scale, np.where(y > 0, y, np.nan), style, color=f"C{i}", ms=3, lw=1,
+                        label=f"{q.pe} P/E, {q.retention_h:g} h" if col == 0 else None)
+    units = "mV" if all(VthParams.from_mapping(x.params).retry_step_mv for x in mine) else "read-retry steps"
+    for ax, kind in zip(axes, ("lower", "upper")):
+        ax.set_yscale("log")
+        ax.set_xlabel(f"read-reference shift ({units})")
+        ax.set_title(f"{kind} pages (solid: stored 1 read 0; dashed: 0 read 1)", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel(f"cells per {units[:-1] if units == 'read-retry steps' else units}")
+    axes[0].legend(fontsize=7, title="condition", title_fontsize=7)
+    fig.suptitle("Vth density near the read references, from read-retry sweeps")
+    r.fig(fig, f"vth_{c.id}", f"Vth density estimates of every sweep on this chip ({len(mine)} condition"
+                              f"{'s' if len(mine) > 1 else ''}), log scale")
 
 
 KIND = CampaignKind(
@@ -75,4 +101,7 @@ KIND = CampaignKind(
                           help="P/E cycles of wear before the sweep."),
              click.option("--retention", "retention", default="1y", show_default=True,
                           help="Retention before the sweep (0 for none)."),
-             click.option("--offsets", default="-60:20:4", show_default=True, help="Read-retry offsets FIRST:LAST:STEP.")))
+             click.option("--offsets", default="-60:20:4", show_default=True, help="Read-retry offsets FIRST:LAST:STEP."),
+             click.option("--retry-step-mv", type=click.FloatRange(min=0.0, min_open=True),
+                          help="The chip's read-retry step in mV (its datasheet; 10 for the virtual chips): plots "
+                               "in millivolts.")))

@@ -33,7 +33,9 @@ def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
     db, out = tmp_path / "bench.db", tmp_path / "report"
     for args in (("endurance", "--blocks", "1-4", "--cycles", "3000", "--step", "1000"),
                  ("retention", "--blocks", "5-10", "--wear", "100,1000,3000", "--times", "1d,1w,1mo,1y"),
-                 ("latency", "--blocks", "11-12", "--checkpoints", "1,1000,3000")):
+                 ("latency", "--blocks", "11-12", "--checkpoints", "1,1000,3000"),
+                 ("vth", "--blocks", "13", "--pe", "1000", "--retention", "1mo", "--retry-step-mv", "10"),
+                 ("vth", "--blocks", "14", "--pe", "3000", "--retention", "1y", "--retry-step-mv", "10")):
         r = run_cli("run", args[0], *CHIP, "--db", db, *args[1:])
         assert r.code == 0, r.err
     assert run_cli("report", "--db", db, "--out", out).code == 0
@@ -43,7 +45,7 @@ def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
     names = {src.rsplit("_", 1)[0] for src, _, _ in images}
-    assert {"rber_vs_pe", "retention", "pages", "latency", "latency_hist"} <= names, names
+    assert {"rber_vs_pe", "retention", "pages", "latency", "latency_hist", "vth"} <= names, names
     assert all(done and width > 300 for _, done, width in images), images  # every figure loaded and drawn
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
@@ -61,4 +63,5 @@ def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
     for shot in shots:  # a page, not a blank or an error screen: text and figures give the pixels spread
         px = matplotlib.image.imread(shot)
         assert px.shape[1] >= 1200 and np.std(px[..., :3]) > 0.05, shot
-    shutil.copy(out / "retention_2.png", SHOTS / "retention.png")
+    for fig in ("retention_2", "latency_hist_3", "vth_4"):
+        shutil.copy(out / f"{fig}.png", SHOTS / f"{fig.rsplit('_', 1)[0]}.png")
