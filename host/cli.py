@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -40,25 +41,27 @@ def rig_grp() -> None:
 @rig_grp.command("info")
 @rig_options
 @click.option("--json", "as_json", is_flag=True)
-def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
+@click.option("--dump-param-page", "dump_path", type=click.Path(dir_okay=False),
+              help="Also write what READ PARAMETER PAGE returned (copies, then the extended page) to this file.")
+def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
     """Chip identity and geometry, read from the chip's ONFI parameter page, and the rig's read capture."""
-    from nandrig.chip.onfi import decode_first_valid
+    from nandrig.chip.param_page import decode_dump
 
     with open_rig(url, profile, seed, state, wiring, observe=True) as rig:  # a look: a running campaign keeps it
         hello = rig.hello_info
         info = rig.info()
+        raw = rig.read_param_page()
+        if dump_path:
+            Path(dump_path).write_bytes(raw)
         info.require_chip()
-        pp = decode_first_valid(rig.read_param_page())
+        decoded = decode_dump(raw)
         ident = rig.read_id(0x00)
         onfi = rig.read_id(0x20)
+    pp = decoded.page
     out = {
         "rig": hello.identity, "rig_kind": hello.kind.name.lower(), "protocol": ".".join(map(str, hello.version)),
-        "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"),
-        "manufacturer": pp.manufacturer, "model": pp.model, "jedec_id": pp.jedec_id,
-        "page_bytes": pp.page_bytes, "spare_bytes": pp.spare_bytes, "pages_per_block": pp.pages_per_block,
-        "blocks": pp.blocks_per_lun, "luns": pp.luns, "bits_per_cell": pp.bits_per_cell,
-        "timing_modes": list(pp.timing_modes), "ecc_bits": pp.ecc_bits, "endurance_cycles": pp.endurance_cycles,
-        "unique_id": info.unique_id.hex() if info.unique_id else None,
+        "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"), **decoded.fields(),
+        "blocks": info.blocks, "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
         "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
     }
@@ -68,13 +71,53 @@ def info_cmd(url, profile, seed, state, wiring, as_json) -> None:
     click.echo(f"rig:      {out['rig']} ({out['rig_kind']}, protocol {out['protocol']})")
     click.echo(f"chip:     {pp.manufacturer} {pp.model} (JEDEC 0x{pp.jedec_id:02x}, ID {ident.hex()}, {onfi.decode('ascii', 'replace')})")
     click.echo(f"unique:   {out['unique_id'] or 'none (READ UNIQUE ID not listed or no copy checked out): name it with --chip-label'}")
-    click.echo(f"geometry: {pp.page_bytes}+{pp.spare_bytes}-byte pages, {pp.pages_per_block} pages/block, "
-               f"{pp.blocks_per_lun} blocks x {pp.luns} LUN, {pp.bits_per_cell} bits/cell")
-    click.echo(f"ONFI:     timing modes {','.join(map(str, pp.timing_modes))}; ECC {pp.ecc_bits} bits; "
-               f"endurance {pp.endurance_cycles} cycles")
+    click.echo("geometry: " + _geometry_line(decoded))
+    click.echo("ONFI:     " + _onfi_line(decoded))
     passing = info.passing_trims
     click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} cycles (passing: "
                f"{' '.join(f'{t:+d}' for t in passing)})")
+
+
+def _geometry_line(d) -> str:
+    p = d.page
+    return (f"{p.page_bytes}+{p.spare_bytes}-byte pages, {p.pages_per_block} pages/block, {p.blocks_per_lun} blocks "
+            f"x {p.luns} LUN{'s' if p.luns > 1 else ''}, {p.bits_per_cell} bits/cell, x{p.bus_width}")
+
+
+def _onfi_line(d) -> str:
+    p = d.page
+    ecc = f"{d.ecc.bits} bits per {d.ecc.step_bytes} B" if d.ecc else "not given"
+    return (f"ONFI {d.fields()['revision']}; timing modes {','.join(map(str, p.timing_modes))}; ECC {ecc}"
+            f"{' (extended page)' if p.ecc_bits == 0xFF and d.ecc else ''}; endurance {p.endurance_cycles} cycles; "
+            f"tCCS {p.t_ccs_ns} ns")
+
+
+@rig_grp.command("decode-param-page")
+@click.argument("dump_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--check-rig", is_flag=True, help="Also say whether this rig can drive the chip (exit 1 when not).")
+def decode_param_page_cmd(dump_file, as_json, check_rig) -> None:
+    """Decode a parameter-page dump (what READ PARAMETER PAGE streams: copies, then the extended page) without a
+    rig, by the Linux kernel's rules: first copy with a good CRC, else the copies' bit-wise majority; ECC from the
+    extended page when byte 112 is 0xFF."""
+    from nandrig.chip.param_page import RIG_LIMITS, check_drivable, decode_dump
+
+    raw = Path(dump_file).read_bytes()
+    d = decode_dump(raw)
+    if check_rig:
+        check_drivable(d.page, RIG_LIMITS)
+    if as_json:
+        click.echo(json.dumps(d.fields(), indent=2))
+        return
+    p = d.page
+    source = f"copy {d.copy}" if d.copy is not None else "bit-wise majority of the copies"
+    click.echo(f"chip:     {p.manufacturer} {p.model} (JEDEC 0x{p.jedec_id:02x}; {source})")
+    click.echo("geometry: " + _geometry_line(d))
+    click.echo("ONFI:     " + _onfi_line(d))
+    click.echo(f"times:    tPROG {p.t_prog_max_us} us, tBERS {p.t_bers_max_us} us, tR {p.t_r_max_us} us, "
+               + (f"tADL {p.t_adl_ns} ns" if p.t_adl_ns else "tADL not given"))
+    for note in d.notes:
+        click.echo(f"note:     {note}")
 
 
 @rig_grp.command("bad-blocks")

@@ -18,6 +18,7 @@ import numpy as np
 
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.errors import NandrigError
+from nandrig.chip.onfi import PARAM_ERROR_TEXT, ParamError
 from nandrig import protocol as P
 from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, HelloFlag, Opcode,
                               ProfileSource, ProgramFlag, ReadFlag)
@@ -78,6 +79,9 @@ class RigInfo:
     rd_trim: int = 0
     trim_pass: int = 0  # bit i: trim Limit.CAPTURE_TRIM_MIN + i read the chip
     unique_id: bytes | None = None  # ONFI READ UNIQUE ID, checked: which physical chip this is
+    ecc_step_bytes: int = 512
+    luns: int = 1
+    param_status: ParamError = ParamError.OK  # why the rig drives no chip, when it does not
 
     @property
     def raw_page_bytes(self) -> int:
@@ -93,6 +97,16 @@ class RigInfo:
             lo, hi = P.Limit.CAPTURE_TRIM_MIN, P.Limit.CAPTURE_TRIM_MAX
             raise NandrigError(f"the rig cannot read its chip: no read-capture trim ({lo}..{hi}) read the ID and "
                                "parameter page in timing mode 0; check the adapter (nandrig rig selftest)")
+        if self.param_status != ParamError.OK:
+            raise NandrigError(f"the rig drives no chip: parameter page: {PARAM_ERROR_TEXT[self.param_status]} "
+                               "(nandrig rig info --dump-param-page FILE, then rig decode-param-page FILE)")
+
+
+def _param_status(code: int) -> ParamError:
+    try:
+        return ParamError(code)
+    except ValueError:
+        raise NandrigError(f"the rig reports parameter-page status {code}, which this host does not know") from None
 
 
 @dataclass(frozen=True)
@@ -364,7 +378,8 @@ class Rig:
                 pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
                 timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
                 codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
-                rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None,
+                rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None, ecc_step_bytes=v[19],
+                luns=v[20], param_status=_param_status(v[21]),
             )
         return self._info
 

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from nandrig.chip.onfi import PARAM_PAGE_BYTES, ParameterPage
+from nandrig.chip.param_page import copy_ok, param_copies
 from nandrig.errors import NandrigError
 from nandrig.host.rig import Rig
 from nandrig.protocol import Capture
@@ -120,15 +120,8 @@ def _odd_lines(idle: bytes) -> str:
 
 
 def _param_copies_good(param: bytes) -> int:
-    """Parameter-page copies with the signature and a good CRC."""
-    good = 0
-    for k in range(0, len(param), PARAM_PAGE_BYTES):
-        try:
-            ParameterPage.decode(param[k:k + PARAM_PAGE_BYTES])
-            good += 1
-        except NandrigError:
-            pass
-    return good
+    """Parameter-page copies whose CRC holds."""
+    return sum(map(copy_ok, param_copies(param)))
 
 
 def selftest(rig: Rig, block: int, force: bool = False) -> dict:

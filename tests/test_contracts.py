@@ -93,7 +93,7 @@ def test_layouts_agree_with_the_documented_struct_formats():
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBIB", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHIII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16s", P.HELLO_REPLY: "<HHBIIIB", P.FLARES_CONFIG_REPLY: "<BBH",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16sHBB", P.HELLO_REPLY: "<HHBIIIB", P.FLARES_CONFIG_REPLY: "<BBH",
         P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
     }
     for layout, fmt in documented.items():
@@ -160,9 +160,10 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
 def test_the_virtual_chips_parameter_page_states_tccs():
     """ONFI bytes 139-140: a controller takes tCCS from here; 0 would let it read a changed column too early."""
     from nandrig.boards.sim.chip import VirtualChip
-    from nandrig.chip.onfi import ParamOffset, decode_first_valid
+    from nandrig.chip.onfi import ParamOffset
+    from nandrig.chip.param_page import decode_dump
     from nandrig.gateware.onfi.timing import MODES
 
     raw = VirtualChip("mlc-small", seed=1).read_parameter_page()
-    assert int.from_bytes(raw[ParamOffset.T_CCS:ParamOffset.T_CCS + 2], "little") == 500
-    assert decode_first_valid(raw).t_ccs_ns == 500 >= max(m.tCCS for m in MODES.values())
+    assert int.from_bytes(raw[ParamOffset.T_CCS:ParamOffset.T_CCS + 2], "little") == 400
+    assert 0 < decode_dump(raw).page.t_ccs_ns <= min(m.tCCS for m in MODES.values())  # the controller waits longer

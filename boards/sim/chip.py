@@ -43,7 +43,7 @@ from nandrig.boards.sim.physics import (
 from nandrig.boards.sim.profile import ChipProfile, load_profile
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import page_map, page_of
-from nandrig.chip.onfi import (PARAM_PAGE_COPIES, UNIQUE_ID_BYTES, UNIQUE_ID_COPIES, Feature, StatusBit,
+from nandrig.chip.onfi import (UNIQUE_ID_BYTES, UNIQUE_ID_COPIES, Feature, StatusBit,
                                unique_id_copies)
 from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.errors import NandrigError
@@ -135,22 +135,37 @@ class VirtualChip:
         self.power_up()
         self.blocks: dict[int, Block] = {}
         self._phys_cache: dict[int, Physics] = {}
-        self.factory_bad = frozenset(
-            b for b in range(1, g.blocks)
-            if rng.uniform(rng.DEFECT, self.seed, b, 0) < self.profile.defects.factory_bad_rate
-        )
-        for b in self.factory_bad:  # the factory marks a bad block in page 0's first spare byte
-            marker = bytearray(b"\xff" * g.raw_page_bytes)
-            marker[g.page_bytes] = 0x00
-            self.blocks[b] = Block(last_page=0, wls={0: Wordline(lsb=PageData(raw=bytes(marker)))})
+        self.factory_bad = self._factory_bad()
+        for b in self.factory_bad:  # marked where the part's maker marks them (nandrig.chip.vendor)
+            self.blocks[b] = self._marked_block()
         t = self.profile.timing
         self._time_scale = math.exp(t.chip_sigma * rng.generator(rng.TIMING, self.seed, -1).standard_normal())
 
+    def _factory_bad(self) -> frozenset[int]:
+        """Blocks the factory found bad: each with the profile's rate, block 0 never; a die with more than the
+        parameter page's maximum fails the factory's screen, so the worst of them are what a part ships with."""
+        g, d = self.geometry, self.profile.defects
+        draws = sorted((rng.uniform(rng.DEFECT, self.seed, b, 0), b) for b in range(1, g.blocks))
+        return frozenset(b for u, b in draws[:self.profile.onfi["max_bad_blocks"]] if u < d.factory_bad_rate)
+
+    def _marked_block(self) -> Block:
+        """A factory-bad block: the first spare byte zero on each page the maker's convention names."""
+        g = self.geometry
+        blank = bytes(b"\xff" * g.raw_page_bytes)
+        marked = bytearray(blank)
+        marked[g.page_bytes] = 0x00
+        blk = Block()
+        for page in self.profile.bad_block_pages:
+            wl_idx, upper = page_map(page, g.pages_per_block)
+            wl = blk.wls.setdefault(wl_idx, Wordline(lsb=PageData(raw=blank)))
+            setattr(wl, "msb" if upper else "lsb", PageData(raw=bytes(marked)))
+            blk.last_page = max(blk.last_page, page)
+        return blk
+
     # -- identity and features ------------------------------------------------
     def read_id(self, address: int) -> bytes:
-        ident = self.profile.identity
         if address == 0x00:
-            return bytes([ident["jedec_id"], *ident["device_id"]])
+            return self.profile.read_id()
         if address == 0x20:
             return b"ONFI"
         return bytes(4)
@@ -168,7 +183,7 @@ class VirtualChip:
 
     def read_parameter_page(self) -> bytes:
         """The parameter page and its redundant copies, as READ PARAMETER PAGE streams them."""
-        return self.profile.parameter_page().encode() * PARAM_PAGE_COPIES
+        return self.profile.parameter_dump()
 
     def set_features(self, address: int, params: bytes) -> ChipOp:
         if len(params) != 4:

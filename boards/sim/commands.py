@@ -14,6 +14,7 @@ from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE
 from nandrig.boards.sim.rig_base import Reject, RigIO
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
+from nandrig.chip.vendor import BAD_BLOCK_MARK, bad_block_pages
 from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
 from nandrig.protocol import CycleFlag, EraseFlag, Err, Frame, Limit, ProgramFlag, ReadFlag
 
@@ -30,7 +31,7 @@ class ChipCommands:
         return layout.unpack(req.payload)
 
     def _block(self, block: int, count: int = 1) -> None:
-        if count < 1 or block < 0 or block + count > self.chip.geometry.blocks:
+        if self.ident is None or count < 1 or block < 0 or block + count > self.chip.geometry.blocks:
             raise Reject(Err.OUT_OF_RANGE)
 
     def _page(self, page: int, count: int = 1) -> None:
@@ -42,9 +43,12 @@ class ChipCommands:
             raise Reject(Err.BAD_PARAMETER)
 
     def is_bad(self, block: int) -> bool:
-        """The factory mark, read once from page 0's first spare byte before the block is touched."""
+        """The factory mark, read once before the block is touched: the first spare byte of each page the
+        maker's convention names (nandrig.chip.vendor)."""
         if block not in self.bad:
-            self.bad[block] = self.chip.read(block, 0).data[self.chip.geometry.page_bytes] != 0xFF
+            g = self.chip.geometry
+            pages = bad_block_pages(self.read_id0[0], self.ident.page.bits_per_cell, g.pages_per_block)
+            self.bad[block] = any(self.chip.read(block, p).data[g.page_bytes] != BAD_BLOCK_MARK for p in pages)
         return self.bad[block]
 
     def _guard(self, block: int, forced: int) -> None:
@@ -101,19 +105,25 @@ class ChipCommands:
     def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
         capture = (self.capture, self.rd_trim, self.trim_pass)
-        if self.capture != P.Capture.CALIBRATED:  # as the firmware: a chip it could not read is all zeros
-            return P.INFO_REPLY.pack(bytes(5), bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
-                                     int(self._caps()), *capture, 0, bytes(16))
-        pp = self.chip.profile.parameter_page()
+        if self.ident is None:  # as the firmware: a chip it could not read or cannot drive is all zeros
+            read_id = self.read_id0 if self.capture == P.Capture.CALIBRATED else bytes(5)
+            return P.INFO_REPLY.pack(read_id, bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
+                                     int(self._caps()), *capture, 0, bytes(16), 0, 0, int(self.param_status))
+        pp, ecc = self.ident.page, self.ident.ecc
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
         uid = (decode_unique_id(self.wiring.apply_bytes(self.chip.read_unique_id()))  # as the firmware reads it
                if pp.optional_commands & OptionalCommand.READ_UNIQUE_ID else None)
         return P.INFO_REPLY.pack(
-            self.chip.read_id(0x00), pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
-            pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun, pp.bits_per_cell,
-            sum(1 << m for m in pp.timing_modes), mode, pp.ecc_bits, self.codeword_bytes, self.t_max,
-            int(self._caps()), *capture, uid is not None, uid or bytes(16),
+            self.read_id0, pp.manufacturer.encode().ljust(12), pp.model.encode().ljust(20),
+            pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun * pp.luns, pp.bits_per_cell,
+            sum(1 << m for m in pp.timing_modes), mode, ecc.bits if ecc else 0, self.codeword_bytes, self.t_max,
+            int(self._caps()), *capture, uid is not None, uid or bytes(16), ecc.step_bytes if ecc else 0, pp.luns,
+            int(self.param_status),
         )
+
+    @property
+    def read_id0(self) -> bytes:
+        return self.wiring.apply_bytes(self.chip.read_id(0x00))
 
     def _cmd_reset(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
@@ -129,7 +139,8 @@ class ChipCommands:
 
     def _cmd_read_param_page(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
-        return self.wiring.apply_bytes(self.chip.read_parameter_page())
+        raw = self.chip.read_parameter_page()[:Limit.PARAM_PAGE_REPLY_BYTES]
+        return self.wiring.apply_bytes(raw.ljust(Limit.PARAM_PAGE_REPLY_BYTES, b"\x00"))
 
     def _cmd_scan_bad(self, req: Frame, io: RigIO) -> bytes:
         first, count = self._args(req, P.SCAN_BAD_REQ)

@@ -7,9 +7,23 @@ from importlib import resources
 from pathlib import Path
 
 from nandrig.chip.geometry import Geometry
-from nandrig.chip.onfi import OptionalCommand, ParameterPage
+from nandrig.chip.onfi import ECC_IN_EXT_PAGE, ECC_STEP_DEFAULT, OptionalCommand, ParamFeature
+from nandrig.chip.param_page import EccRequirement, ParameterPage, dump, ext_page
+from nandrig.chip.vendor import bad_block_pages, read_id_bytes
 from nandrig.boards.sim.physics import Physics
 from nandrig.errors import NandrigError
+
+
+BAD_BLOCK_MARK_BYTES = 2  # spare bytes a controller leaves to the factory mark (a word, whatever the bus width)
+
+
+def parity_bytes(ecc: EccRequirement, page_bytes: int) -> int:
+    """Spare bytes a binary BCH code meeting ``ecc`` needs per page: bits x m per codeword, m the field degree
+    that holds the codeword (data and parity bits below 2^m)."""
+    m = (ecc.step_bytes * 8).bit_length()
+    while ecc.step_bytes * 8 + ecc.bits * m >= 1 << m:
+        m += 1
+    return -(-ecc.bits * m // 8) * (page_bytes // ecc.step_bytes)
 
 
 @dataclass(frozen=True)
@@ -67,22 +81,61 @@ class ChipProfile:
         g = prof.geometry
         if g.pages_per_block % 2 or g.pages_per_block < 4 or g.blocks < 1 or g.page_bytes < 8:
             raise NandrigError("chip geometry needs an even page count >= 4 per block, >= 1 block, >= 8-byte pages")
+        if g.luns < 1 or g.blocks % g.luns:
+            raise NandrigError(f"chip profile {prof.name}: {g.blocks} blocks do not split evenly over {g.luns} LUNs")
+        ecc = prof.ecc
+        if ecc.step_bytes & (ecc.step_bytes - 1) or g.page_bytes % ecc.step_bytes:
+            raise NandrigError(f"chip profile {prof.name}: ECC step {ecc.step_bytes} B does not divide the page")
+        need = parity_bytes(ecc, g.page_bytes)
+        if need > g.spare_bytes - BAD_BLOCK_MARK_BYTES:
+            raise NandrigError(f"chip profile {prof.name}: {ecc.bits} ECC bits per {ecc.step_bytes} B need {need} "
+                               f"parity bytes; the spare holds {g.spare_bytes - BAD_BLOCK_MARK_BYTES} after the mark")
+        prof.read_id()  # a geometry the legacy ID bytes cannot state needs the real part's bytes in the profile
         return prof
+
+    @property
+    def bad_block_pages(self) -> tuple[int, ...]:
+        return bad_block_pages(self.identity["jedec_id"], 2, self.geometry.pages_per_block)
+
+    @property
+    def ecc(self) -> EccRequirement:
+        o = self.onfi
+        return EccRequirement(o["ecc_bits"], o.get("ecc_step_bytes", ECC_STEP_DEFAULT))
 
     def parameter_page(self) -> ParameterPage:
         g, o, t = self.geometry, self.onfi, self.timing
+        in_ext = self.ecc.step_bytes != ECC_STEP_DEFAULT  # byte 112 counts per 512 bytes only: 0xFF + the ext page
         return ParameterPage(
             manufacturer=self.identity["manufacturer"], model=self.identity["model"],
             jedec_id=self.identity["jedec_id"], page_bytes=g.page_bytes, spare_bytes=g.spare_bytes,
-            pages_per_block=g.pages_per_block, blocks_per_lun=g.blocks, luns=1, bits_per_cell=2,
+            pages_per_block=g.pages_per_block, blocks_per_lun=g.blocks_per_lun, luns=g.luns, bits_per_cell=2,
             max_bad_blocks_per_lun=o["max_bad_blocks"], endurance_cycles=o["endurance_cycles"],
-            programs_per_page=o["programs_per_page"], ecc_bits=o["ecc_bits"],
+            programs_per_page=o["programs_per_page"], ecc_bits=ECC_IN_EXT_PAGE if in_ext else self.ecc.bits,
             timing_modes=tuple(o["timing_modes"]),
             t_prog_max_us=int(round(t.t_prog_msb_us * 1.5)), t_bers_max_us=int(round(t.t_bers_us * 3)),
-            t_r_max_us=int(round(t.t_r_us * 1.3)),
+            t_r_max_us=int(round(t.t_r_us * 1.3)), t_ccs_ns=o["t_ccs_ns"],
+            revision_bits=0x003E if in_ext else 0x001E,  # the extended page needs ONFI 2.1+
+            features=ParamFeature.EXT_PARAM_PAGE if in_ext else 0,
+            ext_page_units=len(self._ext_page()) // 16 if in_ext else 0,
             optional_commands=OptionalCommand.GET_SET_FEATURES
             | (OptionalCommand.READ_UNIQUE_ID if o.get("unique_id", True) else 0),
         )
+
+    def _ext_page(self) -> bytes:
+        return ext_page(self.ecc, self.onfi["max_bad_blocks"], self.onfi["endurance_cycles"])
+
+    def parameter_dump(self) -> bytes:
+        """What READ PARAMETER PAGE streams: the copies, then (when byte 112 is 0xFF) the extended page's."""
+        page = self.parameter_page()
+        return dump(page, self._ext_page() if page.ext_page_units else b"")
+
+    def read_id(self) -> bytes:
+        """READ ID 00h: a real part's bytes when the profile models one, else derived from the geometry."""
+        if "read_id" in self.identity:
+            return bytes(self.identity["read_id"])
+        g = self.geometry
+        return read_id_bytes(self.identity["jedec_id"], g.page_bytes * g.pages_per_block * g.blocks, 2, g.page_bytes,
+                             g.page_bytes * g.pages_per_block)
 
 
 def profile_names() -> list[str]:

@@ -35,7 +35,9 @@ from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.rig_base import Job, Reject, RigIO
 from nandrig.boards.sim.wiring import Wiring
-from nandrig.chip.onfi import Feature, decode_first_valid
+from nandrig.chip.onfi import Feature, ParamError
+from nandrig.chip.param_page import (RIG_LIMITS, DecodedParamPage, ParamPageError, check_drivable, decode_dump,
+                                     first_valid_copy)
 from nandrig.gateware.onfi.timing import trim_centre
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
@@ -68,6 +70,8 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.flares = rig_flares.RigFlares(self.t_max)
         self.clk_hz, self.wiring = clk_hz, wiring
         self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
+        self.ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
+        self.param_status = ParamError.NO_VALID_COPY
         self._boot()
 
     # -- start-up ---------------------------------------------------------------
@@ -77,6 +81,13 @@ class VirtualRig(ChipCommands, FlaresCommands):
         if not self._calibrate(0):
             return
         self.capture = P.Capture.CALIBRATED
+        try:  # as the firmware's param_page_identify: a chip it cannot drive is refused, not run on zeros
+            ident = decode_dump(self.wiring.apply_bytes(self.chip.read_parameter_page()))
+            check_drivable(ident.page, RIG_LIMITS)
+            self.ident, self.param_status = ident, ParamError.OK
+        except ParamPageError as e:
+            self.param_status = e.code
+            return
         best = next(m for m in (5, 4, 3, 2, 1, 0)
                     if m == 0 or (m in self.chip.profile.onfi["timing_modes"] and self.wiring.trim_pass(m, self.clk_hz)))
         if self.chip.get_features(Feature.TIMING_MODE)[0] & 0x0F != best:
@@ -97,9 +108,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
     def _identity_reads(self) -> bool:
         if not self.wiring.dq_faulty:
             return True
-        try:
-            decode_first_valid(self.wiring.apply_bytes(self.chip.read_parameter_page()))
-        except NandrigError:
+        if first_valid_copy(self.wiring.apply_bytes(self.chip.read_parameter_page())) is None:
             return False
         return self.wiring.apply_bytes(self.chip.read_id(0x20)) == b"ONFI"
 

@@ -4,8 +4,7 @@
 #include "ecc_layout.h"
 #include "pattern.h"
 
-#define MAX_BLOCKS 8192  /* blocks whose factory mark the rig remembers */
-
+/* MAX_BLOCKS (protocol.h) bounds the chips the rig drives (param_page_check_rig): every block has its bit */
 static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
 
 uint32_t raw_bytes(void) { return rig.chip->page_bytes + rig.chip->spare_bytes; }
@@ -21,13 +20,26 @@ int check_pages(uint32_t first, uint32_t count)
 	return count >= 1 && first < n && count <= n - first ? E_OK : E_OUT_OF_RANGE;
 }
 
+/* a factory mark: the first spare byte of a page the maker's convention names (nandrig/chip/vendor.py) */
+static int marked(uint32_t block, uint32_t page)
+{
+	uint32_t col = rig.chip->page_bytes;
+	onfi_read(rig.chip, block, page, ONFI_SRC_BUFFER, 0, raw_bytes(), RIG_CODEWORD_BYTES);
+	return onfi_buffer()[col] != BAD_BLOCK_MARK;
+}
+
 int is_bad(uint32_t block)
 {
-	if (block >= MAX_BLOCKS)
-		return 0;
+	const struct chip *c = rig.chip;
 	if (!(bad_known[block / 8] >> (block % 8) & 1)) {
-		onfi_read(rig.chip, block, 0, ONFI_SRC_BUFFER, 0, raw_bytes(), RIG_CODEWORD_BYTES);
-		if (onfi_buffer()[rig.chip->page_bytes] != 0xFF)
+		int bad;
+		if (c->bits_per_cell > 1 && bbm_last_page_mlc(c->id[0]))
+			bad = marked(block, c->pages_per_block - 1);
+		else if (c->bits_per_cell == 1 && bbm_first_two_slc(c->id[0]))
+			bad = marked(block, 0) || marked(block, 1);
+		else
+			bad = marked(block, 0);
+		if (bad)
 			bad_mark[block / 8] |= (uint8_t)(1 << (block % 8));
 		bad_known[block / 8] |= (uint8_t)(1 << (block % 8));
 	}
@@ -112,6 +124,9 @@ uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
 	SET_INFO_REPLY_TRIM_PASS(out, c->trim_pass);
 	SET_INFO_REPLY_HAS_UNIQUE_ID(out, c->has_uid);
 	memcpy(out + INFO_REPLY_UNIQUE_ID_OFFSET, c->uid, INFO_REPLY_UNIQUE_ID_SIZE);
+	SET_INFO_REPLY_ECC_STEP_BYTES(out, c->ecc_step_bytes);
+	SET_INFO_REPLY_LUNS(out, c->luns);
+	SET_INFO_REPLY_PARAM_STATUS(out, c->param_status);
 	return INFO_REPLY_BYTES;
 }
 

@@ -49,9 +49,11 @@ static struct op_result run(int op)
 	return onfi_finish();
 }
 
+/* ONFI's row address: page, then the block within its LUN, then the LUN, each field a power of two wide */
 static void row(const struct chip *c, uint32_t block, uint32_t page)
 {
-	onfi_row_write(block << c->page_bits | page);
+	uint32_t per_lun = c->blocks / c->luns;
+	onfi_row_write(((block / per_lun) << c->block_bits | block % per_lun) << c->page_bits | page);
 }
 
 struct op_result onfi_reset(void)
@@ -76,20 +78,22 @@ int onfi_read_id(uint8_t addr, uint8_t *out, int n)
 
 int onfi_read_param(uint8_t *out)
 {
-	onfi_length_write(768);
+	onfi_length_write(PARAM_PAGE_REPLY_BYTES);
 	onfi_buf_addr_write(0);
 	onfi_src_write(ONFI_SRC_BUFFER);
 	if (run(ONFI_OP_READ_PARAM).timed_out)
 		return -1;
-	for (int i = 0; i < ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES; i++)
+	for (uint32_t i = 0; i < PARAM_PAGE_REPLY_BYTES; i++)
 		out[i] = onfi_buffer()[i];
 	return 0;
 }
 
+static uint8_t param[PARAM_PAGE_REPLY_BYTES];
+
 /* READ UNIQUE ID, when the parameter page lists it: the physical chip's identity */
-static void read_unique_id(struct chip *c, const uint8_t *page)
+static void read_unique_id(struct chip *c, const struct param_info *p)
 {
-	if (!((page[ONFI_PP_OPTIONAL_COMMANDS] | page[ONFI_PP_OPTIONAL_COMMANDS + 1] << 8) & ONFI_OPT_READ_UNIQUE_ID))
+	if (!(p->optional_commands & ONFI_OPT_READ_UNIQUE_ID))
 		return;
 	onfi_length_write(2 * ONFI_UNIQUE_ID_BYTES * ONFI_UNIQUE_ID_COPIES);
 	onfi_buf_addr_write(0);
@@ -102,31 +106,17 @@ static void read_unique_id(struct chip *c, const uint8_t *page)
 	c->has_uid = unique_id_check(raw, ONFI_UNIQUE_ID_COPIES, c->uid) >= 0;
 }
 
-static uint32_t u32at(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-
 static void set_trim(int trim)
 {
 	onfi_rd_trim_write((uint32_t)trim & (CAPTURE_TRIM_MAX - CAPTURE_TRIM_MIN));  /* the field's two's complement */
 }
 
-/* the first parameter-page copy whose signature and CRC hold, or -1 */
-static int valid_copy(const uint8_t *param)
-{
-	for (int k = 0; k < ONFI_PARAM_PAGE_COPIES; k++) {
-		const uint8_t *p = param + ONFI_PARAM_PAGE_BYTES * k;
-		if (!memcmp(p + ONFI_PP_SIGNATURE, "ONFI", 4) && onfi_crc16(p, ONFI_PP_CRC) == (p[ONFI_PP_CRC] | p[ONFI_PP_CRC + 1] << 8))
-			return k;
-	}
-	return -1;
-}
-
 /* READ ID "ONFI" checks the last byte of a burst (no EDO hold after it), the parameter page's CRC the rest */
 static int reads_correctly(void)
 {
-	static uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
 	uint8_t sig[4];
-	return onfi_read_id(0x20, sig, sizeof sig) == sizeof sig && !memcmp(sig, "ONFI", 4) && !onfi_read_param(param)
-	       && valid_copy(param) >= 0;
+	return onfi_read_id(ONFI_READ_ID_ONFI_ADDRESS, sig, sizeof sig) == sizeof sig && !memcmp(sig, "ONFI", 4)
+	       && !onfi_read_param(param) && param_page_valid_copy(param, sizeof param) >= 0;
 }
 
 /* per mode, the trims that move the capture edge (the PHY clamps it): from the build's timing (soc.h) */
@@ -156,31 +146,38 @@ int onfi_calibrate(struct chip *c)
 
 int onfi_identify(struct chip *c)
 {
+	static struct param_info p;
 	memset(c, 0, sizeof *c);
 	onfi_wp_n_write(1);
 	onfi_timeout_write(CONFIG_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
-	c->valid_copy = -1;
 	c->capture = CAPTURE_NO_WINDOW;
+	c->param_status = PARAM_ERR_NO_VALID_COPY;
 	if (onfi_calibrate(c))
 		return -1;
 	c->capture = CAPTURE_CALIBRATED;
 	onfi_read_id(0x00, c->id, sizeof c->id);
-	if (onfi_read_param(c->param) || (c->valid_copy = valid_copy(c->param)) < 0)
+	if (onfi_read_param(param))
 		return -1;
-	const uint8_t *p = c->param + ONFI_PARAM_PAGE_BYTES * c->valid_copy;
-	memcpy(c->manufacturer, p + ONFI_PP_MANUFACTURER, sizeof c->manufacturer);
-	memcpy(c->model, p + ONFI_PP_MODEL, sizeof c->model);
-	c->page_bytes = u32at(p + ONFI_PP_PAGE_BYTES);
-	c->spare_bytes = (uint16_t)(p[ONFI_PP_SPARE_BYTES] | p[ONFI_PP_SPARE_BYTES + 1] << 8);
-	c->pages_per_block = u32at(p + ONFI_PP_PAGES_PER_BLOCK);
-	c->blocks = u32at(p + ONFI_PP_BLOCKS_PER_LUN);
-	c->bits_per_cell = p[ONFI_PP_BITS_PER_CELL];
-	c->ecc_bits = p[ONFI_PP_ECC_BITS];
-	c->timing_modes = (uint16_t)(p[ONFI_PP_TIMING_MODES] | p[ONFI_PP_TIMING_MODES + 1] << 8);
-	while ((1u << c->page_bits) < c->pages_per_block)
-		c->page_bits++;
-	read_unique_id(c, p);
+	c->param_status = (uint8_t)param_page_decode(param, sizeof param, &p);
+	if (c->param_status == PARAM_OK)
+		c->param_status = (uint8_t)param_page_check_rig(&p);
+	if (c->param_status != PARAM_OK)
+		return -1;  /* the geometry stays zero: no block is in range */
+	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);
+	memcpy(c->model, p.model, sizeof c->model);
+	c->page_bytes = p.page_bytes;
+	c->spare_bytes = (uint16_t)p.spare_bytes;
+	c->pages_per_block = p.pages_per_block;
+	c->luns = (uint8_t)p.luns;
+	c->blocks = p.blocks_per_lun * p.luns;
+	c->bits_per_cell = (uint8_t)p.bits_per_cell;
+	c->ecc_bits = (uint8_t)p.ecc_bits;
+	c->ecc_step_bytes = (uint16_t)p.ecc_step_bytes;
+	c->timing_modes = (uint16_t)p.timing_modes;
+	c->page_bits = (uint8_t)p.page_bits;
+	c->block_bits = (uint8_t)p.block_bits;
+	read_unique_id(c, &p);
 	return 0;
 }
 
@@ -191,10 +188,25 @@ struct op_result onfi_set_feature(uint8_t addr, uint32_t params)
 	return run(ONFI_OP_SET_FEATURES);
 }
 
+/* GET FEATURES' first parameter byte */
+static int get_feature(uint8_t addr)
+{
+	onfi_faddr_write(addr);
+	onfi_length_write(4);
+	onfi_buf_addr_write(0);
+	onfi_src_write(ONFI_SRC_BUFFER);
+	if (run(ONFI_OP_GET_FEATURES).timed_out)
+		return -1;
+	return onfi_buffer()[0];
+}
+
+/* the chip confirms the mode by GET FEATURES (as Linux does) before the bus runs at it; -1 leaves both as they were */
 int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 {
-	if (onfi_set_feature(FEATURE_TIMING_MODE, mode).timed_out)
+	if (onfi_set_feature(FEATURE_TIMING_MODE, mode).timed_out || (get_feature(FEATURE_TIMING_MODE) & 0x0F) != mode) {
+		onfi_set_feature(FEATURE_TIMING_MODE, c->mode);
 		return -1;
+	}
 	onfi_mode_write(mode);
 	c->mode = mode;
 	return 0;

@@ -4,20 +4,21 @@
 #include <stdint.h>
 #include "onfi_facts.h"
 #include "capture.h"
+#include "param_page.h"
 
 struct chip {
 	uint8_t id[5];
 	char manufacturer[12], model[20];
-	uint32_t page_bytes, pages_per_block, blocks;
-	uint16_t spare_bytes, timing_modes;
-	uint8_t bits_per_cell, ecc_bits, page_bits, mode;
+	uint32_t page_bytes, pages_per_block, blocks;  /* blocks: all LUNs'; LUN = block >> block_bits */
+	uint16_t spare_bytes, timing_modes, ecc_step_bytes;
+	uint8_t bits_per_cell, ecc_bits, page_bits, block_bits, luns, mode;
+	uint8_t param_status;  /* PARAM_OK, or why the parameter page describes no chip this rig drives */
 	uint8_t capture;  /* CAPTURE_CALIBRATED, or CAPTURE_NO_WINDOW */
 	int8_t rd_trim;  /* the read-capture trim in use */
 	uint16_t trim_pass;  /* trims that read the chip in the current mode (bit i: CAPTURE_TRIM_MIN + i) */
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
 	uint8_t has_uid;  /* the chip gave a unique ID whose complement checked out */
 	uint8_t uid[ONFI_UNIQUE_ID_BYTES];
-	uint8_t param[ONFI_PARAM_PAGE_BYTES * ONFI_PARAM_PAGE_COPIES];
 };
 
 struct op_result {
@@ -29,7 +30,8 @@ struct op_result {
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
 
 uint16_t onfi_crc16(const uint8_t *p, int n);
-/* 0, or -1 when no capture trim reads the chip in mode 0 or no parameter-page copy is valid */
+/* 0, or -1 when no capture trim reads the chip in mode 0, or its parameter page describes no chip this rig
+ * drives (param_status says why; the geometry stays zero, so every chip command is out of range) */
 int onfi_identify(struct chip *c);
 /* sweeps the read-capture trim in the current mode and settles on the centre of the passing window:
  * 0, or -1 (trim unchanged) when no trim reads READ ID "ONFI" and a valid parameter-page copy */
@@ -37,7 +39,7 @@ int onfi_calibrate(struct chip *c);
 
 struct op_result onfi_reset(void);
 int onfi_read_id(uint8_t addr, uint8_t *out, int n);
-int onfi_read_param(uint8_t *out);  /* every copy of the parameter page */
+int onfi_read_param(uint8_t *out);  /* PARAM_PAGE_REPLY_BYTES: the copies, then the extended page */
 struct op_result onfi_set_feature(uint8_t addr, uint32_t params);
 int onfi_set_timing_mode(struct chip *c, uint8_t mode);
 struct op_result onfi_erase(const struct chip *c, uint32_t block);

@@ -2,6 +2,7 @@
  * `python -m nandrig.chip.cheader`: edit the Python, not this file. */
 #ifndef NANDRIG_ONFI_FACTS_H
 #define NANDRIG_ONFI_FACTS_H
+#include <stdint.h>
 
 #define ONFI_PARAM_PAGE_BYTES 256
 #define ONFI_PARAM_PAGE_COPIES 3
@@ -37,6 +38,7 @@ enum {
 	ONFI_PP_REVISION = 4,
 	ONFI_PP_FEATURES = 6,
 	ONFI_PP_OPTIONAL_COMMANDS = 8,
+	ONFI_PP_EXT_PAGE_LENGTH = 12,
 	ONFI_PP_PARAM_PAGES = 14,
 	ONFI_PP_MANUFACTURER = 32,
 	ONFI_PP_MODEL = 44,
@@ -58,7 +60,60 @@ enum {
 	ONFI_PP_T_BERS = 135,
 	ONFI_PP_T_R = 137,
 	ONFI_PP_T_CCS = 139,
+	ONFI_PP_T_ADL = 154,
+	ONFI_PP_VENDOR_REVISION = 164,
 	ONFI_PP_CRC = 254,
 };
+
+/* the extended parameter page */
+#define ONFI_EXT_PAGE_SIGNATURE "EPPS"
+#define ONFI_EXT_PAGE_HEADER_BYTES 32u
+#define ONFI_EXT_PAGE_SECTIONS 8
+#define ONFI_EXT_SECTION_ECC 2
+#define ONFI_EXT_UNIT_BYTES 16u
+#define ONFI_ECC_STEP_DEFAULT 512u
+#define ONFI_ECC_IN_EXT_PAGE 0xFF
+
+/* parameter-page features bits */
+enum {
+	ONFI_FEATURE_BUS_16 = 0x0001,
+	ONFI_FEATURE_MULTI_LUN_OPS = 0x0002,
+	ONFI_FEATURE_EXT_PARAM_PAGE = 0x0080,
+};
+
+/* why a parameter page describes no chip the rig drives (INFO param_status) */
+enum {
+	PARAM_OK = 0,
+	PARAM_ERR_NO_VALID_COPY = 1,
+	PARAM_ERR_REVISION = 2,
+	PARAM_ERR_GEOMETRY = 3,
+	PARAM_ERR_BUS_WIDTH = 4,
+	PARAM_ERR_PAGE_SIZE = 5,
+	PARAM_ERR_ADDRESSING = 6,
+};
+
+/* the ONFI version a revision bit names, 0 for a bit no version has */
+static inline uint32_t onfi_revision_version(int bit)
+{
+	switch (bit) {
+	case 1: return 10;
+	case 2: return 20;
+	case 3: return 21;
+	case 4: return 22;
+	case 5: return 23;
+	default: return 0;
+	}
+}
+
+/* factory bad-block marks by maker (nandrig/chip/vendor.py): which pages carry them */
+#define BAD_BLOCK_MARK 0xFF
+static inline int bbm_last_page_mlc(uint8_t maker)
+{
+	return maker == 0xAD || maker == 0xEC;
+}
+static inline int bbm_first_two_slc(uint8_t maker)
+{
+	return maker == 0x01 || maker == 0x98 || maker == 0xAD || maker == 0xC2 || maker == 0xEC;
+}
 
 #endif

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 5
+#define PROTOCOL_VERSION_MINOR 6
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -18,7 +18,10 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define SCAN_BAD_MAX_BLOCKS 4096
 #define CYCLE_MAX_BLOCKS 256
 #define CYCLE_MAX_ROUNDS 1000000
-#define PARAM_PAGE_REPLY_BYTES 768
+#define PARAM_PAGE_REPLY_BYTES 1024
+#define PAGE_BUFFER_BYTES 32768
+#define MAX_BLOCKS 16384
+#define ROW_BITS 24
 #define READ_ID_BYTES 5
 #define READ_ID_ONFI_BYTES 4
 #define ADVANCE_TEMP_MIN_CENTI_C (-4000)
@@ -338,7 +341,7 @@ enum {
 #define SET_HELLO_REPLY_N(p, v) put_le((p) + 17, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
-#define INFO_REPLY_BYTES 84u
+#define INFO_REPLY_BYTES 88u
 #define INFO_REPLY_READ_ID_OFFSET 0u
 #define INFO_REPLY_READ_ID_SIZE 5u
 #define INFO_REPLY_MANUFACTURER_OFFSET 5u
@@ -377,6 +380,12 @@ enum {
 #define SET_INFO_REPLY_HAS_UNIQUE_ID(p, v) put_le((p) + 67, (uint64_t)(v), 1)
 #define INFO_REPLY_UNIQUE_ID_OFFSET 68u
 #define INFO_REPLY_UNIQUE_ID_SIZE 16u
+#define INFO_REPLY_ECC_STEP_BYTES(p) ((uint16_t)get_le((p) + 84, 2))
+#define SET_INFO_REPLY_ECC_STEP_BYTES(p, v) put_le((p) + 84, (uint64_t)(v), 2)
+#define INFO_REPLY_LUNS(p) ((uint8_t)get_le((p) + 86, 1))
+#define SET_INFO_REPLY_LUNS(p, v) put_le((p) + 86, (uint64_t)(v), 1)
+#define INFO_REPLY_PARAM_STATUS(p) ((uint8_t)get_le((p) + 87, 1))
+#define SET_INFO_REPLY_PARAM_STATUS(p, v) put_le((p) + 87, (uint64_t)(v), 1)
 
 /* READ_ID_HEAD: then n ID bytes */
 #define READ_ID_HEAD_BYTES 1u

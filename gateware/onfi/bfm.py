@@ -69,6 +69,7 @@ class NandBusModel:
         self.log = BusLog()
         g = chip.geometry
         self.page_bits = (g.pages_per_block - 1).bit_length()
+        self.block_bits, self.blocks_per_lun = (g.blocks_per_lun - 1).bit_length(), g.blocks_per_lun
         self.raw = g.raw_page_bytes
         self.register = bytearray(b"\xff" * self.raw)
         self.busy = Busy()
@@ -229,7 +230,9 @@ class NandBusModel:
     def _row(self) -> tuple[int, int]:
         a = self.addr
         row = a[-3] | a[-2] << 8 | a[-1] << 16
-        return row >> self.page_bits, row & ((1 << self.page_bits) - 1)
+        blocks = row >> self.page_bits  # the block within its LUN, then the LUN (ONFI's row address)
+        lun, block = blocks >> self.block_bits, blocks & ((1 << self.block_bits) - 1)
+        return lun * self.blocks_per_lun + block, row & ((1 << self.page_bits) - 1)
 
     def _col(self) -> int:
         return self.addr[0] | self.addr[1] << 8

@@ -5,12 +5,14 @@ from amaranth import Array, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from nandrig.protocol import Limit
+
 
 class PageBuffer(wiring.Component):
     """``size`` bytes. Two ports, each one address for read and write, so it maps onto true dual-port
     block RAM (DP16KD); CPU reads answer one cycle after the address, engine reads two."""
 
-    def __init__(self, size: int = 8192) -> None:
+    def __init__(self, size: int = Limit.PAGE_BUFFER_BYTES) -> None:
         if size % 4 or size & (size - 1):
             raise ValueError("page buffer size must be a power of two")
         self.size = size

@@ -24,6 +24,7 @@ from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
 from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, STATUS_LAYOUT,
                                              OnfiOp, OnfiSource)
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
+from nandrig.protocol import Limit
 
 
 class Byte(enum.IntEnum):
@@ -114,7 +115,7 @@ class OnfiController(wiring.Component):
     With ``bch`` the BCH engine's frontend shares the buffer's engine port: it runs while the
     sequencer idles, and a start of either waits for the other (``bch_ctrl``/``bch_stat``)."""
 
-    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = 8192, max_codewords: int = 32,
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = Limit.PAGE_BUFFER_BYTES, max_codewords: int = 32,
                  bch: BchConfig | None = None) -> None:
         self.clk_hz = clk_hz
         self.buffer_bytes = buffer_bytes

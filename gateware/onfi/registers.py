@@ -5,6 +5,8 @@ import enum
 
 from amaranth.lib import data
 
+from nandrig.protocol import Limit
+
 
 class OnfiOp(enum.IntEnum):
     RESET = 0
@@ -32,7 +34,8 @@ CONTROL = [
               "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
               "the firmware, READ_UNIQUE_ID)"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
-    ("row", 24, "Row address: page | block << page bits"),
+    ("row", Limit.ROW_BITS, "Row address: page | block << page bits | LUN << (page + block bits), each field "
+                            "as wide as its count rounded up to a power of two"),
     ("col", 16, "Column address (byte within the page)"),
     ("length", 16, "Data bytes to transfer"),
     ("buf_addr", 16, "Page-buffer byte address the transfer starts at"),

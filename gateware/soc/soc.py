@@ -21,7 +21,7 @@ from nandrig.gateware.onfi.timing import trim_range
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
 NANDBUF_BASE = 0x9000_0000
-NANDBUF_SIZE = 0x2000
+NANDBUF_SIZE = Limit.PAGE_BUFFER_BYTES
 
 
 class VirtualTime(Module, AutoCSR):

@@ -15,7 +15,12 @@ class Geometry:
     page_bytes: int
     spare_bytes: int
     pages_per_block: int
-    blocks: int
+    blocks: int  # all LUNs'
+    luns: int = 1  # block b is on LUN b // blocks_per_lun
+
+    @property
+    def blocks_per_lun(self) -> int:
+        return self.blocks // self.luns
 
     @property
     def raw_page_bytes(self) -> int:

@@ -1,20 +1,23 @@
-"""What ONFI says every chip has: status bits, feature addresses, READ ID, the parameter-page codec.
+"""What ONFI says every chip has: status bits, feature addresses, READ ID, parameter-page offsets and CRC.
 
-Layout per ONFI 2.2, section 5.7 (parameter page data structure); only the
-fields a characterization rig uses are filled, the rest are zero. Integers are
-little-endian; the CRC-16 (polynomial 0x8005, initial 0x4F4E, no reflection,
-no final XOR) covers bytes 0-253 and sits in bytes 254-255.
+The parameter-page codec is :mod:`nandrig.chip.param_page`. Integers in the page are little-endian; the
+CRC-16 (polynomial 0x8005, initial 0x4F4E, no reflection, no final XOR) covers bytes 0-253 and sits in
+bytes 254-255.
 """
 from __future__ import annotations
 
 import enum
-import struct
-from dataclasses import dataclass
-
-from nandrig.errors import NandrigError
 
 PARAM_PAGE_BYTES = 256
-PARAM_PAGE_COPIES = 3
+PARAM_PAGE_COPIES = 3  # copies a host searches for one whose CRC holds (as Linux's nand_onfi_detect)
+PARAM_DUMP_BYTES = 1024  # what the rig reads with READ PARAMETER PAGE: the copies, then the extended page
+EXT_PAGE_SIGNATURE = b"EPPS"
+EXT_PAGE_HEADER_BYTES = 32  # CRC, signature, reserved, eight (type, length) section descriptors
+EXT_PAGE_SECTIONS = 8
+EXT_SECTION_ECC = 2  # section type of the ECC information block
+EXT_UNIT_BYTES = 16  # the extended page's lengths count 16-byte units
+ECC_STEP_DEFAULT = 512  # byte 112 counts bits per 512 bytes
+ECC_IN_EXT_PAGE = 0xFF  # byte 112's "see the extended parameter page"
 CRC16_INIT = 0x4F4E  # ONFI's CRC-16: x^16 + x^15 + x^2 + 1, initial value 4F4Eh, MSB first
 CRC16_POLY = 0x8005
 READ_ID_ONFI_ADDRESS = 0x20  # READ ID here answers "ONFI"
@@ -27,6 +30,40 @@ class OptionalCommand(enum.IntFlag):
 
     GET_SET_FEATURES = 1 << 2
     READ_UNIQUE_ID = 1 << 5
+
+
+class ParamFeature(enum.IntFlag):
+    """The parameter page's features bits (bytes 6-7) a rig acts on."""
+
+    BUS_16 = 1 << 0  # 16-bit data bus
+    MULTI_LUN_OPS = 1 << 1
+    EXT_PARAM_PAGE = 1 << 7  # an extended parameter page follows the copies (ONFI 2.1+)
+
+
+# revision bits (bytes 4-5) and the ONFI version each means; a page with none of them is not one a host can trust
+REVISION_BITS = {1: 10, 2: 20, 3: 21, 4: 22, 5: 23}
+
+
+class ParamError(enum.IntEnum):
+    """Why a parameter-page dump cannot describe a chip the rig drives: host and firmware name the same field."""
+
+    OK = 0
+    NO_VALID_COPY = 1  # no copy's CRC holds, and the bit-wise majority of the copies fails it too
+    REVISION = 2  # no known ONFI revision bit is set
+    GEOMETRY = 3  # a zero page size, pages per block, blocks per LUN or LUN count
+    BUS_WIDTH = 4  # a 16-bit data bus: the adapter wires DQ0-7 only
+    PAGE_SIZE = 5  # data + spare beyond the rig's page buffer
+    ADDRESSING = 6  # the row address (LUN, block, page bits) does not fit the row cycles, or too many blocks
+
+
+PARAM_ERROR_TEXT = {
+    ParamError.NO_VALID_COPY: "no parameter-page copy passes its CRC, nor their bit-wise majority",
+    ParamError.REVISION: "revision (bytes 4-5) names no ONFI version this rig knows",
+    ParamError.GEOMETRY: "geometry (bytes 80-100) has a zero page size, block size, block count or LUN count",
+    ParamError.BUS_WIDTH: "features bit 0 says a 16-bit data bus; the adapter drives DQ0-7 only",
+    ParamError.PAGE_SIZE: "page_bytes + spare_bytes (bytes 80-85) exceed the rig's page buffer",
+    ParamError.ADDRESSING: "LUN, block and page addresses (bytes 92-101) do not fit the rig's row address",
+}
 
 
 class StatusBit(enum.IntFlag):
@@ -52,7 +89,8 @@ class ParamOffset(enum.IntEnum):
     REVISION = 4
     FEATURES = 6
     OPTIONAL_COMMANDS = 8
-    PARAM_PAGES = 14
+    EXT_PAGE_LENGTH = 12  # in 16-byte units
+    PARAM_PAGES = 14  # copies of the page
     MANUFACTURER = 32
     MODEL = 44
     JEDEC_ID = 64
@@ -73,6 +111,8 @@ class ParamOffset(enum.IntEnum):
     T_BERS = 135
     T_R = 137
     T_CCS = 139
+    T_ADL = 154
+    VENDOR_REVISION = 164
     CRC = 254
 
 
@@ -86,82 +126,6 @@ def onfi_crc16(data: bytes, crc: int = CRC16_INIT) -> int:
             crc = ((crc << 1) ^ CRC16_POLY) if crc & 0x8000 else (crc << 1)
             crc &= 0xFFFF
     return crc
-
-
-@dataclass(frozen=True)
-class ParameterPage:
-    manufacturer: str
-    model: str
-    jedec_id: int
-    page_bytes: int
-    spare_bytes: int
-    pages_per_block: int
-    blocks_per_lun: int
-    luns: int
-    bits_per_cell: int
-    max_bad_blocks_per_lun: int
-    endurance_cycles: int
-    programs_per_page: int
-    ecc_bits: int
-    timing_modes: tuple[int, ...]
-    t_prog_max_us: int
-    t_bers_max_us: int
-    t_r_max_us: int
-    row_address_cycles: int = 3
-    column_address_cycles: int = 2
-    revision_bits: int = 0x001E  # ONFI 1.0, 2.0, 2.1, 2.2
-    t_ccs_ns: int = 500  # change-column setup; ONFI's default, which a part may lower
-    optional_commands: int = OptionalCommand.GET_SET_FEATURES
-
-    def encode(self) -> bytes:
-        p = bytearray(PARAM_PAGE_BYTES)
-        p[O.SIGNATURE:O.SIGNATURE + 4] = b"ONFI"
-        struct.pack_into("<H", p, O.REVISION, self.revision_bits)
-        struct.pack_into("<H", p, O.OPTIONAL_COMMANDS, self.optional_commands)
-        p[O.PARAM_PAGES] = PARAM_PAGE_COPIES
-        p[O.MANUFACTURER:O.MODEL] = self.manufacturer.encode("ascii")[:12].ljust(12)
-        p[O.MODEL:O.JEDEC_ID] = self.model.encode("ascii")[:20].ljust(20)
-        p[O.JEDEC_ID] = self.jedec_id
-        struct.pack_into("<IH", p, O.PAGE_BYTES, self.page_bytes, self.spare_bytes)
-        struct.pack_into("<II", p, O.PAGES_PER_BLOCK, self.pages_per_block, self.blocks_per_lun)
-        p[O.LUNS] = self.luns
-        p[O.ADDRESS_CYCLES] = (self.column_address_cycles << 4) | self.row_address_cycles
-        p[O.BITS_PER_CELL] = self.bits_per_cell
-        struct.pack_into("<H", p, O.MAX_BAD_BLOCKS, self.max_bad_blocks_per_lun)
-        p[O.ENDURANCE], p[O.ENDURANCE + 1] = _endurance(self.endurance_cycles)
-        p[O.GUARANTEED_BLOCKS] = 1  # block 0 guaranteed valid
-        p[O.PROGRAMS_PER_PAGE] = self.programs_per_page
-        p[O.ECC_BITS] = self.ecc_bits
-        struct.pack_into("<H", p, O.TIMING_MODES, sum(1 << m for m in self.timing_modes))
-        struct.pack_into("<HHHH", p, O.T_PROG, self.t_prog_max_us, self.t_bers_max_us, self.t_r_max_us, self.t_ccs_ns)
-        struct.pack_into("<H", p, O.CRC, onfi_crc16(bytes(p[:O.CRC])))
-        return bytes(p)
-
-    @classmethod
-    def decode(cls, raw: bytes) -> "ParameterPage":
-        if len(raw) < PARAM_PAGE_BYTES or raw[O.SIGNATURE:O.SIGNATURE + 4] != b"ONFI":
-            raise NandrigError("parameter page lacks the ONFI signature")
-        (crc,) = struct.unpack_from("<H", raw, O.CRC)
-        if onfi_crc16(raw[:O.CRC]) != crc:
-            raise NandrigError("parameter page CRC mismatch")
-        page_bytes, spare = struct.unpack_from("<IH", raw, O.PAGE_BYTES)
-        ppb, bpl = struct.unpack_from("<II", raw, O.PAGES_PER_BLOCK)
-        (modes,) = struct.unpack_from("<H", raw, O.TIMING_MODES)
-        tprog, tbers, tr, tccs = struct.unpack_from("<HHHH", raw, O.T_PROG)
-        return cls(
-            manufacturer=raw[O.MANUFACTURER:O.MODEL].decode("ascii", "replace").rstrip(),
-            model=raw[O.MODEL:O.JEDEC_ID].decode("ascii", "replace").rstrip(),
-            jedec_id=raw[O.JEDEC_ID], page_bytes=page_bytes, spare_bytes=spare, pages_per_block=ppb,
-            blocks_per_lun=bpl, luns=raw[O.LUNS], bits_per_cell=raw[O.BITS_PER_CELL],
-            max_bad_blocks_per_lun=struct.unpack_from("<H", raw, O.MAX_BAD_BLOCKS)[0],
-            endurance_cycles=raw[O.ENDURANCE] * 10 ** raw[O.ENDURANCE + 1], programs_per_page=raw[O.PROGRAMS_PER_PAGE],
-            ecc_bits=raw[O.ECC_BITS],
-            timing_modes=tuple(m for m in range(6) if modes >> m & 1),
-            t_prog_max_us=tprog, t_bers_max_us=tbers, t_r_max_us=tr, t_ccs_ns=tccs,
-            row_address_cycles=raw[O.ADDRESS_CYCLES] & 0xF, column_address_cycles=raw[O.ADDRESS_CYCLES] >> 4,
-            revision_bits=struct.unpack_from("<H", raw, O.REVISION)[0],
-            optional_commands=struct.unpack_from("<H", raw, O.OPTIONAL_COMMANDS)[0],
-        )
 
 
 def unique_id_copies(uid: bytes) -> bytes:
@@ -179,23 +143,3 @@ def decode_unique_id(raw: bytes) -> bytes | None:
         if all(a ^ b == 0xFF for a, b in zip(uid, inv)):
             return bytes(uid)
     return None
-
-
-def decode_first_valid(raw: bytes) -> ParameterPage:
-    """Parse the redundant copies in order, falling back past a CRC mismatch."""
-    errors = []
-    for i in range(len(raw) // PARAM_PAGE_BYTES):
-        try:
-            return ParameterPage.decode(raw[i * PARAM_PAGE_BYTES:(i + 1) * PARAM_PAGE_BYTES])
-        except NandrigError as e:
-            errors.append(f"copy {i}: {e}")
-    raise NandrigError("no valid parameter page copy (" + "; ".join(errors) + ")")
-
-
-def _endurance(cycles: int) -> tuple[int, int]:
-    """ONFI's (value, power of ten) pair for the rated endurance."""
-    exp = 0
-    while cycles > 255:
-        cycles //= 10
-        exp += 1
-    return cycles, exp

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 5)
+VERSION = (1, 6)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -33,7 +33,10 @@ class Limit:
     SCAN_BAD_MAX_BLOCKS = 4096  # per SCAN_BAD request
     CYCLE_MAX_BLOCKS = 256  # per CYCLE request
     CYCLE_MAX_ROUNDS = 1_000_000  # per CYCLE request: longer campaigns send several
-    PARAM_PAGE_REPLY_BYTES = 768  # three 256-byte copies
+    PARAM_PAGE_REPLY_BYTES = 1024  # READ PARAMETER PAGE's first bytes: three 256-byte copies, the extended page
+    PAGE_BUFFER_BYTES = 32768  # the controller's page buffer: a chip's data + spare must fit
+    MAX_BLOCKS = 16384  # blocks (all LUNs) whose factory marks the rig remembers
+    ROW_BITS = 24  # the controller's row address: page, block and LUN bits
     READ_ID_BYTES = 5  # at address 0x00 (manufacturer, device, three more)
     READ_ID_ONFI_BYTES = 4  # at any other address ("ONFI" at 0x20)
     ADVANCE_TEMP_MIN_CENTI_C = -4000  # -40 degC
@@ -222,14 +225,15 @@ INFO_REPLY = layout(
     ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
     ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
     ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"), ("has_unique_id", "u8"),
-    ("unique_id", "bytes16"))
+    ("unique_id", "bytes16"), ("ecc_step_bytes", "u16"), ("luns", "u8"), ("param_status", "u8"))
 # what each INFO field means (docs/protocol.md's INFO table)
 INFO_FIELDS = {
     "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
     "model": "model (ASCII, space padded)", "page_bytes": "data bytes per page", "spare_bytes": "spare bytes per page",
     "pages_per_block": "pages per block", "blocks": "blocks", "bits_per_cell": "bits per cell",
     "timing_modes": "timing modes supported (bit i = mode i)", "timing_mode": "current timing mode",
-    "ecc_bits": "ECC bits required by the chip (parameter page byte 112)",
+    "ecc_bits": "ECC bits the chip requires per ecc_step_bytes (byte 112, or the extended page's ECC section when "
+                "byte 112 is 0xFF); 0 when the chip gives none",
     "codeword_bytes": "rig codeword_bytes for READ's per-codeword counts",
     "t_max": "rig t_max (0 when the rig has no decoder)", "capabilities": "capabilities",
     "capture": "start-up read-capture calibration: 0 calibrated, 1 no passing window (chip left at mode 0)",
@@ -237,6 +241,10 @@ INFO_FIELDS = {
     "trim_pass": "trims that read the chip correctly in the current mode (bit i: trim CAPTURE_TRIM_MIN + i)",
     "has_unique_id": "1 when the chip lists READ UNIQUE ID and a copy's complement checked out, else 0",
     "unique_id": "the chip's ONFI unique ID (zeros without one): who this physical chip is",
+    "ecc_step_bytes": "data bytes per ecc_bits (512 from byte 112; the extended page's codeword size)",
+    "luns": "LUNs (parameter page byte 100); blocks counts all of them, LUN = block / (blocks / luns)",
+    "param_status": "0, or why the parameter page describes no chip this rig drives (ParamError: the geometry "
+                    "fields are then zero and chip commands answer OUT_OF_RANGE)",
 }
 READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))
@@ -291,7 +299,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.INFO, (EMPTY_REQ,), ("see below",), cached=False),
     Command(Opcode.RESET, (EMPTY_REQ,), ("u8 chip_status",)),
     Command(Opcode.READ_ID, (READ_ID_REQ,), (READ_ID_HEAD, "n bytes"), cached=False),
-    Command(Opcode.READ_PARAM_PAGE, (EMPTY_REQ,), ("768 bytes (three 256-byte copies)",), cached=False),
+    Command(Opcode.READ_PARAM_PAGE, (EMPTY_REQ,), ("1024 bytes: three 256-byte copies, then the extended parameter page's copies",), cached=False),
     Command(Opcode.SCAN_BAD, (SCAN_BAD_REQ,),
             ("ceil(count/8) bytes: bit i (LSB first) set when block first+i carries a factory bad-block mark",),
             long=True),

@@ -2,7 +2,8 @@ import crcmod
 import pytest
 
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip
-from nandrig.chip.onfi import ParameterPage, decode_first_valid, onfi_crc16
+from nandrig.chip.onfi import onfi_crc16
+from nandrig.chip.param_page import decode_dump
 from nandrig.boards.sim.profile import load_profile, profile_names
 from nandrig.errors import NandrigError
 
@@ -14,17 +15,17 @@ ONFI_CRC = crcmod.mkCrcFun(0x18005, initCrc=0x4F4E, rev=False, xorOut=0)
 def test_parameter_page_crc_and_geometry_round_trip(name):
     chip = VirtualChip(name, seed=1)
     raw = chip.read_parameter_page()
-    assert len(raw) == 3 * 256
     for i in range(3):
         copy = raw[i * 256:(i + 1) * 256]
         assert copy[:4] == b"ONFI"
         assert int.from_bytes(copy[254:256], "little") == ONFI_CRC(copy[:254])
-    pp = decode_first_valid(raw)
+    d = decode_dump(raw)
+    pp = d.page
     g = chip.geometry
     assert (pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun) == (
         g.page_bytes, g.spare_bytes, g.pages_per_block, g.blocks)
     assert pp.bits_per_cell == 2 and pp.timing_modes == (0, 1, 2, 3, 4, 5)
-    assert pp.manufacturer == "NANDRIG" and pp.ecc_bits > 0 and pp.endurance_cycles == 10000
+    assert pp.manufacturer == "NANDRIG" and d.ecc.bits > 0 and pp.endurance_cycles == 10000
 
 
 def test_mlc3x_geometry_is_the_issue_s():
@@ -41,20 +42,20 @@ def test_crc_matches_independent_engine_on_arbitrary_data():
 def test_corrupt_first_copy_falls_back_to_the_next():
     raw = bytearray(VirtualChip("mlc-small").read_parameter_page())
     raw[90] ^= 0x40
-    assert decode_first_valid(bytes(raw)).page_bytes == 2048
-    raw[256 + 90] ^= 0x40
-    raw[512 + 90] ^= 0x40
-    with pytest.raises(NandrigError, match="no valid parameter page"):
-        decode_first_valid(bytes(raw))
-    with pytest.raises(NandrigError, match="signature"):
-        ParameterPage.decode(b"JUNK" + bytes(252))
+    assert decode_dump(bytes(raw)).page.page_bytes == 2048 and decode_dump(bytes(raw)).copy == 1
+    raw[256 + 91] ^= 0x40
+    raw[512 + 92] ^= 0x40  # every copy damaged, each in another place: the majority still holds
+    assert decode_dump(bytes(raw)).copy is None and decode_dump(bytes(raw)).page.page_bytes == 2048
+    raw[512 + 90] ^= 0x40  # two copies damaged alike: the majority is damaged too
+    with pytest.raises(NandrigError, match="no parameter-page copy passes its CRC"):
+        decode_dump(bytes(raw))
 
 
 def test_read_id():
     chip = VirtualChip("mlc-3x")
     assert chip.read_id(0x20) == b"ONFI"
     ident = chip.read_id(0x00)
-    assert ident[0] == 0xEC and len(ident) == 5
+    assert ident[0] == 0x4E and len(ident) == 5
 
 
 def test_features_read_retry_and_timing_mode():

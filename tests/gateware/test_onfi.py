@@ -9,7 +9,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from nandrig.boards.sim.chip import STATUS_FAIL, VirtualChip
-from nandrig.chip.onfi import decode_first_valid
+from nandrig.chip.param_page import decode_dump
 from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.gateware.onfi import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.bfm import ns_per_byte
@@ -237,7 +237,7 @@ def test_identity_parameter_page_and_features():
     (jedec, onfi, param, feat), bfm = run(chip, script)
     assert bfm.log.violation_count == 0
     assert jedec == chip.read_id(0x00) and onfi == b"ONFI"
-    assert decode_first_valid(param) == chip.profile.parameter_page()
+    assert decode_dump(param).page == chip.profile.parameter_page()
     assert feat == bytes([3, 0, 0, 0])
 
 

@@ -28,8 +28,8 @@ def test_hello_info_and_identity():
     assert rig.hello_info.kind == P.RigKind.VIRTUAL and rig.hello_info.version == P.VERSION
     info = rig.info()
     assert (info.page_bytes, info.spare_bytes, info.pages_per_block, info.blocks) == (2048, 64, 32, 16)
-    assert rig.read_id(0x20) == b"ONFI" and rig.read_id(0)[0] == 0xEC
-    assert len(rig.read_param_page()) == 768
+    assert rig.read_id(0x20) == b"ONFI" and rig.read_id(0)[0] == 0x4E
+    assert len(rig.read_param_page()) == P.Limit.PARAM_PAGE_REPLY_BYTES
 
 
 def test_version_mismatch():
