@@ -58,9 +58,12 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
         ident = rig.read_id(0x00)
         onfi = rig.read_id(0x20)
     pp = decoded.page
+    notes = list(decoded.notes) + ([] if onfi == b"ONFI" else [f"READ ID 20h gave {onfi!r}, not b'ONFI'"])
+    if ident[:1] != bytes([pp.jedec_id]):  # hosts take the maker (and its bad-block rule) from READ ID
+        notes.append(f"READ ID byte 0 (0x{ident[0]:02x}) is not the parameter page's JEDEC byte (0x{pp.jedec_id:02x})")
     out = {
         "rig": hello.identity, "rig_kind": hello.kind.name.lower(), "protocol": ".".join(map(str, hello.version)),
-        "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"), **decoded.fields(),
+        "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"), **decoded.fields(), "notes": notes,
         "blocks": info.blocks, "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
         "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
@@ -76,12 +79,14 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
     passing = info.passing_trims
     click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} cycles (passing: "
                f"{' '.join(f'{t:+d}' for t in passing)})")
+    for note in notes:
+        click.echo(f"note:     {note}")
 
 
 def _geometry_line(d) -> str:
     p = d.page
     return (f"{p.page_bytes}+{p.spare_bytes}-byte pages, {p.pages_per_block} pages/block, {p.blocks_per_lun} blocks "
-            f"x {p.luns} LUN{'s' if p.luns > 1 else ''}, {p.bits_per_cell} bits/cell, x{p.bus_width}")
+            f"x {p.luns} LUN{'s' if p.luns > 1 else ''}, {p.bits_per_cell}-bit cells, x{p.bus_width}")
 
 
 def _onfi_line(d) -> str:

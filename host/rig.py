@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -413,13 +414,26 @@ class Rig:
             raise NandrigError("program needs either a pattern seed or data")
         flags = (ProgramFlag.FORCE if force else 0) | (ProgramFlag.EXPLICIT if data is not None else 0)
         body = P.PROGRAM_HEAD.pack(block, page, t, flags) + (bytes(data) if data is not None else P.PATTERN_SEED.pack(seed))
+        if len(body) > P.MAX_PAYLOAD:
+            raise NandrigError(f"{len(data)} bytes of page data do not fit one request (at most "
+                               f"{P.MAX_PAYLOAD - P.PROGRAM_HEAD.size}): program a pattern seed instead")
         f = self.call(Opcode.PROGRAM, body, ok=(Err.OK, Err.CHIP_FAIL))
         return ChipResult(*P.CHIP_RESULT.unpack(f.payload))
 
     def read(self, block: int, page: int, *, seed: int | None = None, t: int = 0, raw: bool = False) -> ReadResult:
-        flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if raw else 0)
+        """With ``raw``, the page's bytes too: in READ's reply when they fit a frame, else from the rig's page
+        buffer (READ_BUFFER) right after."""
+        info = self.info()
+        inline = raw and P.read_reply_bytes(info.page_bytes, info.spare_bytes, info.codeword_bytes) <= P.MAX_PAYLOAD
+        flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if inline else 0)
         f = self.call(Opcode.READ, P.READ_REQ.pack(block, page, t, flags, seed or 0))
-        return _read_result(f.payload, raw)
+        result = _read_result(f.payload, inline)
+        if raw and not inline:
+            n = info.raw_page_bytes
+            data = b"".join(self.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k))).payload
+                            for k in range(0, n, P.MAX_PAYLOAD))
+            result = dataclasses.replace(result, data=data)
+        return result
 
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
     def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:

@@ -3,6 +3,7 @@ every one ends with one line on stderr and a non-zero exit, no traceback, and th
 are left byte for byte as they were. The table (command, exit code, the line) is written to
 build/bad-inputs.md."""
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,10 @@ CASES = [
     (("rig", "read", *SIM, "--db", "{db}", "--block", "99", "--page", "0"), "--block 99"),
     (("rig", "program", *SIM, "--db", "{db}", "--block", "6", "--page", "999"), "--page 999"),
     (("rig", "selftest", *SIM, "--block", "-1"), "--block"),
+    (("rig", "decode-param-page", "{tmp}/garbage.csv"), "no parameter-page copy passes its CRC"),
+    (("rig", "decode-param-page", "{tmp}/none.bin"), "none.bin"),
+    (("run", "endurance", "--rig", "sim", "--chip", "{tmp}/mlc-32k.json", "--db", "{db}", "--blocks", "1-2"),
+     "exceed the rig's page buffer"),
     (("sim", "serve", "--port", "99999"), "--port"),
     (("bench", "fit", "--repeats", "0"), "--repeats"),
     (("board", "build", "no-such-board"), "BOARD"),
@@ -90,6 +95,9 @@ def bench(tmp_path_factory):
         store.close()
     (tmp / "empty.csv").write_text("")
     (tmp / "garbage.csv").write_text("pe,retention_h\n1,2\n")
+    big = json.loads((ROOT / "boards/sim/profiles/mlc-16k.json").read_text())  # pages beyond the page buffer
+    big.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
+    (tmp / "mlc-32k.json").write_text(json.dumps(big))
     return tmp, db
 
 

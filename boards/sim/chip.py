@@ -142,11 +142,16 @@ class VirtualChip:
         self._time_scale = math.exp(t.chip_sigma * rng.generator(rng.TIMING, self.seed, -1).standard_normal())
 
     def _factory_bad(self) -> frozenset[int]:
-        """Blocks the factory found bad: each with the profile's rate, block 0 never; a die with more than the
+        """Blocks the factory found bad: each with the profile's rate, block 0 never; a LUN with more than the
         parameter page's maximum fails the factory's screen, so the worst of them are what a part ships with."""
         g, d = self.geometry, self.profile.defects
-        draws = sorted((rng.uniform(rng.DEFECT, self.seed, b, 0), b) for b in range(1, g.blocks))
-        return frozenset(b for u, b in draws[:self.profile.onfi["max_bad_blocks"]] if u < d.factory_bad_rate)
+        bad: set[int] = set()
+        for lun in range(g.luns):
+            first = lun * g.blocks_per_lun
+            draws = sorted((rng.uniform(rng.DEFECT, self.seed, b, 0), b)
+                           for b in range(max(first, 1), first + g.blocks_per_lun))
+            bad.update(b for u, b in draws[:self.profile.onfi["max_bad_blocks"]] if u < d.factory_bad_rate)
+        return frozenset(bad)
 
     def _marked_block(self) -> Block:
         """A factory-bad block: the first spare byte zero on each page the maker's convention names."""

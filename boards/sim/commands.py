@@ -204,12 +204,20 @@ class ChipCommands:
         self._block(block)
         self._page(page)
         self._flags(flags, P.all_flags(ReadFlag))
-        if t > self.t_max:
+        g = self.chip.geometry
+        if t > self.t_max or (flags & ReadFlag.RAW and P.read_reply_bytes(g.page_bytes, g.spare_bytes,
+                                                                          self.codeword_bytes) > P.MAX_PAYLOAD):
             raise Reject(Err.BAD_PARAMETER)
         r = self.chip.read(block, page)
         if self.wiring.dq_faulty:
             r = dataclasses.replace(r, data=self.wiring.apply_bytes(r.data))
         return self._read_reply(r, block, page, t, flags, seed)[0]
+
+    def _cmd_read_buffer(self, req: Frame, io: RigIO) -> bytes:
+        offset, count = self._args(req, P.READ_BUFFER_REQ)
+        if self.ident is None or count < 1 or count > P.MAX_PAYLOAD or offset + count > self.chip.geometry.raw_page_bytes:
+            raise Reject(Err.OUT_OF_RANGE)
+        return self.page_buffer[offset:offset + count].ljust(count, b"\xff")
 
     def _read_reply(self, r, block: int, page: int, t: int, flags: int, seed: int) -> tuple[bytes, int, int]:
         """READ's reply for a page as read, decoded at t; with the bits corrected and the data codewords
@@ -233,6 +241,7 @@ class ChipCommands:
                 failed += corrected < 0
                 corrected_bits += max(corrected, 0)
             out += P.CODEWORD_COUNTS.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
+        self.page_buffer = bytes(data)
         if flags & ReadFlag.RAW:
             out += data
         return bytes(out), corrected_bits, failed

@@ -65,6 +65,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.session = 0
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
         self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
+        self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
         self.flares = rig_flares.RigFlares(self.t_max)

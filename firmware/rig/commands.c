@@ -9,6 +9,14 @@ static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
 
 uint32_t raw_bytes(void) { return rig.chip->page_bytes + rig.chip->spare_bytes; }
 
+/* READ's reply with the raw page: its head, a count per codeword (data, then the spare), the page */
+static uint32_t raw_reply_bytes(void)
+{
+	const struct chip *c = rig.chip;
+	uint32_t n_cw = (c->page_bytes + RIG_CODEWORD_BYTES - 1) / RIG_CODEWORD_BYTES + (c->spare_bytes ? 1 : 0);
+	return READ_HEAD_BYTES + n_cw * CODEWORD_COUNTS_BYTES + raw_bytes();
+}
+
 int check_blocks(uint32_t first, uint32_t count)
 {
 	return count >= 1 && first < rig.chip->blocks && count <= rig.chip->blocks - first ? E_OK : E_OUT_OF_RANGE;
@@ -233,13 +241,26 @@ uint32_t cmd_read(const struct request *q, uint8_t *out, int *st)
 	uint32_t seed = page_seed(READ_REQ_PATTERN_SEED(q->payload), block, page);
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
-	if (flags & ~READ_FLAGS_ALL || t > rig.t_max)
+	if (flags & ~READ_FLAGS_ALL || t > rig.t_max || (flags & READ_FLAG_RAW && raw_reply_bytes() > MAX_PAYLOAD))
 		FAIL(E_BAD_PARAMETER);
 	struct op_result r = read_page(block, page, flags, seed);
 	if (r.timed_out)
 		FAIL(E_TIMEOUT);
 	struct decoded d = {0, 0};
 	return ecc_read_reply(rig.chip, r, t, flags, seed, out, &d);
+}
+
+/* the page as the last READ left it in the buffer: what a page too large for READ's raw reply is read by */
+uint32_t cmd_read_buffer(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(READ_BUFFER_REQ);
+	uint32_t offset = READ_BUFFER_REQ_OFFSET(q->payload), count = READ_BUFFER_REQ_COUNT(q->payload);
+	if (!rig.chip->blocks || count < 1 || count > MAX_PAYLOAD || offset + count > raw_bytes())
+		FAIL(E_OUT_OF_RANGE);
+	volatile uint8_t *buf = onfi_buffer();
+	for (uint32_t i = 0; i < count; i++)
+		out[i] = buf[offset + i];
+	return count;
 }
 
 uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)

@@ -9,6 +9,7 @@ uint32_t cmd_reset(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read_id(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read_param_page(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_scan_bad(const struct request *q, uint8_t *out, int *st);
+uint32_t cmd_read_buffer(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_erase(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_program(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read(const struct request *q, uint8_t *out, int *st);

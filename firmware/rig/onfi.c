@@ -15,17 +15,6 @@ static uint64_t advanced_ns;
 
 volatile uint8_t *onfi_buffer(void) { return (volatile uint8_t *)NANDBUF_BASE; }
 
-uint16_t onfi_crc16(const uint8_t *p, int n)
-{
-	uint16_t crc = ONFI_CRC16_INIT;
-	for (int i = 0; i < n; i++) {
-		crc ^= (uint16_t)p[i] << 8;
-		for (int k = 0; k < 8; k++)
-			crc = (crc & 0x8000) ? (uint16_t)(crc << 1 ^ ONFI_CRC16_POLY) : (uint16_t)(crc << 1);
-	}
-	return crc;
-}
-
 static void start(int op)
 {
 	onfi_op_write(op);

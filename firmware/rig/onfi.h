@@ -29,7 +29,6 @@ struct op_result {
 
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
 
-uint16_t onfi_crc16(const uint8_t *p, int n);
 /* 0, or -1 when no capture trim reads the chip in mode 0, or its parameter page describes no chip this rig
  * drives (param_status says why; the geometry stays zero, so every chip command is out of range) */
 int onfi_identify(struct chip *c);

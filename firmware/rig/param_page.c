@@ -12,7 +12,7 @@ static uint32_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static uint16_t crc16(const uint8_t *p, uint32_t n)
+uint16_t onfi_crc16(const uint8_t *p, uint32_t n)
 {
 	uint16_t crc = ONFI_CRC16_INIT;
 	for (uint32_t i = 0; i < n; i++) {
@@ -23,7 +23,7 @@ static uint16_t crc16(const uint8_t *p, uint32_t n)
 	return crc;
 }
 
-static int copy_ok(const uint8_t *p) { return crc16(p, ONFI_PP_CRC) == le(p + ONFI_PP_CRC, 2); }
+static int copy_ok(const uint8_t *p) { return onfi_crc16(p, ONFI_PP_CRC) == le(p + ONFI_PP_CRC, 2); }
 
 static uint32_t ncopies(uint32_t len)
 {
@@ -61,7 +61,7 @@ static void ext_ecc(const uint8_t *raw, uint32_t len, struct param_info *o, cons
 	    || start + n > len)
 		return;
 	const uint8_t *e = raw + start;
-	if (crc16(e + 2, n - 2) != le(e, 2) || memcmp(e + 2, ONFI_EXT_PAGE_SIGNATURE, 4))
+	if (onfi_crc16(e + 2, n - 2) != le(e, 2) || memcmp(e + 2, ONFI_EXT_PAGE_SIGNATURE, 4))
 		return;
 	uint32_t cursor = ONFI_EXT_PAGE_HEADER_BYTES;
 	for (int s = 0; s < ONFI_EXT_PAGE_SECTIONS; s++) {

@@ -15,6 +15,7 @@ struct param_info {
 	char manufacturer[12], model[20];
 };
 
+uint16_t onfi_crc16(const uint8_t *p, uint32_t n);  /* ONFI's CRC-16 (parameter pages, the extended page) */
 /* the first copy whose CRC holds in the first ONFI_PARAM_PAGE_COPIES of raw (len bytes), or -1 */
 int param_page_valid_copy(const uint8_t *raw, uint32_t len);
 /* decodes a READ PARAMETER PAGE dump (copies, then the extended page): PARAM_OK or a PARAM_ERR_* */

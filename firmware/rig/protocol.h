@@ -49,6 +49,7 @@ enum {
 	OP_PROGRAM = 0x11,
 	OP_READ = 0x12,
 	OP_SET_READ_OFFSET = 0x13,
+	OP_READ_BUFFER = 0x17,
 	OP_CYCLE = 0x14,
 	OP_MEASURE = 0x15,
 	OP_READ_DISTURB = 0x16,
@@ -311,6 +312,13 @@ enum {
 #define SET_FLARES_PROGRAM_REQ_PATTERN_SEED(p, v) put_le((p) + 7, (uint64_t)(v), 4)
 #define FLARES_PROGRAM_REQ_PE(p) ((uint32_t)get_le((p) + 11, 4))
 #define SET_FLARES_PROGRAM_REQ_PE(p, v) put_le((p) + 11, (uint64_t)(v), 4)
+
+/* READ_BUFFER_REQ */
+#define READ_BUFFER_REQ_BYTES 4u
+#define READ_BUFFER_REQ_OFFSET(p) ((uint16_t)get_le((p) + 0, 2))
+#define SET_READ_BUFFER_REQ_OFFSET(p, v) put_le((p) + 0, (uint64_t)(v), 2)
+#define READ_BUFFER_REQ_COUNT(p) ((uint16_t)get_le((p) + 2, 2))
+#define SET_READ_BUFFER_REQ_COUNT(p, v) put_le((p) + 2, (uint64_t)(v), 2)
 
 /* FLARES_READ_REQ */
 #define FLARES_READ_REQ_BYTES 11u

@@ -161,6 +161,7 @@ static command_fn find(uint8_t op)
 	case OP_READ_ID: return cmd_read_id;
 	case OP_READ_PARAM_PAGE: return cmd_read_param_page;
 	case OP_SCAN_BAD: return cmd_scan_bad;
+	case OP_READ_BUFFER: return cmd_read_buffer;
 	case OP_ERASE: return cmd_erase;
 	case OP_PROGRAM: return cmd_program;
 	case OP_READ: return cmd_read;

@@ -14,11 +14,13 @@ from migen import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, TSTri
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
 
+from nandrig.protocol import Limit
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.onfi.registers import BCH_CONTROL, BCH_STATUS, CONTROL, STATUS
 
 NAME = "nandrig_onfi"
+BUFFER_WORD_BITS = (Limit.PAGE_BUFFER_BYTES // 4 - 1).bit_length()  # the page buffer's word address
 PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
 
 
@@ -80,7 +82,7 @@ class OnfiCore(Module, AutoCSR):
             i_ctrl=Cat(*ctrl), i_start=self._start.re, o_stat=Cat(*stat_fields),
             i_cw_index=self._cw_index.storage, o_cw_counts=self._cw_counts.status,
             o_lane_1to0=self._lane_1to0.status, o_lane_0to1=self._lane_0to1.status,
-            i_cpu_addr=bus.adr[:11], i_cpu_we=bus.cyc & bus.stb & bus.we & ~ack, i_cpu_sel=bus.sel,
+            i_cpu_addr=bus.adr[:BUFFER_WORD_BITS], i_cpu_we=bus.cyc & bus.stb & bus.we & ~ack, i_cpu_sel=bus.sel,
             i_cpu_wdata=bus.dat_w, o_cpu_rdata=bus.dat_r,
             i_pins__rb_n=pads.rb_n, i_pins__dq_i=dq_i, o_pins__dq_o=dq_o, o_pins__dq_oe=dq_oe,
             **{f"o_pins__{n}": pins[n] for n in PINS}, **bch_ports,

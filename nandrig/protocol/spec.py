@@ -71,6 +71,7 @@ class Opcode(enum.IntEnum):
     PROGRAM = 0x11
     READ = 0x12
     SET_READ_OFFSET = 0x13
+    READ_BUFFER = 0x17
     CYCLE = 0x14
     MEASURE = 0x15
     READ_DISTURB = 0x16
@@ -211,6 +212,7 @@ FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("m
                            ("flags", "u8"))
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                             ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
+READ_BUFFER_REQ = layout("READ_BUFFER_REQ", ("offset", "u16"), ("count", "u16", f"1..{MAX_PAYLOAD}"))
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                          ("pattern_seed", "u32"))
 
@@ -306,8 +308,12 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.ERASE, (ERASE_REQ,), (CHIP_RESULT,), EraseFlag),
     Command(Opcode.PROGRAM, (PROGRAM_HEAD, "then u32 pattern_seed (flags bit 1 clear) or the page bytes, "
                                           "at most data+spare (bit 1 set)"), (CHIP_RESULT,), ProgramFlag),
-    Command(Opcode.READ, (READ_REQ,), (READ_HEAD, Repeat("n_cw", CODEWORD_COUNTS), "then the raw page if flags bit 2"),
+    Command(Opcode.READ, (READ_REQ,), (READ_HEAD, Repeat("n_cw", CODEWORD_COUNTS), "then the raw page if flags bit 2 "
+                                       "(BAD_PARAMETER when it would not fit MAX_PAYLOAD: use READ_BUFFER)"),
             ReadFlag),
+    Command(Opcode.READ_BUFFER, (READ_BUFFER_REQ,),
+            ("count bytes of the page as the last READ left it (decoded when read with t), from offset; "
+             "OUT_OF_RANGE beyond data+spare",)),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
     Command(Opcode.CYCLE, (CYCLE_REQ,), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
     Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),
@@ -320,6 +326,12 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
     Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
 )}
+
+def read_reply_bytes(page_bytes: int, spare_bytes: int, codeword_bytes: int) -> int:
+    """READ's reply with the raw page: its head, counts per data codeword and for the spare, the page."""
+    n_cw = -(-page_bytes // codeword_bytes) + (1 if spare_bytes else 0)
+    return READ_HEAD.size + n_cw * CODEWORD_COUNTS.size + page_bytes + spare_bytes
+
 
 UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
 LONG = frozenset(op for op, c in COMMANDS.items() if c.long)

@@ -11,7 +11,7 @@ from nandrig.errors import NandrigError
 ONFI_CRC = crcmod.mkCrcFun(0x18005, initCrc=0x4F4E, rev=False, xorOut=0)
 
 
-@pytest.mark.parametrize("name", ["mlc-3x", "mlc-small"])
+@pytest.mark.parametrize("name", profile_names())
 def test_parameter_page_crc_and_geometry_round_trip(name):
     chip = VirtualChip(name, seed=1)
     raw = chip.read_parameter_page()
@@ -22,10 +22,10 @@ def test_parameter_page_crc_and_geometry_round_trip(name):
     d = decode_dump(raw)
     pp = d.page
     g = chip.geometry
-    assert (pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun) == (
-        g.page_bytes, g.spare_bytes, g.pages_per_block, g.blocks)
+    assert (pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun * pp.luns, pp.luns) == (
+        g.page_bytes, g.spare_bytes, g.pages_per_block, g.blocks, g.luns)
     assert pp.bits_per_cell == 2 and pp.timing_modes == (0, 1, 2, 3, 4, 5)
-    assert pp.manufacturer == "NANDRIG" and d.ecc.bits > 0 and pp.endurance_cycles == 10000
+    assert d.ecc.bits > 0 and pp.endurance_cycles == 10000 and d.notes == ()
 
 
 def test_mlc3x_geometry_is_the_issue_s():
@@ -51,11 +51,53 @@ def test_corrupt_first_copy_falls_back_to_the_next():
         decode_dump(bytes(raw))
 
 
-def test_read_id():
-    chip = VirtualChip("mlc-3x")
-    assert chip.read_id(0x20) == b"ONFI"
+@pytest.mark.parametrize("name", profile_names())
+def test_each_identity_is_one_a_host_accepts_without_contradiction(name):
+    """READ ID against the page (maker byte, the extended ID's page and block size, MLC); an ECC requirement the
+    spare and the rig's decoder can meet; a real tCCS; a maker that owns its ID."""
+    from nandrig.boards.sim import ecc
+    from nandrig.boards.sim.profile import BAD_BLOCK_MARK_BYTES, parity_bytes
+    from nandrig.chip.vendor import NANDRIG_MAKER_ID, decode_read_id
+
+    prof = load_profile(name)
+    chip = VirtualChip(name)
+    d = decode_dump(chip.read_parameter_page())
     ident = chip.read_id(0x00)
-    assert ident[0] == 0x4E and len(ident) == 5
+    assert chip.read_id(0x20) == b"ONFI" and len(ident) == 5 and ident[0] == d.page.jedec_id
+    if prof.identity["manufacturer"] == "NANDRIG":
+        assert ident[0] == NANDRIG_MAKER_ID and bin(ident[0]).count("1") % 2 == 0  # JEP106 codes have odd parity
+        legacy = decode_read_id(ident)
+        g = prof.geometry
+        assert (legacy["page_bytes"], legacy["block_bytes"], legacy["bits_per_cell"], legacy["bus_width"]) == (
+            g.page_bytes, g.page_bytes * g.pages_per_block, 2, 8)
+    g = prof.geometry
+    assert parity_bytes(d.ecc, g.page_bytes) <= g.spare_bytes - BAD_BLOCK_MARK_BYTES
+    # the rig's own code reaches the chip's requirement, scaled to its codeword
+    assert ecc.t_max(g.page_bytes, g.spare_bytes) >= d.ecc.bits * ecc.CODEWORD_BYTES // d.ecc.step_bytes
+    assert 0 < d.page.t_ccs_ns <= 500
+
+
+def test_mlc3x_moves_its_ecc_requirement_to_the_extended_page():
+    """24 bits per 1 KiB cannot be said in byte 112 (bits per 512 B): 0xFF there, the ECC section says it."""
+    d = decode_dump(VirtualChip("mlc-3x").read_parameter_page())
+    assert d.page.ecc_bits == 0xFF and (d.ecc.bits, d.ecc.step_bytes) == (24, 1024)
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_factory_bad_blocks_respect_the_pages_maximum_and_the_makers_mark(name):
+    """Seeds 0-199: never more bad blocks per LUN than the parameter page promises; each marked where its maker
+    marks (Samsung MLC: the last page), block 0 never bad."""
+    prof = load_profile(name)
+    g, most = prof.geometry, prof.onfi["max_bad_blocks"]
+    for seed in range(200 if g.blocks <= 4096 else 20):
+        chip = VirtualChip(name, seed)
+        for lun in range(g.luns):
+            assert sum(lun * g.blocks_per_lun <= b < (lun + 1) * g.blocks_per_lun for b in chip.factory_bad) <= most
+        assert 0 not in chip.factory_bad
+    for b in sorted(chip.factory_bad)[:3]:
+        for page in range(g.pages_per_block) if g.pages_per_block <= 32 else (0, 1, g.pages_per_block - 1):
+            first_spare = chip.read(b, page).data[g.page_bytes]
+            assert (first_spare != 0xFF) == (page in prof.bad_block_pages), (b, page)
 
 
 def test_features_read_retry_and_timing_mode():

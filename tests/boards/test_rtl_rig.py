@@ -171,3 +171,69 @@ def test_a_rig_held_by_a_dead_host_refuses_others_until_taken_over(kind, request
         taker.erase(4)
     with open_rig() as after:  # the taker released it on closing
         after.erase(4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, block, pages", [
+    ("mlc-small-2lun", 23, range(4)),  # LUN 1, block 3: the row address puts the LUN above a 5-bit block field
+    ("mlc-16k", 5, range(2)),  # 16384+1280-byte pages through the 32 KiB page buffer
+])
+def test_other_lun_and_large_pages_count_the_same_errors_as_the_virtual_rig(profile, block, pages):
+    """The firmware addresses what the parameter page describes; the virtual rig is the reference."""
+    results = {}
+    with RtlRig(VirtualChip(profile, SEED)) as rtl_rig, Rig.open(rtl_rig.url) as r, \
+            Rig.open("sim", chip=profile, seed=SEED, exact=True) as v:
+        for name, rig in (("rtl", r), ("virtual", v)):
+            info = rig.info()
+            rig.erase(block)
+            progs = [rig.program(block, p, seed=5).chip_status for p in pages]
+            reads = [rig.read(block, p, seed=5).codewords for p in pages]
+            raw = rig.read(block, 0, raw=True).data  # 16 KiB pages: beyond one reply, through READ_BUFFER
+            results[name] = (info.blocks, info.luns, info.page_bytes, progs, reads, raw, rig.scan_bad(0, 32))
+        behind = rtl_rig.chip  # the chip behind the RTL rig's pins saw the block it was sent
+        assert behind.blocks[block].pe == 1 and all(b.pe == 0 for k, b in behind.blocks.items() if k != block)
+    assert results["rtl"] == results["virtual"]
+
+
+@pytest.mark.slow
+def test_samsung_marks_on_the_last_page_are_found():
+    """A Samsung MLC marks bad blocks on the last page: SCAN_BAD finds every one the factory marked."""
+    chip = VirtualChip("mlc-samsung", SEED)
+    marked = sorted(b for b in chip.factory_bad if b < 256)
+    assert marked and all(chip.blocks[b].last_page == 127 for b in marked)
+    with RtlRig(VirtualChip("mlc-samsung", SEED)) as rtl_rig, Rig.open(rtl_rig.url) as r, \
+            Rig.open("sim", chip="mlc-samsung", seed=SEED) as v:
+        assert r.scan_bad(0, 256) == v.scan_bad(0, 256) == marked
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, blocks, cycles", [("mlc-small-2lun", [21, 22], 12), ("mlc-16k", [3], 2)])
+def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profile, blocks, cycles, tmp_path):
+    """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages: the RTL rig's export is the virtual
+    rig's (busy times to a few cycles)."""
+    from nandrig.host.campaigns import create, run
+    from nandrig.host.export import export_rows
+    from nandrig.host.store import Store
+
+    def campaign(rig: Rig, db) -> list:
+        store = Store(db)
+        try:
+            info = rig.info()
+            chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
+            cid = create(store, rig, chip_id, "endurance", {"blocks": blocks, "seed": 5, "cycles": cycles,
+                                                            "checkpoints": [1, cycles], "oven": "virtual"}, "lun")
+            assert run(store, rig, cid, progress=False).state == "done"
+            return store.rows(cid)
+        finally:
+            store.close()
+
+    with RtlRig(VirtualChip(profile, SEED)) as sim, Rig.open(sim.url, timeout=60) as r:
+        got = campaign(r, tmp_path / "rtl.db")
+        assert {b: sim.chip.blocks[b].pe for b in blocks} == {b: cycles for b in blocks}
+    with Rig(InProcessTransport(VirtualRig(VirtualChip(profile, SEED), exact=True))) as v:
+        want = campaign(v, tmp_path / "virtual.db")
+    assert len(want) == 2 * len(blocks) * VirtualChip(profile).geometry.pages_per_block
+    assert sum(w.err_1to0 + w.err_0to1 for w in want) > 0  # something to compare
+    for w, g in zip(want, got, strict=True):
+        assert w._replace(actual_h=0.0, busy_ns=0) == g._replace(actual_h=0.0, busy_ns=0)
+        assert abs(w.busy_ns - g.busy_ns) <= 100

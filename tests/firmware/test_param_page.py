@@ -32,8 +32,9 @@ def part(**kw) -> ParameterPage:
     return ParameterPage(**{**BASE, **kw})
 
 
-# Each: the page (as the part's datasheet gives its fields), its extended page, and what the kernel's rules
-# give for it. Geometry and ECC cross-checked against vendors' tables of these parts' READ ID and geometry
+# Each: the page (geometry, LUNs, bus width, bits per cell and ECC requirement as the part's datasheet gives
+# them; times, endurance and bad-block maxima are representative values, not quoted), its extended page, and
+# what the kernel's rules give for it. Geometry and ECC cross-checked against vendors' tables of these parts' READ ID and geometry
 # (e.g. an SoC vendor's NAND table: MT29F64G08CBABA 8192+744 B pages, 2 MiB blocks, 4096 blocks, 40-bit ECC).
 PARTS = {
     # Micron L85A 64 Gb MLC (MT29F64G08CBABA, datasheet "64Gb, 128Gb, 256Gb, 512Gb Asynchronous/Synchronous NAND"):

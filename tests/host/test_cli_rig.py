@@ -140,3 +140,22 @@ def test_one_page_or_block_by_hand_keeps_the_campaigns_rules(run_cli, tmp_path):
     (tmp_path / "d.bin").write_bytes(b"\x00" * 16)
     run_cli("rig", "program", *by_hand, "--block", "2", "--page", "0", "--pattern-seed", "1", "--data",
             tmp_path / "d.bin").assert_one_line_error("--data")
+
+
+def test_a_chip_the_rig_cannot_drive_is_refused_naming_the_field(tmp_path, run_cli):
+    """32 KiB pages do not fit the page buffer: the rig reports it in INFO (geometry zero) instead of running on
+    a wrapped buffer, and every command says so in one line; the dump still decodes without a rig."""
+    from pathlib import Path
+
+    prof = json.loads((Path(__file__).resolve().parents[2] / "boards/sim/profiles/mlc-16k.json").read_text())
+    prof.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
+    path = tmp_path / "mlc-32k.json"
+    path.write_text(json.dumps(prof))
+    dump = tmp_path / "pp.bin"
+    r = run_cli("rig", "info", "--rig", "sim", "--chip", path, "--dump-param-page", dump)
+    assert r.code == 1 and r.err.count("\n") == 1 and "exceed the rig's page buffer" in r.err, r.err
+    assert json.loads(run_cli("rig", "decode-param-page", dump, "--json").out)["page_bytes"] == 32768
+    assert "exceed the rig's page buffer" in run_cli("rig", "decode-param-page", dump, "--check-rig").err
+    r = run_cli("run", "endurance", "--rig", "sim", "--chip", path, "--db", tmp_path / "b.db", "--blocks", "1-2",
+                "--cycles", "10")
+    assert r.code == 1 and "exceed the rig's page buffer" in r.err and r.err.count("\n") == 1, r.err

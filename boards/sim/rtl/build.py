@@ -24,7 +24,8 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 RTL_BCH = BchConfig(t_max=14)
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE,
            REPO / "firmware" / "flares" / "flares.c", REPO / "firmware" / "flares" / "flares.h",
-           REPO / "firmware" / "flares" / "pprof.c", BRIDGE, Path(__file__)]
+           REPO / "firmware" / "flares" / "pprof.c", BRIDGE, Path(__file__),
+           REPO / "nandrig" / "protocol" / "spec.py"]  # limits the gateware sizes itself by (the page buffer)
 
 
 def digest() -> str:
