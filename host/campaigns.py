@@ -73,12 +73,13 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
         state = str(sim_state_path(store.path, profile, seed, known=chip_id is not None))
+        fresh = not Path(state).exists()
         rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring,
                        take_over=dead_sessions(store, take_over), **link)
         sim = (profile, seed, str(Path(state).resolve()))
     else:
         rig = Rig.open(url, take_over=dead_sessions(store, take_over), **link)
-        sim = None
+        sim, fresh = None, False
     try:
         info = rig.info()
         info.require_chip()
@@ -106,6 +107,8 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
             check_identity(store, row, info, url)
     except BaseException:
         rig.close()
+        if fresh and store.chip_id(label) is None:  # a simulated chip refused before it was registered
+            Path(state).unlink(missing_ok=True)
         raise
     return rig, chip_id
 

@@ -209,8 +209,8 @@ def test_samsung_marks_on_the_last_page_are_found():
 @pytest.mark.slow
 @pytest.mark.parametrize("profile, blocks, cycles", [("mlc-small-2lun", [21, 22], 12), ("mlc-16k", [3], 2)])
 def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profile, blocks, cycles, tmp_path):
-    """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages: the RTL rig's export is the virtual
-    rig's (busy times to a few cycles)."""
+    """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages, on blocks worn beforehand so that
+    there are errors to count: the RTL rig's export is the virtual rig's (busy times to a few cycles)."""
     from nandrig.host.campaigns import create, run
     from nandrig.host.export import export_rows
     from nandrig.host.store import Store
@@ -227,13 +227,40 @@ def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profil
         finally:
             store.close()
 
-    with RtlRig(VirtualChip(profile, SEED)) as sim, Rig.open(sim.url, timeout=60) as r:
+    def worn() -> VirtualChip:
+        c = VirtualChip(profile, SEED)
+        for b in blocks:
+            c.cycle(b, 5000, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
+        return c
+
+    with RtlRig(worn()) as sim, Rig.open(sim.url, timeout=60) as r:
         got = campaign(r, tmp_path / "rtl.db")
-        assert {b: sim.chip.blocks[b].pe for b in blocks} == {b: cycles for b in blocks}
-    with Rig(InProcessTransport(VirtualRig(VirtualChip(profile, SEED), exact=True))) as v:
+        assert {b: sim.chip.blocks[b].pe for b in blocks} == {b: 5000 + cycles for b in blocks}
+    with Rig(InProcessTransport(VirtualRig(worn(), exact=True))) as v:
         want = campaign(v, tmp_path / "virtual.db")
     assert len(want) == 2 * len(blocks) * VirtualChip(profile).geometry.pages_per_block
     assert sum(w.err_1to0 + w.err_0to1 for w in want) > 0  # something to compare
     for w, g in zip(want, got, strict=True):
         assert w._replace(actual_h=0.0, busy_ns=0) == g._replace(actual_h=0.0, busy_ns=0)
         assert abs(w.busy_ns - g.busy_ns) <= 100
+
+
+@pytest.mark.slow
+def test_the_firmware_reports_a_chip_it_cannot_drive_instead_of_running_on_zeros(tmp_path, run_cli):
+    """32 KiB pages overflow the page buffer: the firmware's INFO says so (geometry zero, every block out of
+    range) and the host prints one line naming the field."""
+    import json as _json
+    from pathlib import Path
+
+    from nandrig.boards.sim.profile import ChipProfile
+    from nandrig.chip.onfi import ParamError
+
+    prof = _json.loads((Path(__file__).resolve().parents[2] / "boards/sim/profiles/mlc-16k.json").read_text())
+    prof.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
+    with RtlRig(VirtualChip(ChipProfile.from_mapping(prof), SEED)) as sim:
+        with Rig.open(sim.url) as r:
+            info = r.info()
+            assert (info.param_status, info.blocks, info.page_bytes) == (ParamError.PAGE_SIZE, 0, 0)
+            assert info.read_id[0] == 0x98  # it read the chip: it will not drive it
+        got = run_cli("rig", "info", "--rig", sim.url)
+    assert got.code == 1 and got.err.count("\n") == 1 and "exceed the rig's page buffer" in got.err, got.err
