@@ -99,12 +99,16 @@ class BchFrontend(wiring.Component):
                        dec.errors.ready.eq(errq.w_rdy)]
         err = ERR_LAYOUT(errq.r_data)
         decoded, apply = Signal(), Signal()  # status seen; it allows the corrections
-        with mod.If(decoded & errq.r_rdy & ~fix_wait.any()):  # one correction at a time
+        # a correction taken from the queue waits a cycle in a register before its read goes out: the queue's
+        # read, the range check and the address sum are one path, the buffer's address mux another
+        pending, pending_addr, pending_mask = Signal(), Signal.like(self.addr), Signal(8)
+        with mod.If(decoded & errq.r_rdy & ~fix_wait.any() & ~pending):  # one correction at a time
             mod.d.comb += errq.r_en.eq(1)
             with mod.If(apply & (err.byte < cfg.k_bytes)):
-                target = data_addr + err.byte
-                mod.d.comb += [fix_read.eq(1), self.addr.eq(target)]
-                mod.d.sync += [fix_addr.eq(target), fix_mask.eq(err.mask)]
+                mod.d.sync += [pending.eq(1), pending_addr.eq(data_addr + err.byte), pending_mask.eq(err.mask)]
+        with mod.If(pending):
+            mod.d.comb += [fix_read.eq(1), self.addr.eq(pending_addr)]
+            mod.d.sync += [fix_addr.eq(pending_addr), fix_mask.eq(pending_mask), pending.eq(0)]
 
         # ---- start / done -------------------------------------------------------------------------
         enc_done = Signal()
@@ -115,7 +119,7 @@ class BchFrontend(wiring.Component):
             st = dec.status.payload
             mod.d.sync += [self.corrected.eq(st.corrected), self.fail.eq(st.fail), self.erased.eq(st.erased),
                            decoded.eq(1), apply.eq(~st.fail & ~st.erased)]
-        with mod.If(decoded & ~errq.r_rdy & ~fix_wait.any()):
+        with mod.If(decoded & ~errq.r_rdy & ~fix_wait.any() & ~pending):
             mod.d.sync += [self.busy.eq(0), decoded.eq(0)]
         with mod.If((op == ENCODE) & enc_done & ~feeding):
             mod.d.sync += [self.busy.eq(0), enc_done.eq(0)]
