@@ -134,7 +134,10 @@ def test_ctrl_c_says_where_the_campaign_stands_and_resume_finishes_it(run_cli, t
     db = tmp_path / "m.db"
     proc = subprocess.Popen([sys.executable, "-m", "nandrig", "run", "endurance", "--rig", "sim", *CHIP,
                              "--db", str(db), "--blocks", "1", "--cycles", "20000", "--step", "10"],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            # as from a terminal: a runner (or a library in this process) may ignore SIGINT,
+                            # and a child inherits an ignored signal
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     step = 0
     while step < 5:
         assert proc.poll() is None
