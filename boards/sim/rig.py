@@ -82,7 +82,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         if not self._calibrate(0):
             return
         self.capture = P.Capture.CALIBRATED
-        try:  # as the firmware's param_page_identify: a chip it cannot drive is refused, not run on zeros
+        try:  # as the firmware's onfi_identify: a chip it cannot drive is refused, not run on zeros
             ident = decode_dump(self.wiring.apply_bytes(self.chip.read_parameter_page()))
             check_drivable(ident.page, RIG_LIMITS)
             self.ident, self.param_status = ident, ParamError.OK
