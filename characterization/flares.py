@@ -18,7 +18,16 @@ Where the paper leaves points open, this implementation decides:
   ``criticalc``; below their thresholds those zones leave ``p_next`` as it
   was, so a decision taken earlier waits for the next program instead of
   being undone; ``errc`` is zeroed at the end of every evaluation that does
-  not stop on a rewrite alarm, and ``p_next`` stays within [t_min, t_max].
+  not stop on a rewrite alarm, and ``p_next`` stays within [t_min, t_max];
+* ``meas`` divides ``errc`` by the bits of the window's *reads* (``reads``, kept with ``errc``), not of its
+  WSIZE operations: a program adds no error count, so dividing by WSIZE would understate the page's RBER by
+  the window's share of programs (20 % in the validation's mixes);
+* the model terms of the projection (``RBER_wr`` and the retention term at REQ_RET_TIME) are taken at the
+  wear the page will have when the window now starting ends: ``pecycles`` plus the wear the last window
+  added (``pe_win`` is ``pecycles`` at the last evaluation, alarm or not). ``p_next`` serves every program
+  until the next evaluation, so the data it protects is written up to a window's wear later; projecting at
+  today's wear lags the chip by a window (90 P/E at WSIZE 100 in the continuous-wear scenario). The
+  retention already seen (``RBER_rd(pecycles, ret)``) and the alarm stay at today's wear.
 """
 from __future__ import annotations
 
@@ -29,6 +38,7 @@ from nandrig.characterization.flares_tables import FixedTables
 from nandrig.errors import NandrigError
 
 ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
+READS_MAX = 0xFFFF  # reads saturate at 16 bits (errc, which they divide, saturates long before)
 
 
 class Zone(enum.IntEnum):
@@ -79,6 +89,8 @@ class Pprof:
     overc: int = 0
     criticalc: int = 0
     ops: int = 0
+    reads: int = 0  # reads whose errors errc holds
+    pe_win: int = 0  # pecycles at the last evaluation (or when the profile began)
 
 
 @dataclass(frozen=True)
@@ -111,15 +123,17 @@ class Flares:
         ft = self.model(page_type)
         return min(ft.t_for(2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))), self.t_cap)
 
-    def new_page(self, t: int | None = None) -> Pprof:
+    def new_page(self, t: int | None = None, pe: int = 0) -> Pprof:
+        """A profile for a page with no history, encoded at ``t``, its block at wear ``pe``."""
         t = self.tables.t_min if t is None else t
-        return Pprof(p_cur=t, p_next=t)
+        return Pprof(p_cur=t, p_next=t, pecycles=pe, pe_win=pe)
 
     def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int,
                 page_type: int = 0) -> Decision:
         """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
         if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
+            pp.reads = min(pp.reads + 1, READS_MAX)
             pp.failc += 1 if fail else 0
         else:
             pp.pecycles += 1
@@ -135,16 +149,18 @@ class Flares:
         """Alg. 2."""
         ft, cfg = self.model(page_type), self.config
         ret = max(now - pp.writestamp, 0)
+        ahead = pp.pecycles + max(pp.pecycles - pp.pe_win, 0)  # the wear at the end of the next window
+        pp.pe_win = pp.pecycles
         limit = ft.max_ret_seconds(pp.p_cur, pp.pecycles)
         alarm = limit is not None and ret > limit
         if alarm and not cfg.evaluate_on_alarm:
             return Decision(Zone.ALARM, alarm=True)
         rd_now = ft.rber_rd(pp.pecycles, ret)
-        meas = (pp.errc << 48) // (ft.codeword_bits * cfg.wsize)
+        meas = (pp.errc << 48) // (ft.codeword_bits * max(pp.reads, 1))
         meas = max(meas - rd_now, 0)
-        model = ft.rber_wr(pp.pecycles)
+        model = ft.rber_wr(ahead)
         avg = (cfg.mix_pm * meas + (1000 - cfg.mix_pm) * model) // 1000
-        proj = avg + ft.rber_rd(pp.pecycles, cfg.req_ret_s)
+        proj = avg + ft.rber_rd(ahead, cfg.req_ret_s)
         p = ft.t_for(proj)
         top = ft.rber_max[pp.p_cur - ft.t_min]
         invalidate = False
@@ -172,5 +188,5 @@ class Flares:
             zone = Zone.SAFE
             pp.p_next = pp.p_cur
         pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
-        pp.errc = 0
+        pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate)

@@ -374,8 +374,7 @@ class Validator:
         """FLARES on the host over page ``tr.pages[i]``'s trace, with its page type's tables."""
         f = Flares(self.tables[self.upper[i]], FlaresConfig(wsize=wsize, mix_pm=mix_pm,
                                                             evaluate_on_alarm=evaluate_on_alarm))
-        pp = f.new_page(f.cold_start(tr.pe[0]))
-        pp.pecycles = tr.pe[0] - 1
+        pp = f.new_page(f.cold_start(tr.pe[0]), tr.pe[0] - 1)
         chosen, fails, alarms = [], 0, []
         under_after, evaluated = 0, False
         for j, (op, errs, now, tgt, pe) in enumerate(zip(tr.ops, tr.errors, tr.now_s, target, tr.pe)):

@@ -76,7 +76,8 @@ def unpack(rec: bytes) -> tuple[int, Pprof | None]:
     _record_bch().correct(data, ecc)
     v = int.from_bytes(data, "big")
     p = v >> 49 & 0x7F
-    return n, Pprof(p_cur=p, p_next=p, pecycles=v >> 32 & PE_MAX, writestamp=v & 0xFFFF_FFFF)
+    pe = v >> 32 & PE_MAX
+    return n, Pprof(p_cur=p, p_next=p, pecycles=pe, writestamp=v & 0xFFFF_FFFF, pe_win=pe)
 
 
 @dataclass
@@ -110,7 +111,7 @@ class RigFlares:
         pp = self.profiles.get(key)
         new = pp is None
         if new:
-            pp = self.profiles[key] = f.new_page(f.cold_start(pe))
+            pp = self.profiles[key] = f.new_page(f.cold_start(pe), pe - 1)
         pp.pecycles = pe - 1  # the host counts the block's wear; upPage adds this program
         return pp, f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now), new
 

@@ -21,9 +21,11 @@ class Config(ctypes.Structure):
 
 
 class Pprof(ctypes.Structure):
-    _fields_ = [("p_cur", ctypes.c_uint8), ("p_next", ctypes.c_uint8), ("pecycles", ctypes.c_uint32),
+    _fields_ = [("p_cur", ctypes.c_uint8), ("p_next", ctypes.c_uint8), ("reads", ctypes.c_uint16),
+                ("pecycles", ctypes.c_uint32),
                 ("writestamp", ctypes.c_uint32), ("errc", ctypes.c_uint16), ("failc", ctypes.c_uint16),
-                ("overc", ctypes.c_uint8), ("criticalc", ctypes.c_uint8), ("ops", ctypes.c_uint16)]
+                ("overc", ctypes.c_uint8), ("criticalc", ctypes.c_uint8), ("ops", ctypes.c_uint16),
+                ("pe_win", ctypes.c_uint32)]
 
 
 class Decision(ctypes.Structure):
@@ -59,7 +61,7 @@ class Native:
         lib = ctypes.CDLL(str(lib_path))
         lib.flares_up_page.argtypes = [ctypes.POINTER(Config), ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint8,
                                        ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint32, ctypes.POINTER(Decision)]
-        lib.flares_new_page.argtypes = [ctypes.POINTER(Pprof), ctypes.c_uint8]
+        lib.flares_new_page.argtypes = [ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.argtypes = [ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.restype = ctypes.c_uint64
         lib.flares_rber_rd.argtypes = [ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32]
@@ -78,9 +80,9 @@ class Native:
         return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
                       cfg.t_cap, cfg.evaluate_on_alarm)
 
-    def new_page(self, t: int) -> Pprof:
+    def new_page(self, t: int, pe: int = 0) -> Pprof:
         pp = Pprof()
-        self.lib.flares_new_page(ctypes.byref(pp), t)
+        self.lib.flares_new_page(ctypes.byref(pp), t, pe)
         return pp
 
     def up_page(self, cfg: Config, pp: Pprof, access: int, deterr: int, fail: bool, now: int,

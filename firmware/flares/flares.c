@@ -78,17 +78,20 @@ uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_
     return t < cap(cfg) ? t : cap(cfg);
 }
 
-void flares_new_page(flares_pprof_t *pp, uint8_t t)
+void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe)
 {
     flares_pprof_t z = {0};
     *pp = z;
     pp->p_cur = pp->p_next = t;
+    pp->pecycles = pp->pe_win = pe;
 }
 
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
                      flares_decision_t *out)
 {
     uint32_t ret = now >= pp->writestamp ? now - pp->writestamp : 0;
+    /* p_next serves programs until the next evaluation: the model at the wear the window now starting ends at */
+    uint32_t ahead = pp->pecycles + (pp->pecycles > pp->pe_win ? pp->pecycles - pp->pe_win : 0u);
     uint32_t col = (pp->pecycles + FLARES_PE_STEP - 1u) / FLARES_PE_STEP; /* next grid point up: the safe side */
     uint32_t limit_min;
     uint64_t rd_now, meas, model, avg, proj, top;
@@ -100,6 +103,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     out->proj = 0;
     out->alarm = 0;
     out->invalidate = 0;
+    pp->pe_win = pp->pecycles;
     if (col > FLARES_PE_COLS - 1u)
         col = FLARES_PE_COLS - 1u;
     limit_min = flares_max_ret_time_min[model_of(page_type)][pp->p_cur - FLARES_T_MIN][col];
@@ -111,11 +115,11 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
         }
     }
     rd_now = flares_rber_rd(page_type, pp->pecycles, ret);
-    meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * cfg->wsize);
+    meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * (pp->reads ? pp->reads : 1u));
     meas = meas > rd_now ? meas - rd_now : 0; /* a negative write-time RBER carries no information */
-    model = flares_rber_wr(page_type, pp->pecycles);
+    model = flares_rber_wr(page_type, ahead);
     avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
-    proj = avg + flares_rber_rd(page_type, pp->pecycles, cfg->req_ret_s);
+    proj = avg + flares_rber_rd(page_type, ahead, cfg->req_ret_s);
     p = flares_t_for(proj);
     top = flares_corr_rber_max[pp->p_cur - FLARES_T_MIN];
     next = pp->p_next; /* overcorrection and critical below their thresholds keep it */
@@ -149,6 +153,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
         next = cap(cfg);
     pp->p_next = (uint8_t)next;
     pp->errc = 0;
+    pp->reads = 0;
     out->p = p;
     out->proj = proj;
 }
@@ -159,6 +164,8 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
     if (access == FLARES_ACCESS_READ) {
         uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
         pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
+        if (pp->reads < 0xFFFFu)
+            pp->reads++;
         if (fail)
             pp->failc++;
     } else {

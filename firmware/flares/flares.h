@@ -42,6 +42,7 @@ typedef struct {
 typedef struct {
     uint8_t p_cur;
     uint8_t p_next;
+    uint16_t reads; /* reads whose errors errc holds: meas is per read, not per operation */
     uint32_t pecycles;
     uint32_t writestamp;
     uint16_t errc;
@@ -49,6 +50,7 @@ typedef struct {
     uint8_t overc;
     uint8_t criticalc;
     uint16_t ops;
+    uint32_t pe_win; /* pecycles at the last evaluation: the projection looks as far ahead as that window wore */
 } flares_pprof_t;
 
 typedef struct {
@@ -59,7 +61,8 @@ typedef struct {
     uint64_t proj;
 } flares_decision_t;
 
-void flares_new_page(flares_pprof_t *pp, uint8_t t);
+/* a profile with no history: encoded at t, its block at wear pe */
+void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe);
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
                     uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out);
 /* the t for a page with no history at wear pe: the model's projection with a margin of 2, the

@@ -79,7 +79,7 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 	if (!pp) {
 		if (!(pp = profiles_add(block, page)))
 			FAIL(E_NO_SPACE);
-		flares_new_page(pp, flares_cold_start(&fcfg, RIG_PAGE_TYPE, pe));
+		flares_new_page(pp, flares_cold_start(&fcfg, RIG_PAGE_TYPE, pe), pe - 1);
 		extra = DECIDE_NEW_PROFILE;
 	}
 	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
@@ -108,8 +108,7 @@ static uint8_t profile_from_spare(uint32_t block, uint32_t page, flares_pprof_t 
 	if (n < 0 || disk.p_cur < FLARES_T_MIN || disk.p_cur > fcfg.t_cap)
 		return PROFILE_SOURCE_UNREADABLE;
 	*pp = profiles_add(block, page);  /* the caller checked there is room */
-	flares_new_page(*pp, disk.p_cur);
-	(*pp)->pecycles = disk.pecycles;
+	flares_new_page(*pp, disk.p_cur, disk.pecycles);
 	(*pp)->writestamp = disk.writestamp;
 	return PROFILE_SOURCE_SPARE;
 }

@@ -8,7 +8,7 @@ import bchlib
 import pytest
 
 from nandrig.characterization import CorrTable, RetentionGrid, load_params
-from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
+from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import c_header
@@ -78,7 +78,7 @@ def random_sequence(rng: random.Random, length: int):
         op = FlaresAccess.PROGRAM if rng.random() < 0.2 else FlaresAccess.READ
         fail = rng.random() < 0.05
         deterr = rng.choice([0, 1, 2, rng.randrange(0, 60), rng.randrange(0, 400)])
-        yield op, deterr, fail, now
+        yield op, deterr, fail, now, None
 
 
 def scenario_sequence(rng: random.Random, length: int):
@@ -88,13 +88,13 @@ def scenario_sequence(rng: random.Random, length: int):
     for _ in range(length):
         now += rng.choice([60, 3600, 86_400, 30 * 86_400])
         if rng.random() < 0.3:
-            pe += 1
+            pe += rng.choice([1, 1, 1, 9, 90])  # the rig may cycle the block between FLARES' programs
             written = now
-            yield FlaresAccess.PROGRAM, 0, False, now
+            yield FlaresAccess.PROGRAM, 0, False, now, pe
         else:
             p = float(params.rber(pe, (now - written) / 3600))
             errs = sum(rng.random() < p * 32768 / 50 for _ in range(50))  # binomial, cheap
-            yield FlaresAccess.READ, errs, errs > 60, now
+            yield FlaresAccess.READ, errs, errs > 60, now, None
 
 
 @pytest.mark.slow
@@ -116,14 +116,15 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
         pe0, page_type = rng.randrange(0, 12_000), rng.randrange(2)
         assert ref.cold_start(pe0, page_type) == lib.lib.flares_cold_start(lib.config(cfg), page_type, pe0) <= ref.t_cap
-        py, c, ccfg = ref.new_page(t0), lib.new_page(t0), lib.config(cfg)
+        py, c, ccfg = ref.new_page(t0, pe0), lib.new_page(t0, pe0), lib.config(cfg)
         gen = scenario_sequence if k % 2 else random_sequence
-        for op, deterr, fail, now in gen(rng, rng.randrange(1, 40)):
+        for op, deterr, fail, now, pe in gen(rng, rng.randrange(1, 40)):
+            if pe is not None:  # the host names the block's wear, as FLARES_PROGRAM does; upPage adds this program
+                py.pecycles = c.pecycles = pe - 1
             d = ref.up_page(py, op, deterr, fail, now, page_type)
             e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type)
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate) == (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate))
-            assert (py.p_cur, py.p_next, py.pecycles, py.writestamp, py.errc, py.failc, py.overc, py.criticalc, py.ops) == (
-                c.p_cur, c.p_next, c.pecycles, c.writestamp, c.errc, c.failc, c.overc, c.criticalc, c.ops)
+            assert all(getattr(py, f) == getattr(c, f) for f, _ in fw.Pprof._fields_)
             assert py.p_next <= ref.t_cap
             decisions += 1
             evaluations += d.zone != Zone.NONE
@@ -191,6 +192,29 @@ def test_reference_zones_behave_as_the_paper_describes():
     pp3.pecycles = 5000
     d = f.evaluate(pp3, 10 * 365 * 86_400)  # a worn page left ten years without a rewrite
     assert d.zone == Zone.ALARM and d.alarm
+
+
+def test_measurement_is_per_read_and_the_projection_looks_a_window_ahead():
+    """meas counts the window's reads only (a program adds no errors), and the model terms are taken at the wear
+    the window now starting will reach: today's P/E plus what the last window added."""
+    ft, _ = tables_for(load_params("flares-taco2014"))
+    f = Flares(ft, FlaresConfig(wsize=10, mix_pm=1000, req_ret_s=0))  # the projection is meas alone
+
+    def window(programs: int, pe_step: int) -> Decision:
+        pp = f.new_page(20, 3000)
+        for k in range(10):
+            if k < programs:
+                pp.pecycles += pe_step - 1  # the host names the block's wear; upPage adds one
+                d = f.up_page(pp, FlaresAccess.PROGRAM, 0, False, 0)
+            else:
+                d = f.up_page(pp, FlaresAccess.READ, 30, False, 0)
+        return d
+
+    all_reads, with_programs = window(0, 1), window(2, 1)
+    assert all_reads.proj == with_programs.proj == (30 << 48) // ft.codeword_bits  # 30 errors per read in both
+    f = Flares(ft, FlaresConfig(wsize=10, mix_pm=0, req_ret_s=365 * 86_400))  # the model alone
+    worn = window(1, 900)  # the block was cycled 900 times in this window: the next one is expected to add as much
+    assert worn.proj == ft.rber_wr(3900 + 900) + ft.rber_rd(3900 + 900, 365 * 86_400)
 
 
 def test_firmware_builds_for_the_soft_core():

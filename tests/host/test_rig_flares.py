@@ -56,7 +56,7 @@ def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
             now = rig.time_ns() // 10**9
             if pp is None:
                 assert pr.step.flags & Decide.NEW_PROFILE
-                pp = ref.new_page(ref.cold_start(10))
+                pp = ref.new_page(ref.cold_start(10), 9)
             pp.pecycles = 9
             d = ref.up_page(pp, FlaresAccess.PROGRAM, 0, False, now)
             assert (pr.step.t, pr.step.zone, pr.step.p) == (pp.p_cur, d.zone, d.p)
