@@ -119,7 +119,7 @@ def test_flares_in_the_rig_options_are_checked(run_cli, args, message):
 def test_continuous_wear_on_fresh_blocks_per_page_type():
     """3,000 operations from 1,000 to 10,000 P/E on a fresh block, reads at the end of the protected year: with the
     evaluation run through rewrite alarms FLARES (WSIZE 10, MIX 0.5) never falls below either page type's target;
-    with the paper's rule (an alarm ends the evaluation) its t freezes and it does."""
+    with the paper's rule (an alarm ends the evaluation) the upper page's t freezes and it does."""
     with Rig.open("sim", chip="mlc-3x", seed=0) as rig:
         pages = pages_under_test(rig.info().pages_per_block)
         models, _ = calibrate(rig, list(range(7, 15)))
@@ -132,7 +132,8 @@ def test_continuous_wear_on_fresh_blocks_per_page_type():
             paper = v.replay(tr, i, target, rber, wsize=10, mix_pm=500)
             assert through["ops"] == 3000 and through["uncoverable_ops"] == 0
             assert through["under_target_ops"] == 0 and through["decode_failures"] == 0
-            assert paper["under_target_ops"] > 1000 and paper["rewrite_alarms"] > 100
+            if v.upper[i]:  # the lower page's look-ahead t stays clear of the alarm; the upper page's does not
+                assert paper["under_target_ops"] > 1000 and paper["rewrite_alarms"] > 100
 
 
 @pytest.mark.slow
