@@ -210,7 +210,7 @@ def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Camp
 
 def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
     c = store.campaign(campaign_id)
-    runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual")))
+    runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual"), c.params.get("chamber")))
     bar = None
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
@@ -415,7 +415,7 @@ class Runner:
         if key not in self.context:
             self.context[key] = {"started": time.time()}
             self.store.save_context(self.c.id, self.context)
-        done = self.oven.wait(step.meta, self.context[key])
+        done = self.oven.wait(step.meta, self.context[key], lambda: self.store.save_context(self.c.id, self.context))
         self.context[key].update(done)
         self._add_time(done)
         with self.store.tx() as db:
@@ -425,6 +425,8 @@ class Runner:
         self.context["equiv_h"] = self.context.get("equiv_h", 0.0) + done["equiv_h"]
         self.context["actual_h"] = self.context.get("actual_h", 0.0) + done["actual_h"]
         self.context["temp_c"] = done["temp_c"]
+        if "chamber" in done:  # what the chamber measured, kept with the checkpoints that follow
+            self.context.setdefault("bakes", []).append(done)
 
     def _apply(self, i: int, step: Step, reply) -> None:
         """Record a reply's results and finish the step, in one transaction."""
@@ -469,8 +471,10 @@ class Runner:
         equiv = self.context.get("equiv_h", 0.0) if m.get("retention") else 0.0
         actual = self.context.get("actual_h", 0.0) if m.get("retention") else 0.0
         temp = self.context.get("temp_c", 25.0) if m.get("retention") else 25.0
+        bakes = self.context.get("bakes") if m.get("retention") else None
         cp = self.store.add_checkpoint(db, self.c.id, i, m["label"], m["pe"], equiv, actual, temp,
-                                       m.get("reads", m.get("repeats", 0)), m.get("offset", 0))
+                                       m.get("reads", m.get("repeats", 0)), m.get("offset", 0),
+                                       {"bakes": bakes} if bakes else None)
         recs = np.frombuffer(reply.payload, dtype=MEASURE_DTYPE).reshape(len(m["blocks"]), m["n_pages"])
         self.store.add_measurements(db, cp, self.c.chip_id, (
             (b, m["first_page"] + j, int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from nandrig.host.kinds import KINDS, CampaignKind
+from nandrig.host.oven import SCPI, make_oven
 from nandrig.protocol import Cap
 
 RIG_OPTIONS = [
@@ -389,6 +390,9 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
             chosen = parse_blocks(blocks, store.chip(known)["blocks"])
             store.check_free(known, chosen)
             check_plan(store, known, kind, {**params, "blocks": chosen, "oven": params.get("oven") or "virtual"})
+        if (params.get("oven") or "").startswith(SCPI):  # a chamber that does not answer stops us before any wear
+            temp = make_oven(params["oven"], params.get("chamber")).measure()
+            click.echo(f"chamber {params['oven'][len(SCPI):]} answers: {temp:g} degC", err=True)
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}

@@ -533,11 +533,13 @@ class Store:
             self._event(db, campaign_id, "program_fail", f"block {block} page {page}")
 
     def add_checkpoint(self, db: sqlite3.Connection, campaign_id: int, step: int, label: str, pe: int,
-                       retention_h: float, actual_h: float, temp_c: float, reads: int, offset: int) -> int:
+                       retention_h: float, actual_h: float, temp_c: float, reads: int, offset: int,
+                       extra: dict | None = None) -> int:
         return db.execute(
-            "INSERT INTO checkpoints (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset)).lastrowid
+            "INSERT INTO checkpoints (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset,"
+            " extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset,
+             json.dumps(extra or {}))).lastrowid
 
     def add_measurements(self, db: sqlite3.Connection, checkpoint_id: int, chip_id: int, pages) -> None:
         """``pages``: (block, page, err_1to0, err_0to1, bits, busy_ns); each at its block's P/E now."""

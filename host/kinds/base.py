@@ -12,7 +12,9 @@ import click
 
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.errors import NandrigError
+from nandrig.host.chamber import read_settings
 from nandrig.host.kinds.steps import Step
+from nandrig.host.oven import SCPI, check_oven
 
 if TYPE_CHECKING:
     from nandrig.host.report import Report
@@ -28,8 +30,9 @@ class KindParams:
 
     blocks: tuple[int, ...]
     seed: int
-    oven: str = field(default="virtual", kw_only=True)
+    oven: str = field(default="virtual", kw_only=True)  # virtual, wall, manual or scpi:RESOURCE
     temp_c: float = field(default=25.0, kw_only=True)  # oven temperature (bake) or ambient, degC
+    chamber: dict | None = field(default=None, kw_only=True)  # scpi: the chamber's settings (--chamber)
 
     @classmethod
     def from_mapping(cls: type[P], d: Mapping[str, Any]) -> P:
@@ -60,11 +63,22 @@ class CampaignKind:
 
 # retention time source and temperature, for the kinds that wait
 OVEN_OPTIONS = (
-    click.option("--oven", type=click.Choice(["virtual", "wall", "manual"]), default=None,
-                 help="Retention time source (default: virtual on --rig sim, wall otherwise)."),
+    click.option("--oven", default=None, callback=lambda ctx, param, v: check_oven(v),
+                 help="Retention time source: virtual, wall, manual, or scpi:RESOURCE (a thermal chamber on a VISA "
+                      "resource). Default: virtual on --rig sim, wall otherwise."),
     click.option("--temp", "temp_c", type=float, default=25.0, show_default=True,
                  help="Oven temperature (bake) or ambient, degC."),
+    click.option("--chamber", "chamber_file", type=click.Path(dir_okay=False), default=None,
+                 help="With --oven scpi:...: the chamber's commands and tolerances (JSON; docs/characterization.md)."),
 )
+
+
+def oven_fields(oven: str | None, temp_c: float, chamber_file: str | None) -> dict:
+    """The parameters OVEN_OPTIONS give a kind; a chamber's settings are kept in the campaign."""
+    if chamber_file is not None and not (oven or "").startswith(SCPI):
+        raise click.BadParameter("--chamber goes with --oven scpi:RESOURCE")
+    chamber = read_settings(chamber_file) if chamber_file is not None else None
+    return {"oven": oven, "temp_c": temp_c, "chamber": chamber}
 
 _UNITS = {"h": 1.0, "d": 24.0, "w": 168.0, "mo": 720.0, "y": 8760.0}
 

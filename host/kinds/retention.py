@@ -9,7 +9,8 @@ import numpy as np
 from nandrig.characterization.measurements import poisson_interval
 from nandrig.chip.geometry import Geometry, PageMap, PageType
 from nandrig.host.kinds import steps
-from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, parse_hours, parse_int_list
+from nandrig.host.kinds.base import (OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours,
+                                     parse_int_list)
 from nandrig.host.kinds.endurance import page_profile
 
 
@@ -33,8 +34,9 @@ def plan(p: RetentionParams, g: Geometry) -> list[steps.Step]:
     return out
 
 
-def from_cli(oven: str | None, temp_c: float, wear: str, times: str) -> dict:
-    return {"wear": parse_int_list(wear, "--wear"), "times_h": parse_hours(times), "oven": oven, "temp_c": temp_c}
+def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, wear: str, times: str) -> dict:
+    return {"wear": parse_int_list(wear, "--wear"), "times_h": parse_hours(times),
+            **oven_fields(oven, temp_c, chamber_file)}
 
 
 def report(r, c, p: RetentionParams, pm: PageMap) -> None:

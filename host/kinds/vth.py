@@ -8,7 +8,7 @@ import numpy as np
 
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.host.kinds import steps
-from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, parse_hours
+from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
     return out
 
 
-def from_cli(oven: str | None, temp_c: float, pe: int, retention: str, offsets: str,
+def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: int, retention: str, offsets: str,
              retry_step_mv: float | None) -> dict:
     try:
         a, b, s = (int(x) for x in offsets.split(":"))
@@ -41,8 +41,8 @@ def from_cli(oven: str | None, temp_c: float, pe: int, retention: str, offsets: 
     if not offs or any(not -128 <= o <= 127 for o in offs):
         raise click.BadParameter("--offsets must give offsets within -128..127")
     ret = 0.0 if retention in ("0", "0h") else parse_hours(retention)[0]
-    return {"pe": pe, "retention_h": ret, "offsets": offs, "oven": oven, "temp_c": temp_c,
-            "retry_step_mv": retry_step_mv}
+    return {"pe": pe, "retention_h": ret, "offsets": offs, "retry_step_mv": retry_step_mv,
+            **oven_fields(oven, temp_c, chamber_file)}
 
 
 def _curves(rows, pm: PageMap) -> tuple[np.ndarray, dict[str, np.ndarray]]:
