@@ -51,8 +51,11 @@ class ChamberConfig:
                 and self.timeout_ms > 0 and self.measure_field >= 0):
             raise NandrigError("chamber settings: tolerance_c, reach_timeout_s, poll_s and timeout_ms must be > 0, "
                                "soak_s and measure_field >= 0")
-        if "{c" not in self.set_command:
-            raise NandrigError(f"chamber set_command {self.set_command!r} has no {{c}} for the set point")
+        try:
+            if self.set_command.format(c=25.0) == self.set_command:
+                raise ValueError("no {c} for the set point")
+        except (ValueError, KeyError, IndexError) as e:
+            raise NandrigError(f"chamber set_command {self.set_command!r}: {e}") from None
 
     @classmethod
     def load(cls, resource: str, settings: dict | None) -> "ChamberConfig":
@@ -62,8 +65,8 @@ class ChamberConfig:
             raise NandrigError(f"chamber settings: unknown {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         try:
             return cls(resource=resource, **settings)
-        except TypeError as e:
-            raise NandrigError(f"chamber settings: {e}") from None
+        except TypeError:  # a value of the wrong kind ("10" for a number)
+            raise NandrigError(f"chamber settings: wrong kind of value among {settings}") from None
 
 
 def read_settings(path: str | Path) -> dict:

@@ -133,6 +133,10 @@ def test_settings_are_checked():
         ChamberConfig.load("X", {"soak": 1})
     with pytest.raises(NandrigError, match="no {c}"):
         ChamberConfig.load("X", {"set_command": "SOUR:TEMP"})
+    with pytest.raises(NandrigError, match="set_command"):
+        ChamberConfig.load("X", {"set_command": "SOUR:TEMP {c:q}"})
+    with pytest.raises(NandrigError, match="wrong kind"):
+        ChamberConfig.load("X", {"poll_s": "10"})
     with pytest.raises(NandrigError, match="must be > 0"):
         ChamberConfig.load("X", {"poll_s": 0})
 
