@@ -272,6 +272,16 @@ def cancel(store: Store, campaign_id: int) -> Campaign:
     return store.campaign(campaign_id)
 
 
+def summaries(store: Store) -> list[dict]:
+    """A line per campaign, as `nandrig ls` and the live page show it."""
+    import datetime
+
+    return [{"id": c.id, "kind": c.kind, "state": display_state(store, c), "step": c.step, "steps": c.steps,
+             "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
+             "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")}
+            for c in store.campaigns()]
+
+
 def display_state(store: Store, c: Campaign) -> str:
     """running (a process holds it), interrupted (resumable), failed, cancelled or done."""
     if c.state == "running":

@@ -619,17 +619,12 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
 def ls_cmd(db, as_json) -> None:
     """List the campaigns in a database: running (live), interrupted (resume continues it), failed,
     cancelled or done."""
-    import datetime
-
-    from nandrig.host.campaigns import display_state, format_blocks
+    from nandrig.host.campaigns import summaries
     from nandrig.host.store import Store
 
     store = Store(db, read_only=True)
     try:
-        rows = [{"id": c.id, "kind": c.kind, "state": display_state(store, c), "step": c.step, "steps": c.steps,
-                 "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
-                 "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")}
-                for c in store.campaigns()]
+        rows = summaries(store)
     finally:
         store.close()
     if as_json:
@@ -689,6 +684,22 @@ def export_cmd(db, campaign_id, as_csv, per_page, by_block, out) -> None:
         Path(out).write_text(text)
     else:
         click.echo(text, nl=False)
+
+
+@click.command("serve")
+@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (the page has no login: keep it on loopback unless the network is yours).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="0: any free port.")
+@click.option("--refresh", "refresh_s", type=click.FloatRange(min=0.5), default=5.0, show_default=True,
+              help="Seconds between the page's updates.")
+def serve_cmd(db, host, port, refresh_s) -> None:
+    """A live page of the database's campaigns: progress, P/E per block, the latest RBER and its plot."""
+    from pathlib import Path
+
+    from nandrig.host.live import serve
+
+    serve(Path(db), host, port, refresh_s, echo=lambda m: click.echo(m, err=True))
 
 
 @click.command("report")

@@ -559,6 +559,15 @@ class Store:
             " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
             (campaign_id,))]
 
+    def checkpoint_errors(self, campaign_id: int, last: int) -> list[tuple[int, str, float, int, float, int, int]]:
+        """The campaign's ``last`` checkpoints, per page number: (step, label, retention_h, page, mean P/E,
+        errors, bits), oldest first."""
+        return self.db.execute(
+            "SELECT c.step, c.label, c.retention_h, m.page, AVG(m.pe), SUM(m.err_1to0 + m.err_0to1), SUM(m.bits)"
+            " FROM checkpoints c JOIN measurements m ON m.checkpoint_id = c.id WHERE c.id IN"
+            " (SELECT id FROM checkpoints WHERE campaign_id=? ORDER BY step DESC LIMIT ?)"
+            " GROUP BY c.id, m.page ORDER BY c.step, m.page", (campaign_id, last)).fetchall()
+
     def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
         with self.tx() as db:
             return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created) VALUES (?,?,?,?,?)",

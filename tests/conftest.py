@@ -39,6 +39,26 @@ def run_cli(capsys):
 
 
 
+# ---- a real browser (Debian's headless Chromium through its WebDriver) ----------------------------------
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """A headless Chromium for the tests that look at pages as people do."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    # headless as root on a closed network: no sandbox, no background connections that would be refused
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    yield driver
+    driver.quit()
+
+
 # ---- commands that run beside the suite ----------------------------------------------------------
 # A test marked ``background("ARGS")`` needs only what ``nandrig ARGS`` prints: the command starts as the
 # suite starts, in its own process, and the test (moved to the end) collects it. The ULX3S bitstream takes

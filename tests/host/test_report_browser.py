@@ -5,28 +5,9 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "report-screenshots"
 CHIP = ("--rig", "sim", "--chip", "mlc-small", "--seed", "6")
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    # headless as root on a closed network: no sandbox, no background connections that would be refused
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    yield driver
-    driver.quit()
 
 
 def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):

@@ -1,0 +1,216 @@
+"""``nandrig serve``: a live page of a database's campaigns, refreshed while they run.
+
+Each campaign shows its state and progress, the P/E of every block it holds, and the RBER of its latest
+checkpoints per page type (with 95 % Garwood intervals) as a table and a plot. The page polls
+``/api/campaigns`` and redraws itself; the server opens the database read-only per request (SQLite's WAL
+lets a running campaign write meanwhile), so it never holds a lock a campaign needs. It listens on the
+loopback interface unless told otherwise: the page has no login.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+from nandrig.characterization.measurements import poisson_interval
+from nandrig.errors import NandrigError
+from nandrig.host.campaigns import summaries
+from nandrig.host.store import Store
+
+LATEST = 12  # checkpoints shown per campaign
+PLOT_PATH = re.compile(r"^/campaign/(\d+)/rber\.png$")
+
+
+def _latest(store: Store, campaign_id: int, chip_id: int) -> list[dict]:
+    """The latest checkpoints' RBER per page type (lower/upper, from the chip's page map)."""
+    pm = store.page_map(chip_id)
+    points: dict[tuple[int, str, float], dict] = {}
+    for step, label, ret_h, page, pe, errors, bits in store.checkpoint_errors(campaign_id, LATEST):
+        p = points.setdefault((step, label, ret_h), {"step": step, "label": label, "retention_h": ret_h, "pe": [],
+                                                     "errors": {"lower": 0, "upper": 0}, "bits": {"lower": 0, "upper": 0}})
+        kind = "upper" if pm.is_upper(page) else "lower"
+        p["errors"][kind] += int(errors)
+        p["bits"][kind] += int(bits)
+        p["pe"].append(float(pe))
+    out = []
+    for p in points.values():
+        row = {"step": p["step"], "label": p["label"], "retention_h": p["retention_h"], "pe": round(statistics.mean(p["pe"]))}
+        for kind in ("lower", "upper"):
+            k, n = p["errors"][kind], p["bits"][kind]
+            if n:
+                lo, hi = poisson_interval(np.array([k]), np.array([n]))
+                row[kind] = {"rber": k / n, "lo": float(lo[0]), "hi": float(hi[0]), "errors": k}
+        out.append(row)
+    return out
+
+
+def snapshot(db: Path) -> dict:
+    """What the page shows, as JSON."""
+    store = Store(db, read_only=True)
+    try:
+        campaigns = []
+        for line in summaries(store):
+            c = store.campaign(line["id"])
+            pe = store.pe_counts(c.chip_id, list(c.params["blocks"]))
+            campaigns.append({**line, "pe": {str(b): n for b, n in pe.items()},
+                              "pe_range": [min(pe.values()), max(pe.values())] if pe else None,
+                              "latest": _latest(store, c.id, c.chip_id),
+                              "events": [{"ts": ts, "kind": k, "detail": d} for ts, k, d in store.events(c.id)[-3:]]})
+    finally:
+        store.close()
+    return {"db": str(db), "time": time.time(), "campaigns": campaigns}
+
+
+def rber_png(db: Path, campaign_id: int) -> bytes | None:
+    """The latest checkpoints' RBER per page type with their intervals; None for no such campaign."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    store = Store(db, read_only=True)
+    try:
+        ids = {c.id: c for c in store.campaigns()}
+        if campaign_id not in ids:
+            return None
+        rows = _latest(store, campaign_id, ids[campaign_id].chip_id)
+    finally:
+        store.close()
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
+    x = np.arange(len(rows))
+    for kind, colour, dx in (("lower", "tab:blue", -0.08), ("upper", "tab:red", 0.08)):
+        pts = [(i, r[kind]) for i, r in enumerate(rows) if kind in r and r[kind]["errors"] > 0]
+        if pts:
+            i, v = np.array([p[0] for p in pts]), [p[1] for p in pts]
+            y = np.array([p["rber"] for p in v])
+            err = np.array([[p["rber"] - p["lo"] for p in v], [p["hi"] - p["rber"] for p in v]])
+            ax.errorbar(i + dx, y, yerr=err, fmt="o", color=colour, capsize=3, label=f"{kind} pages")
+        zeros = [(i, r[kind]["hi"]) for i, r in enumerate(rows) if kind in r and r[kind]["errors"] == 0]
+        if zeros:  # no error seen: only an upper bound
+            ax.plot([z[0] + dx for z in zeros], [z[1] for z in zeros], "v", color=colour, mfc="none",
+                    label=f"{kind}: 0 errors (upper bound)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("RBER (95 % interval)")
+    ax.set_title(f"campaign {campaign_id}: latest checkpoints", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>nandrig: campaigns</title>
+<link rel="icon" href="data:,">
+<style>
+body { font: 15px/1.4 system-ui, sans-serif; margin: 0; padding: 0.8em; background: #f6f7f9; color: #222; }
+h1 { font-size: 1.2em; margin: 0 0 0.3em; }
+#meta { color: #666; font-size: 0.85em; margin-bottom: 0.8em; }
+.card { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 0.7em; margin: 0 0 0.8em;
+        max-width: 900px; }
+.head { display: flex; flex-wrap: wrap; gap: 0.2em 1em; align-items: baseline; }
+.state { font-weight: 600; } .running { color: #0a7d2c; } .interrupted, .failed { color: #b3261e; }
+.bar { height: 8px; background: #e4e6ea; border-radius: 4px; margin: 0.4em 0; }
+.bar > div { height: 100%; background: #3b7ddd; border-radius: 4px; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.3em 0; display: block; overflow-x: auto; }
+td, th { padding: 0.15em 0.6em 0.15em 0; text-align: right; white-space: nowrap; }
+th { color: #555; font-weight: 500; } td:first-child, th:first-child { text-align: left; }
+img { max-width: 100%; height: auto; }
+details { margin: 0.3em 0; font-size: 0.85em; }
+</style></head>
+<body><h1>nandrig campaigns</h1><div id="meta">loading...</div><div id="campaigns"></div>
+<script>
+const REFRESH_S = __REFRESH__;
+const fmt = (v) => v === undefined ? "-" : v.rber.toExponential(2) + " [" + v.lo.toExponential(1) + ", " +
+  v.hi.toExponential(1) + "]";
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
+function card(c) {
+  const pct = c.steps ? (100 * c.step / c.steps).toFixed(1) : 0;
+  const rows = c.latest.map((r) => "<tr><td>" + esc(r.label) + "</td><td>" + r.pe + "</td><td>" +
+    r.retention_h.toFixed(1) + "</td><td>" + fmt(r.lower) + "</td><td>" + fmt(r.upper) + "</td></tr>").join("");
+  const pe = Object.entries(c.pe).map(([b, n]) => "<tr><td>block " + b + "</td><td>" + n + "</td></tr>").join("");
+  const range = c.pe_range ? c.pe_range[0] + (c.pe_range[1] !== c.pe_range[0] ? "-" + c.pe_range[1] : "") : "-";
+  const ev = c.events.map((e) => esc(e.kind) + ": " + esc(e.detail)).join("; ");
+  return '<div class="card" id="c' + c.id + '"><div class="head"><b>#' + c.id + " " + esc(c.kind) + "</b>" +
+    '<span class="state ' + esc(c.state) + '">' + esc(c.state) + "</span><span>chip " + esc(c.chip) +
+    "</span><span>blocks " + esc(c.blocks) + '</span><span class="steps">step ' + c.step + " / " + c.steps +
+    "</span><span>P/E " + range + '</span></div><div class="bar"><div style="width:' + pct + '%"></div></div>' +
+    (rows ? "<table><tr><th>checkpoint</th><th>P/E</th><th>ret. h</th><th>RBER lower</th><th>RBER upper</th></tr>" +
+      rows + '</table><img alt="RBER of campaign ' + c.id + '" src="/campaign/' + c.id + "/rber.png?step=" +
+      c.step + '">' : "<p>no checkpoint yet</p>") +
+    "<details><summary>P/E per block</summary><table>" + pe + "</table></details>" +
+    (ev ? '<div class="events">' + ev + "</div>" : "") + "</div>";
+}
+async function refresh() {
+  try {
+    const r = await fetch("/api/campaigns", {cache: "no-store"});
+    const s = await r.json();
+    document.getElementById("meta").textContent = s.db + " - " + s.campaigns.length + " campaign(s), updated " +
+      new Date(s.time * 1000).toLocaleTimeString() + ", every " + REFRESH_S + " s";
+    document.getElementById("campaigns").innerHTML = s.campaigns.map(card).join("") || "<p>no campaigns yet</p>";
+  } catch (e) {
+    document.getElementById("meta").textContent = "the server does not answer (" + e + "); retrying";
+  }
+  setTimeout(refresh, REFRESH_S * 1000);
+}
+refresh();
+</script></body></html>
+"""
+
+
+def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
+    page = PAGE.replace("__REFRESH__", repr(refresh_s)).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            path = self.path.split("?", 1)[0]
+            try:
+                if path in ("/", "/index.html"):
+                    return self._send(200, "text/html; charset=utf-8", page)
+                if path == "/api/campaigns":
+                    return self._send(200, "application/json", json.dumps(snapshot(db)).encode())
+                if (m := PLOT_PATH.match(path)) and (png := rber_png(db, int(m.group(1)))) is not None:
+                    return self._send(200, "image/png", png)
+                self._send(404, "application/json", b'{"error": "not found"}')
+            except NandrigError as e:  # e.g. the database went away: say so, keep serving
+                self._send(503, "application/json", json.dumps({"error": str(e)}).encode())
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:  # requests are not news
+            pass
+
+    return Handler
+
+
+def serve(db: Path, host: str, port: int, refresh_s: float, echo: Callable[[str], None]) -> None:
+    Store(db, read_only=True).close()  # a file that is not a nandrig database is refused before listening
+    try:
+        server = ThreadingHTTPServer((host, port), handler(db, refresh_s))
+    except OSError as e:
+        raise NandrigError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    echo(f"serving {db} on http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
