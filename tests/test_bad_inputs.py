@@ -36,6 +36,13 @@ CASES = [
     (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-6", "--wear", "1,2,3"), "need at least 3 blocks"),
     (("run", "read-disturb", *SIM, "--db", "{db}", "--blocks", "5", "--page", "200"), "page"),
     (("run", "read-disturb", *SIM, "--db", "{db}", "--blocks", "5", "--points", "0"), "--points"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "scpi:"), "--oven"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "scpi:TCPIP::x::INSTR", "--chamber",
+      "{tmp}/garbage.csv"), "--chamber"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "scpi:TCPIP::x::INSTR", "--chamber",
+      "{tmp}/chamber.json"), "unknown soak"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--chamber", "{tmp}/chamber.json"),
+     "--chamber goes with --oven scpi"),
     (("run", "vth", *SIM, "--db", "{db}", "--blocks", "5", "--offsets", "a:b"), "--offsets"),
     (("run", "vth", *SIM, "--db", "{db}", "--blocks", "5", "--retention", "soon"), "soon"),
     (("run", "flares-validate", *SIM, "--scale", "5"), "--scale"),
@@ -50,6 +57,8 @@ CASES = [
     (("report", "--db", "{db}", "--out", "/dev/null/report"), "/dev/null"),
     (("ls", "--db", "{tmp}/none.db"), "none.db"),
     (("ls", "--db", "{tmp}"), "directory"),
+    (("serve", "--db", "{tmp}/garbage.csv"), "garbage.csv"),
+    (("serve", "--db", "{db}", "--port", "70000"), "--port"),
     (("fit", "--csv", "/nonexistent.csv"), "cannot read"),
     (("fit", "--csv", "{tmp}/empty.csv"), "empty"),
     (("fit", "--csv", "{tmp}/garbage.csv"), "lacks"),
@@ -95,6 +104,7 @@ def bench(tmp_path_factory):
         store.close()
     (tmp / "empty.csv").write_text("")
     (tmp / "garbage.csv").write_text("pe,retention_h\n1,2\n")
+    (tmp / "chamber.json").write_text('{"soak": 60}')
     big = json.loads((ROOT / "boards/sim/profiles/mlc-16k.json").read_text())  # pages beyond the page buffer
     big.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
     (tmp / "mlc-32k.json").write_text(json.dumps(big))
