@@ -23,6 +23,8 @@ from nandrig.chip.onfi import PARAM_ERROR_TEXT, ParamError
 from nandrig import protocol as P
 from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, HelloFlag, Opcode,
                               ProfileSource, ProgramFlag, ReadFlag)
+from nandrig.host.place import SCHEME as PLACE_SCHEME
+from nandrig.host.place import PlaceLease
 from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
 
 
@@ -214,6 +216,7 @@ class Rig:
         into silence; a rig that answers with damaged frames (a noisy link) is asked again at once, for up to
         ``patience_s`` seconds of nothing but damage."""
         self.t = transport
+        self._lease: PlaceLease | None = None  # a labgrid place this rig was reached through
         self.timeout, self.retries, self.poll_s, self.patience_s = timeout, retries, poll_s, patience_s
         self._deframer = Deframer()
         self._seq = random.randrange(1 << 16)
@@ -234,7 +237,17 @@ class Rig:
     def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
              exact: bool = False, wiring: str | None = None, **kw) -> "Rig":
         """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file and ``wiring``, a
-        :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec); else a pyserial URL."""
+        :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec); ``labgrid://[HOST:PORT/]PLACE`` for a place
+        acquired through labgrid (:mod:`nandrig.host.place`; released when the rig closes); else a pyserial URL."""
+        if url.startswith(PLACE_SCHEME):
+            lease = PlaceLease(url)
+            try:
+                rig = cls.open(lease.rig_url, chip=chip, seed=seed, state=state, exact=exact, wiring=wiring, **kw)
+            except BaseException:
+                lease.release()
+                raise
+            rig._lease = lease
+            return rig
         if url == "sim":
             from nandrig.boards.sim.rig import VirtualRig
             from nandrig.boards.sim.wiring import Wiring
@@ -257,6 +270,9 @@ class Rig:
             except (NandrigError, OSError):  # a simulated rig that cannot save its state (full disk) included
                 pass
         self.t.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     def _release(self, wait_s: float = 0.5) -> None:
         """HELLO RELEASE, its reply awaited briefly (a rig serving TCP may not survive writing to a socket its

@@ -1,0 +1,152 @@
+"""A rig as a labgrid place: a real coordinator and exporter on 127.0.0.1 export a served virtual rig
+(`nandrig sim serve`) as a NetworkSerialPort; campaigns take the place through labgrid, keep it while they
+run, give it back at the end, and a resume takes it again."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+PLACE = "bench-a"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(predicate, timeout_s: float, what: str):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if (v := predicate()):
+            return v
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Lab:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.procs = tmp, []
+        self.coordinator = f"127.0.0.1:{_free_port()}"
+        rig_port = _free_port()
+        self._start([BIN / "labgrid-coordinator", "-l", self.coordinator], "coordinator")
+        self._start([sys.executable, "-m", "nandrig", "sim", "serve", "--port", rig_port, "--chip", "mlc-small",
+                     "--seed", "3", "--state", tmp / "chip.json"], "rig")
+        (tmp / "exporter.yaml").write_text(
+            f"rig-a:\n  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {rig_port}\n    protocol: raw\n")
+        self._start([BIN / "labgrid-exporter", "-c", self.coordinator, "-n", "host-a", "--hostname", "127.0.0.1",
+                     tmp / "exporter.yaml"], "exporter")
+        _wait_for(lambda: "host-a/rig-a/NetworkSerialPort" in self.client("resources").stdout, 30, "the exporter")
+        assert self.client("create").returncode == 0
+        assert self.client("add-match", "host-a/rig-a/*").returncode == 0
+        self.url = f"labgrid://{self.coordinator}/{PLACE}"
+
+    def _start(self, argv, name: str) -> None:
+        log = open(self.tmp / f"{name}.log", "w")
+        self.procs.append(subprocess.Popen([str(a) for a in argv], cwd=self.tmp, stdout=log, stderr=log,
+                                           stdin=subprocess.DEVNULL, start_new_session=True))
+
+    def client(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess:
+        env = {**os.environ, "LG_COORDINATOR": self.coordinator}
+        if user:
+            env["LG_USERNAME"] = user
+        return subprocess.run([str(BIN / "labgrid-client"), "-p", PLACE, *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    def holder(self) -> str:
+        show = self.client("show").stdout
+        return next(ln.split(":", 1)[1].strip() for ln in show.splitlines() if ln.strip().startswith("acquired:"))
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    lab = Lab(tmp_path_factory.mktemp("lab"))
+    yield lab
+    lab.stop()
+
+
+def _nandrig(*args, user: str | None = None) -> subprocess.Popen:
+    """In its own session, with SIGINT as a terminal gives it (a test runner may have it ignored)."""
+    env = {**os.environ, **({"LG_USERNAME": user} if user else {})}
+    return subprocess.Popen([sys.executable, "-m", "nandrig", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _step(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+            row = con.execute("SELECT step FROM campaigns ORDER BY id DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return 0
+    return row[0] if row else 0
+
+
+def test_a_campaign_holds_its_place_and_gives_it_back(lab, tmp_path):
+    """While it runs nobody else gets the place; stopped (Ctrl-C), it gives the place back."""
+    db = tmp_path / "lab.db"
+    run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "0-3", "--cycles", "5000000",
+                   "--step", "10000")
+    try:
+        _wait_for(lambda: _step(db) > 0, 60, "the campaign's first step")
+        assert lab.holder() != "None"  # the campaign holds the place
+        other = lab.client("acquire", user="someone-else")  # a second user is refused while it runs
+        assert other.returncode != 0 and "already acquired" in other.stderr
+        second = _nandrig("rig", "info", "--rig", lab.url, user="someone-else")
+        _, err = second.communicate(timeout=60)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert second.returncode != 0 and len(lines) == 1 and "already acquired" in lines[0], err
+        assert run.poll() is None, "the campaign ended before the checks"
+        run.send_signal(signal.SIGINT)
+        run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert lab.holder() == "None"  # given back as the process ended
+    with sqlite3.connect(db) as con:
+        state, url = con.execute("SELECT state, rig_url FROM campaigns").fetchone()
+    assert state != "done" and url == lab.url
+
+
+def test_a_killed_campaign_resumes_through_its_place(lab, tmp_path):
+    db = tmp_path / "lab.db"
+    run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "4-7", "--cycles", "200000",
+                   "--step", "10000")
+    _wait_for(lambda: _step(db) > 2, 60, "a few steps")
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert lab.holder() != "None"  # the killed process could not give it back
+    resume = _nandrig("resume", "--db", db, "--take-over")
+    out, err = resume.communicate(timeout=300)
+    assert resume.returncode == 0, err
+    assert lab.holder() == "None"
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT state FROM campaigns").fetchone() == ("done",)
+        assert con.execute("SELECT MIN(pe) FROM blocks WHERE block BETWEEN 4 AND 7").fetchone()[0] > 10000
+
+
+@pytest.mark.parametrize("url, words", [
+    ("labgrid://{coord}/no-such-place", ("no-such-place", "matches nothing")),
+    ("labgrid://127.0.0.1:1/bench-a", ("bench-a", "coordinator")),
+    ("labgrid://bad place", ("labgrid://PLACE",)),
+])
+def test_bad_places_are_one_line(lab, run_cli, url, words):
+    run_cli("rig", "info", "--rig", url.format(coord=lab.coordinator)).assert_one_line_error(*words)
