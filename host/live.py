@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable
@@ -70,10 +71,7 @@ def snapshot(db: Path) -> dict:
 
 def rber_png(db: Path, campaign_id: int) -> bytes | None:
     """The latest checkpoints' RBER per page type with their intervals; None for no such campaign."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: its global state is not for a threaded server
 
     store = Store(db, read_only=True)
     try:
@@ -83,7 +81,8 @@ def rber_png(db: Path, campaign_id: int) -> bytes | None:
         rows = _latest(store, campaign_id, ids[campaign_id].chip_id)
     finally:
         store.close()
-    fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
+    fig = Figure(figsize=(6.4, 3.4), dpi=100)
+    ax = fig.subplots()
     x = np.arange(len(rows))
     for kind, colour, dx in (("lower", "tab:blue", -0.08), ("upper", "tab:red", 0.08)):
         pts = [(i, r[kind]) for i, r in enumerate(rows) if kind in r and r[kind]["errors"] > 0]
@@ -105,7 +104,6 @@ def rber_png(db: Path, campaign_id: int) -> bytes | None:
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -182,16 +180,17 @@ def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
                 if path == "/api/campaigns":
                     return self._send(200, "application/json", json.dumps(snapshot(db)).encode())
                 if (m := PLOT_PATH.match(path)) and (png := rber_png(db, int(m.group(1)))) is not None:
-                    return self._send(200, "image/png", png)
+                    # its URL names the campaign's step, so a cached plot is never stale
+                    return self._send(200, "image/png", png, cache="max-age=3600")
                 self._send(404, "application/json", b'{"error": "not found"}')
-            except NandrigError as e:  # e.g. the database went away: say so, keep serving
+            except (NandrigError, sqlite3.Error) as e:  # e.g. the database went away: say so, keep serving
                 self._send(503, "application/json", json.dumps({"error": str(e)}).encode())
 
-        def _send(self, code: int, ctype: str, body: bytes) -> None:
+        def _send(self, code: int, ctype: str, body: bytes, cache: str = "no-store") -> None:
             self.send_response(code)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
+            self.send_header("Cache-Control", cache)
             self.end_headers()
             self.wfile.write(body)
 
