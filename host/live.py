@@ -13,6 +13,7 @@ import json
 import re
 import sqlite3
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -170,6 +171,7 @@ refresh();
 
 def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
     page = PAGE.replace("__REFRESH__", repr(refresh_s)).encode()
+    plotting = threading.Lock()  # matplotlib's text layout (mathtext, font cache) is not thread-safe
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
@@ -179,9 +181,11 @@ def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
                     return self._send(200, "text/html; charset=utf-8", page)
                 if path == "/api/campaigns":
                     return self._send(200, "application/json", json.dumps(snapshot(db)).encode())
-                if (m := PLOT_PATH.match(path)) and (png := rber_png(db, int(m.group(1)))) is not None:
-                    # its URL names the campaign's step, so a cached plot is never stale
-                    return self._send(200, "image/png", png, cache="max-age=3600")
+                if m := PLOT_PATH.match(path):
+                    with plotting:
+                        png = rber_png(db, int(m.group(1)))
+                    if png is not None:  # its URL names the campaign's step, so a cached plot is never stale
+                        return self._send(200, "image/png", png, cache="max-age=3600")
                 self._send(404, "application/json", b'{"error": "not found"}')
             except (NandrigError, sqlite3.Error) as e:  # e.g. the database went away: say so, keep serving
                 self._send(503, "application/json", json.dumps({"error": str(e)}).encode())

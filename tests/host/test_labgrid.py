@@ -5,50 +5,37 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.host.processes import free_ports, wait_for
 
 BIN = Path(sys.executable).parent
 PLACE = "bench-a"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(predicate, timeout_s: float, what: str):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if (v := predicate()):
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 class Lab:
     def __init__(self, tmp: Path) -> None:
         self.tmp, self.procs = tmp, []
-        self.coordinator = f"127.0.0.1:{_free_port()}"
-        rig_port = _free_port()
+        coordinator_port, self.rig_port = free_ports(2)
+        self.coordinator = f"127.0.0.1:{coordinator_port}"
+        self.url = f"labgrid://{self.coordinator}/{PLACE}"
+
+    def start(self) -> None:
         self._start([BIN / "labgrid-coordinator", "-l", self.coordinator], "coordinator")
-        self._start([sys.executable, "-m", "nandrig", "sim", "serve", "--port", rig_port, "--chip", "mlc-small",
-                     "--seed", "3", "--state", tmp / "chip.json"], "rig")
-        (tmp / "exporter.yaml").write_text(
-            f"rig-a:\n  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {rig_port}\n    protocol: raw\n")
+        self._start([sys.executable, "-m", "nandrig", "sim", "serve", "--port", self.rig_port, "--chip", "mlc-small",
+                     "--seed", "3", "--state", self.tmp / "chip.json"], "rig")
+        (self.tmp / "exporter.yaml").write_text(
+            f"rig-a:\n  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {self.rig_port}\n    protocol: raw\n")
         self._start([BIN / "labgrid-exporter", "-c", self.coordinator, "-n", "host-a", "--hostname", "127.0.0.1",
-                     tmp / "exporter.yaml"], "exporter")
-        _wait_for(lambda: "host-a/rig-a/NetworkSerialPort" in self.client("resources").stdout, 30, "the exporter")
+                     self.tmp / "exporter.yaml"], "exporter")
+        wait_for(lambda: "host-a/rig-a/NetworkSerialPort" in self.client("resources").stdout, 30, "the exporter")
         assert self.client("create").returncode == 0
         assert self.client("add-match", "host-a/rig-a/*").returncode == 0
-        self.url = f"labgrid://{self.coordinator}/{PLACE}"
 
     def _start(self, argv, name: str) -> None:
         log = open(self.tmp / f"{name}.log", "w")
@@ -79,8 +66,11 @@ class Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     lab = Lab(tmp_path_factory.mktemp("lab"))
-    yield lab
-    lab.stop()
+    try:
+        lab.start()
+        yield lab
+    finally:
+        lab.stop()  # also when the lab did not come up: nothing is left running
 
 
 def _nandrig(*args, user: str | None = None) -> subprocess.Popen:
@@ -106,7 +96,7 @@ def test_a_campaign_holds_its_place_and_gives_it_back(lab, tmp_path):
     run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "0-3", "--cycles", "5000000",
                    "--step", "10000")
     try:
-        _wait_for(lambda: _step(db) > 0, 60, "the campaign's first step")
+        wait_for(lambda: _step(db) > 0, 60, "the campaign's first step")
         assert lab.holder() != "None"  # the campaign holds the place
         other = lab.client("acquire", user="someone-else")  # a second user is refused while it runs
         assert other.returncode != 0 and "already acquired" in other.stderr
@@ -130,7 +120,7 @@ def test_a_killed_campaign_resumes_through_its_place(lab, tmp_path):
     db = tmp_path / "lab.db"
     run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "4-7", "--cycles", "200000",
                    "--step", "10000")
-    _wait_for(lambda: _step(db) > 2, 60, "a few steps")
+    wait_for(lambda: _step(db) > 2, 60, "a few steps")
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
     assert lab.holder() != "None"  # the killed process could not give it back

@@ -7,21 +7,17 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from tests.host.processes import free_ports, wait_for
+
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "live-page-screenshots"
 CHIP = ("--rig", "sim", "--chip", "mlc-small", "--seed", "4")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _nandrig(*args) -> subprocess.Popen:
@@ -39,28 +35,19 @@ def _get(url: str) -> tuple[int, bytes]:
         return 0, b""
 
 
-def _wait_for(predicate, timeout_s: float, what: str):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if (v := predicate()):
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_the_live_page_follows_a_running_campaign(run_cli, tmp_path, browser):
     db = tmp_path / "lab.db"
     assert run_cli("run", "endurance", *CHIP, "--db", db, "--blocks", "0-3", "--cycles", "3000", "--step",
                    "1000").code == 0
-    port = _free_port()
+    port, = free_ports(1)
     server = _nandrig("serve", "--db", db, "--port", port, "--refresh", "1")
-    running = _nandrig("run", "endurance", *CHIP, "--db", db, "--blocks", "4-7", "--cycles", "200000", "--step",
-                       "2000")
+    running = _nandrig("run", "endurance", *CHIP, "--db", db, "--blocks", "4-7", "--cycles", "5000000", "--step",
+                       "5000")  # minutes of work: it runs through the whole test, which stops it
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_for(lambda: _get(base + "/api/campaigns")[0] == 200 if server.poll() is None else None, 20,
+        wait_for(lambda: _get(base + "/api/campaigns")[0] == 200 if server.poll() is None else None, 20,
                   "the server")
-        snap = _wait_for(lambda: (s := json.loads(_get(base + "/api/campaigns")[1]))["campaigns"][1:] and s, 60,
+        snap = wait_for(lambda: (s := json.loads(_get(base + "/api/campaigns")[1]))["campaigns"][1:] and s, 60,
                          "the second campaign")
         first = snap["campaigns"][0]
         assert first["state"] == "done" and first["pe_range"] == [3000, 3000] and first["latest"]
@@ -68,16 +55,19 @@ def test_the_live_page_follows_a_running_campaign(run_cli, tmp_path, browser):
         status, png = _get(base + "/campaign/1/rber.png")
         assert status == 200 and png[:8] == b"\x89PNG\r\n\x1a\n"
         assert _get(base + "/campaign/99/rber.png")[0] == 404 and _get(base + "/nothing")[0] == 404
+        with ThreadPoolExecutor(12) as pool:  # a page's plots arrive together: every one is drawn
+            got = list(pool.map(lambda i: _get(f"{base}/campaign/{1 + i % 2}/rber.png?n={i}"), range(24)))
+        assert all(code == 200 and body[:4] == b"\x89PNG" for code, body in got), [c for c, _ in got]
 
         browser.set_window_size(1280, 900)
         browser.get(base + "/")
         step = lambda: browser.execute_script(  # noqa: E731
             "const e = document.querySelector('#c2 .steps'); return e ? e.textContent : null")
-        seen = _wait_for(step, 30, "campaign 2 on the page")
+        seen = wait_for(step, 30, "campaign 2 on the page")
         # the page redraws itself: the running campaign's step moves with no reload
-        _wait_for(lambda: step() != seen, 60, "the running campaign's progress on the page")
+        wait_for(lambda: step() != seen, 60, "the running campaign's progress on the page")
         assert "running" in browser.find_element("css selector", "#c2 .state").text
-        images = _wait_for(lambda: browser.execute_script(
+        images = wait_for(lambda: browser.execute_script(
             "const i = Array.from(document.images); return i.length && i.every(x => x.complete) ? "
             "i.map(x => x.naturalWidth) : null"), 30, "the plots")
         assert all(w >= 600 for w in images), images
@@ -86,7 +76,7 @@ def test_the_live_page_follows_a_running_campaign(run_cli, tmp_path, browser):
         assert browser.save_screenshot(str(SHOTS / "desktop.png"))
         browser.set_window_size(390, 844)  # a phone: the cards fit its width, nothing scrolls sideways
         browser.get(base + "/")
-        _wait_for(step, 30, "the page on a phone")
+        wait_for(step, 30, "the page on a phone")
         assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
         assert browser.save_screenshot(str(SHOTS / "phone.png"))
         import matplotlib.image
