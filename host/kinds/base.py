@@ -80,6 +80,7 @@ def oven_fields(oven: str | None, temp_c: float, chamber_file: str | None) -> di
     chamber = read_settings(chamber_file) if chamber_file is not None else None
     return {"oven": oven, "temp_c": temp_c, "chamber": chamber}
 
+
 _UNITS = {"h": 1.0, "d": 24.0, "w": 168.0, "mo": 720.0, "y": 8760.0}
 
 
