@@ -18,6 +18,13 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:``port``."""
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def wait_for(predicate, timeout_s: float, what: str):
     """The first true value ``predicate()`` returns, polled every 0.2 s; an assertion after ``timeout_s``."""
     end = time.monotonic() + timeout_s

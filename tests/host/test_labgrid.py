@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.processes import free_ports, wait_for
+from tests.host.processes import free_ports, listening, wait_for
 
 BIN = Path(sys.executable).parent
 PLACE = "bench-a"
@@ -22,6 +22,7 @@ class Lab:
     def __init__(self, tmp: Path) -> None:
         self.tmp, self.procs = tmp, []
         coordinator_port, self.rig_port = free_ports(2)
+        self.coordinator_port = coordinator_port
         self.coordinator = f"127.0.0.1:{coordinator_port}"
         self.url = f"labgrid://{self.coordinator}/{PLACE}"
 
@@ -29,13 +30,25 @@ class Lab:
         self._start([BIN / "labgrid-coordinator", "-l", self.coordinator], "coordinator")
         self._start([sys.executable, "-m", "nandrig", "sim", "serve", "--port", self.rig_port, "--chip", "mlc-small",
                      "--seed", "3", "--state", self.tmp / "chip.json"], "rig")
+        # An exporter that finds no coordinator exits (for its service manager to restart it): start it only
+        # once the coordinator listens, which on a loaded machine takes seconds.
+        self._wait(lambda: listening(self.coordinator_port), "the coordinator")
+        self._wait(lambda: listening(self.rig_port), "the rig")
         (self.tmp / "exporter.yaml").write_text(
             f"rig-a:\n  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {self.rig_port}\n    protocol: raw\n")
         self._start([BIN / "labgrid-exporter", "-c", self.coordinator, "-n", "host-a", "--hostname", "127.0.0.1",
                      self.tmp / "exporter.yaml"], "exporter")
-        wait_for(lambda: "host-a/rig-a/NetworkSerialPort" in self.client("resources").stdout, 30, "the exporter")
+        self._wait(lambda: "host-a/rig-a/NetworkSerialPort" in self.client("resources").stdout, "the exporter")
         assert self.client("create").returncode == 0
         assert self.client("add-match", "host-a/rig-a/*").returncode == 0
+
+    def _wait(self, predicate, what: str) -> None:
+        """Wait for ``what``; if it does not come, fail with what the lab's processes said."""
+        try:
+            wait_for(predicate, 120, what)
+        except AssertionError:
+            logs = "\n".join(f"--- {log.name}:\n{log.read_text()[-2000:]}" for log in sorted(self.tmp.glob("*.log")))
+            raise AssertionError(f"timed out waiting for {what}\n{logs}") from None
 
     def _start(self, argv, name: str) -> None:
         log = open(self.tmp / f"{name}.log", "w")
