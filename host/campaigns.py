@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import platform
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -30,23 +29,23 @@ from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
-from nandrig.host.locks import CampaignLock, check_not_live, is_live
 from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply
+from nandrig.host.databases import Database
 from nandrig.host.store import Campaign, Store
 from nandrig.chip.onfi import StatusBit
 from nandrig.protocol import Err, HelloFlag, Opcode
 
 
-def sim_state_path(db: Path, profile: str, seed: int, known: bool = False) -> Path:
-    """Where a simulated chip's state lives: beside the database, whatever the current folder (the store
-    records it but it is always found from the database's own place, so the two move together). ``known``:
-    the store has this chip, so a missing state file is a lost history, not a fresh chip."""
-    folder = db.with_name(db.name + ".rigs")
-    path = folder / f"{profile}-seed{seed}.state"
+def sim_state_path(store: Store, profile: str, seed: int, known: bool = False) -> Path:
+    """Where a simulated chip's state lives: beside an SQLite database, whatever the current folder (the store
+    records it but it is always found from the database's own place, so the two move together); for a
+    PostgreSQL store, in this host's state folder (``$XDG_STATE_HOME/nandrig``). ``known``: the store has this
+    chip, so a missing state file is a lost history, not a fresh chip."""
+    path = store.db.rigs / f"{profile}-seed{seed}.state"
     if known and not path.exists():
-        raise NandrigError(f"the virtual chip sim:{profile}:{seed} has a history in {db} but its state file "
-                           f"{path} is missing: restore it (it moves with the database)")
-    folder.mkdir(parents=True, exist_ok=True)
+        raise NandrigError(f"the virtual chip sim:{profile}:{seed} has a history in {store.name} but its state file "
+                           f"{path} is missing: restore it (it belongs with the database)")
+    store.db.rigs.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -54,7 +53,7 @@ def dead_sessions(store: Store, take_over: bool = False) -> Callable[[int], bool
     """Whether a session holding a rig may be taken over: one this database's campaigns used and whose process
     is gone (the campaign is not live on this host), or any with ``take_over``."""
     def dead(holder: int) -> bool:
-        return take_over or any(holder in c.context.get("sessions", ()) and not is_live(store.path, c.id)
+        return take_over or any(holder in c.context.get("sessions", ()) and not store.is_live(c.id)
                                 for c in store.campaigns())
     return dead
 
@@ -72,7 +71,7 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
     if url == "sim":
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
-        state = str(sim_state_path(store.path, profile, seed, known=chip_id is not None))
+        state = str(sim_state_path(store, profile, seed, known=chip_id is not None))
         fresh = not Path(state).exists()
         rig = Rig.open("sim", chip=profile, seed=seed, state=state, wiring=wiring,
                        take_over=dead_sessions(store, take_over), **link)
@@ -96,14 +95,14 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
                                    f"every time")
             chip_id = store.chip_id(label)
         if uid and (owner := store.chip_by_unique_id(uid)) is not None and owner["id"] != chip_id:
-            raise NandrigError(f"the chip on {url} is {owner['label']} in {store.path} (unique ID {uid.hex()}), "
+            raise NandrigError(f"the chip on {url} is {owner['label']} in {store.name} (unique ID {uid.hex()}), "
                                f"not {label}")
         if chip_id is None:
             chip_id = store.add_chip(label, info, rig.read_param_page(), sim)
         else:
             row = store.chip(chip_id)
             if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
-                raise NandrigError(f"the chip on {url} does not match {label} in {store.path}")
+                raise NandrigError(f"the chip on {url} does not match {label} in {store.name}")
             check_identity(store, row, info, url)
     except BaseException:
         rig.close()
@@ -123,7 +122,7 @@ def check_identity(store: Store, row, info, url: str) -> None:
     if uid != row["unique_id"]:
         now = f"unique ID {uid}" if uid else "no unique ID"
         raise NandrigError(f"the chip on {url} ({now}) is not {row['label']} (unique ID {row['unique_id']}) "
-                           f"in {store.path}: put that chip back, or give this one its own --chip-label")
+                           f"in {store.name}: put that chip back, or give this one its own --chip-label")
 
 
 def versions(rig: Rig) -> dict:
@@ -184,7 +183,7 @@ def _listing(blocks: list[int], most: int = 8) -> str:
 def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False, **link) -> Rig:
     row = store.chip(c.chip_id)
     if row["sim_profile"] is not None:
-        state = sim_state_path(store.path, row["sim_profile"], row["sim_seed"], known=True)
+        state = sim_state_path(store, row["sim_profile"], row["sim_seed"], known=True)
         rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state),
                        take_over=dead_sessions(store, take_over), **link)
     else:
@@ -204,7 +203,7 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
 
 
 def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Campaign:
-    with CampaignLock(store.path, campaign_id):
+    with store.lock(campaign_id):
         return _run(store, rig, campaign_id, progress)
 
 
@@ -234,13 +233,13 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
         c = store.campaign(campaign_id)
         raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to resume")
     if campaign_id is None:  # campaigns live in another process are theirs; a named one meets its lock in run()
-        for c in [c for c in todo if is_live(store.path, c.id)]:
+        for c in [c for c in todo if store.is_live(c.id)]:
             echo(f"campaign {c.id} is running in another process; left to it")
             todo.remove(c)
     if not todo:
         echo("nothing to resume")
     for c in todo:  # before any rig is opened: a rig opened is a rig taken
-        check_not_live(store.path, c.id)
+        store.check_not_live(c.id)
     done = []
     for c in todo:
         with open_for_campaign(store, c, url, take_over, **link) as rig:
@@ -266,7 +265,7 @@ def cancel(store: Store, campaign_id: int) -> Campaign:
     c = store.campaign(campaign_id)
     if c.state != "running":
         raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to cancel")
-    if is_live(store.path, campaign_id):
+    if store.is_live(campaign_id):
         raise NandrigError(f"campaign {campaign_id} is running in another process; stop it (Ctrl-C) first")
     store.set_state(campaign_id, "cancelled", f"cancelled at step {c.step} of {c.steps}")
     return store.campaign(campaign_id)
@@ -285,8 +284,10 @@ def summaries(store: Store) -> list[dict]:
 def display_state(store: Store, c: Campaign) -> str:
     """running (a process holds it), interrupted (resumable), failed, cancelled or done."""
     if c.state == "running":
-        return "running" if is_live(store.path, c.id) else "interrupted"
+        return "running" if store.is_live(c.id) else "interrupted"
     return c.state
+
+
 class Runner:
     def __init__(self, store: Store, rig: Rig, campaign_id: int, oven: Oven | None,
                  progress: Callable[[int], None] | None = None) -> None:
@@ -364,7 +365,7 @@ class Runner:
             reply = self.rig.call(step.op, payload, seq=seq, ok=tuple(Err))
         except RigRestarted as e:
             raise NandrigError(f"{e}; campaign {self.c.id} stopped at step {i} of {len(self.steps)}: "
-                               f"`nandrig resume --db {self.store.path}` accounts for it and continues") from None
+                               f"`nandrig resume --db {self.store.name}` accounts for it and continues") from None
         finally:
             self.rig.progress = None
         self._apply(i, step, reply)
@@ -451,32 +452,32 @@ class Runner:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
             self.store.finish_step(db, self.c.id, i, self.context)
 
-    def _record_cycle(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_cycle(self, db: Database, i: int, step: Step, reply) -> None:
         blocks = step.meta["blocks"]
         done, failed = decode_cycle_reply(reply.payload, blocks[0], len(blocks))
         for b in blocks:
             self.store.add_cycles(db, self.c.id, self.c.chip_id, b, done[b], failed[b], step.meta["cycles"])
 
-    def _record_erase(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_erase(self, db: Database, i: int, step: Step, reply) -> None:
         r = P.CHIP_RESULT.unpack(reply.payload)
         self.store.add_erase(db, self.c.id, self.c.chip_id, i, step.meta["block"], bool(r.chip_status & StatusBit.FAIL),
                              r.busy_ns)
 
-    def _record_program(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_program(self, db: Database, i: int, step: Step, reply) -> None:
         r = P.CHIP_RESULT.unpack(reply.payload)
         self.store.add_program(db, self.c.id, self.c.chip_id, i, step.meta["block"], step.meta["page"],
                                bool(r.chip_status & StatusBit.FAIL), r.busy_ns)
 
-    def _record_advance(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_advance(self, db: Database, i: int, step: Step, reply) -> None:
         self._add_time(step.meta)
 
-    def _record_read_disturb(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_read_disturb(self, db: Database, i: int, step: Step, reply) -> None:
         pass  # the reads are recorded with the next checkpoint
 
-    def _record_set_offset(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_set_offset(self, db: Database, i: int, step: Step, reply) -> None:
         pass
 
-    def _record_measure(self, db: sqlite3.Connection, i: int, step: Step, reply) -> None:
+    def _record_measure(self, db: Database, i: int, step: Step, reply) -> None:
         m = step.meta
         equiv = self.context.get("equiv_h", 0.0) if m.get("retention") else 0.0
         actual = self.context.get("actual_h", 0.0) if m.get("retention") else 0.0

@@ -20,6 +20,23 @@ RIG_OPTIONS = [
 ]
 
 
+class DatabaseLocation(click.ParamType):
+    """An SQLite file, or a lab's PostgreSQL database as ``postgresql://[user@]host[:port]/name``."""
+
+    name = "database"
+
+    def __init__(self, exists: bool = False) -> None:
+        self.file = click.Path(dir_okay=False, exists=exists)
+
+    def convert(self, value, param, ctx):
+        from nandrig.host.databases import is_url
+
+        return value if is_url(value) else self.file.convert(value, param, ctx)
+
+
+DB_HELP = "SQLite file, or postgresql://[user@]host[:port]/name for a lab's shared store."
+
+
 def rig_options(f):
     for opt in reversed(RIG_OPTIONS):
         f = opt(f)
@@ -148,7 +165,7 @@ def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> Non
 @click.option("--block", type=click.IntRange(min=0), required=True,
               help="Block to erase and program once with walking patterns: one P/E cycle of wear.")
 @click.option("--force", is_flag=True, help="Allow a factory bad block.")
-@click.option("--db", type=click.Path(dir_okay=False),
+@click.option("--db", type=DatabaseLocation(),
               help="Record that P/E cycle against the chip in this database, and refuse a block a campaign holds.")
 @click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: read ID and model).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
@@ -234,7 +251,7 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
 def _by_hand_options(f):
     for opt in reversed([
         click.option("--block", type=click.IntRange(min=0), required=True, help="Block."),
-        click.option("--db", type=click.Path(dir_okay=False),
+        click.option("--db", type=DatabaseLocation(),
                      help="The chip's database: an erase is recorded against it, a block a campaign holds refused "
                           "(needed to wear a real chip or a simulated one with --state)."),
         click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: its unique ID)."),
@@ -352,7 +369,7 @@ def bench_link_cmd(as_json) -> None:
 def _common(f):
     opts = [
         click.option("--rig", "url", required=True, help="sim, socket://host:port, /dev/ttyUSB0, or any pyserial URL."),
-        click.option("--db", "db", required=True, type=click.Path(dir_okay=False), help="Measurement database (SQLite)."),
+        click.option("--db", "db", required=True, type=DatabaseLocation(), help=f"Measurement database: {DB_HELP}"),
         click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim)."),
         click.option("--chip-label", help="Name of this physical chip (real rigs; default: read ID and model)."),
@@ -424,9 +441,8 @@ def _ended(store, c) -> None:
 def _interruptible(store, campaign_id: int | None, work):
     """Ctrl-C, a full disk or a failing file end ``work`` with where each unfinished campaign stands and how to
     go on (every step before is committed; the one under way is journaled)."""
-    import sqlite3
-
     from nandrig.errors import Interrupted, NandrigError
+    from nandrig.host.databases import connection_errors
 
     def where() -> str:
         left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
@@ -435,11 +451,11 @@ def _interruptible(store, campaign_id: int | None, work):
     try:
         return work()
     except KeyboardInterrupt:
-        raise Interrupted(f"{where()}: `nandrig resume --db {store.path}` continues exactly there") from None
-    except (OSError, sqlite3.OperationalError) as e:
+        raise Interrupted(f"{where()}: `nandrig resume --db {store.name}` continues exactly there") from None
+    except (OSError, *connection_errors()) as e:
         cause = (f"{e.strerror} ({e.filename})" if e.filename else e.strerror) if isinstance(e, OSError) and \
             e.strerror else str(e)
-        raise NandrigError(f"{cause}: {where()}; `nandrig resume --db {store.path}` continues there once that is "
+        raise NandrigError(f"{cause}: {where()}; `nandrig resume --db {store.name}` continues there once that is "
                            "fixed") from None
 
 
@@ -478,7 +494,7 @@ for _k in KINDS.values():
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--evaluate-on-alarm", is_flag=True, help="With --on-rig: a rewrite alarm does not end FLARES' "
               "evaluation (the paper's Alg. 2 stops; docs/flares.md). Host replays try both.")
-@click.option("--db", type=click.Path(dir_okay=False),
+@click.option("--db", type=DatabaseLocation(),
               help="The chip's database: blocks campaigns hold or that carry wear are refused, the wear this run "
                    "gives is recorded, the run is stored for `nandrig report` (needed on a real rig).")
 @click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: its unique ID).")
@@ -590,7 +606,7 @@ def _span(values: list[int]) -> str:
 
 
 @click.command("resume")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, help="Only this campaign.")
 @click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
@@ -614,7 +630,7 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
 
 
 @click.command("ls")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per campaign, in a list.")
 def ls_cmd(db, as_json) -> None:
     """List the campaigns in a database: running (live), interrupted (resume continues it), failed,
@@ -640,7 +656,7 @@ def ls_cmd(db, as_json) -> None:
 
 
 @click.command("cancel")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, required=True)
 def cancel_cmd(db, campaign_id) -> None:
     """End an interrupted campaign for good: its blocks are freed, their wear stays recorded."""
@@ -658,7 +674,7 @@ def cancel_cmd(db, campaign_id) -> None:
 
 
 @click.command("export")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, required=True)
 @click.option("--csv", "as_csv", is_flag=True, required=True, help="CSV (the only format so far).")
 @click.option("--per-page", is_flag=True, help="One row per page read instead of per checkpoint.")
@@ -687,7 +703,7 @@ def export_cmd(db, campaign_id, as_csv, per_page, by_block, out) -> None:
 
 
 @click.command("serve")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (the page has no login: keep it on loopback unless the network is yours).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="0: any free port.")
@@ -703,7 +719,7 @@ def serve_cmd(db, host, port, refresh_s) -> None:
 
 
 @click.command("report")
-@click.option("--db", "db", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and its plots.")
 def report_cmd(db, out) -> None:
     """Write an HTML report with plots of every campaign in the database."""

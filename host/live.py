@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sqlite3
 import statistics
 import threading
 import time
@@ -24,6 +23,7 @@ import numpy as np
 from nandrig.characterization.measurements import poisson_interval
 from nandrig.errors import NandrigError
 from nandrig.host.campaigns import summaries
+from nandrig.host.databases import database_errors
 from nandrig.host.store import Store
 
 LATEST = 12  # checkpoints shown per campaign
@@ -187,7 +187,7 @@ def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
                     if png is not None:  # its URL names the campaign's step, so a cached plot is never stale
                         return self._send(200, "image/png", png, cache="max-age=3600")
                 self._send(404, "application/json", b'{"error": "not found"}')
-            except (NandrigError, sqlite3.Error) as e:  # e.g. the database went away: say so, keep serving
+            except (NandrigError, *database_errors()) as e:  # e.g. the database went away: say so, keep serving
                 self._send(503, "application/json", json.dumps({"error": str(e)}).encode())
 
         def _send(self, code: int, ctype: str, body: bytes, cache: str = "no-store") -> None:

@@ -1,14 +1,13 @@
-"""The durable measurement store: SQLite in WAL mode, one file per bench.
+"""The durable measurement store: an SQLite file per bench, or a lab's PostgreSQL database (host/databases.py).
 
 Every change that a later step depends on is committed before that step: a
 campaign's cursor, its journal of the rig request in flight, per-block P/E
-counts and every measurement. ``synchronous=FULL`` makes a commit survive a
-power cut, not only a killed process.
+counts and every measurement. Both engines make a commit survive a power cut,
+not only a killed process.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nandrig.chip.geometry import PageMap
+from nandrig.host.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
 SCHEMA_VERSION = 4  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty
@@ -41,16 +41,6 @@ CREATE TABLE chips (
     created REAL NOT NULL,
     unique_id TEXT                       -- ONFI READ UNIQUE ID (hex): who the physical chip is; NULL: none
 );
-CREATE TABLE blocks (
-    chip_id INTEGER NOT NULL REFERENCES chips(id),
-    block INTEGER NOT NULL,
-    factory_bad INTEGER,                 -- the factory mark; NULL until the block is scanned
-    pe INTEGER NOT NULL DEFAULT 0,
-    reserved_by INTEGER REFERENCES campaigns(id),
-    failed INTEGER NOT NULL DEFAULT 0,
-    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- cycles the block may have had beyond pe (a rig restarted mid-command)
-    PRIMARY KEY (chip_id, block)
-);
 CREATE TABLE campaigns (
     id INTEGER PRIMARY KEY,
     chip_id INTEGER NOT NULL REFERENCES chips(id),
@@ -65,6 +55,16 @@ CREATE TABLE campaigns (
     context TEXT NOT NULL DEFAULT '{}',  -- JSON: campaign-time facts (oven start, equivalent hours)
     created REAL NOT NULL,
     updated REAL NOT NULL
+);
+CREATE TABLE blocks (
+    chip_id INTEGER NOT NULL REFERENCES chips(id),
+    block INTEGER NOT NULL,
+    factory_bad INTEGER,                 -- the factory mark; NULL until the block is scanned
+    pe INTEGER NOT NULL DEFAULT 0,
+    reserved_by INTEGER REFERENCES campaigns(id),
+    failed INTEGER NOT NULL DEFAULT 0,
+    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- cycles the block may have had beyond pe (a rig restarted mid-command)
+    PRIMARY KEY (chip_id, block)
 );
 CREATE TABLE journal (                   -- the rig request in flight, at most one per campaign
     campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
@@ -187,19 +187,19 @@ class OpTime(NamedTuple):
     busy_ns: int
 
 
-def _page_maps(db: sqlite3.Connection) -> None:
+def _page_maps(db: Database) -> None:
     """Schema 1 had no page maps: every chip it knew used the shuffled MLC order."""
     db.execute("ALTER TABLE chips ADD COLUMN page_map TEXT NOT NULL DEFAULT ''")
     for cid, ppb in db.execute("SELECT id, pages_per_block FROM chips").fetchall():
         db.execute("UPDATE chips SET page_map=? WHERE id=?", (PageMap.shuffled_mlc(ppb).to_json(), cid))
 
 
-def _unique_ids(db: sqlite3.Connection) -> None:
+def _unique_ids(db: Database) -> None:
     """Schema 2 knew chips by label only: their unique IDs are unknown (NULL) until a rig reads them."""
     db.execute("ALTER TABLE chips ADD COLUMN unique_id TEXT")
 
 
-def _boots(db: sqlite3.Connection) -> None:
+def _boots(db: Database) -> None:
     """Schema 3 did not note rig boots: every count it holds came from a reply, so nothing is uncertain."""
     db.execute("ALTER TABLE journal ADD COLUMN boot INTEGER")
     db.execute("ALTER TABLE blocks ADD COLUMN pe_uncertain INTEGER NOT NULL DEFAULT 0")
@@ -207,112 +207,95 @@ def _boots(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots}  # from schema N to N + 1
+_FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
 class Store:
-    def __init__(self, path: str | Path, read_only: bool = False) -> None:
-        """``read_only``: for looking (ls, export, report): nothing is created, upgraded or written, so a database
-        on a read-only medium or one another process is writing can be read."""
-        self.path = Path(path)
-        self._inode: int | None = None  # the file written to (read-only stores write nothing)
-        self._lost = ""
-        if self.path.is_dir():
-            raise NandrigError(f"{self.path} is a directory, not a database file")
+    def __init__(self, location: str | Path, read_only: bool = False) -> None:
+        """``location``: an SQLite file or a ``postgresql://`` URL. ``read_only``: for looking (ls, export,
+        report): nothing is created, upgraded or written, so a database on a read-only medium or one another
+        process is writing can be read."""
+        self.db: Database = open_database(location, read_only)
+        self.name = self.db.name
         try:
             if read_only:
-                if not self.path.exists():
-                    raise NandrigError(f"no database at {self.path}")
-                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                                          timeout=30)
                 self._check_schema(read_only=True)
-                return
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._init_schema()
-            self._inode = self.path.stat().st_ino
-        except sqlite3.OperationalError as e:
-            raise NandrigError(f"cannot open database {self.path}: {e}") from None
-        except sqlite3.DatabaseError as e:
-            raise NandrigError(f"{self.path} is not a nandrig database: {e}") from None
+            else:
+                self._init_schema()
+        except BaseException as e:
+            self.db.close()
+            if isinstance(e, connection_errors()):
+                raise NandrigError(f"cannot open database {self.name}: {first_line(e)}") from None
+            if isinstance(e, database_errors()):
+                raise NandrigError(f"{self.name} is not a nandrig database: {first_line(e)}") from None
+            raise
 
     def _init_schema(self) -> None:
-        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
-        if not has_meta:
-            if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise NandrigError(f"{self.path} is an SQLite file but not a nandrig database")
-            # one atomic script; SQLite's own parser splits it (comments may hold semicolons)
-            self.db.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\n{FLARES_TABLE};\n"
-                                  f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
+        tables = self.db.tables()
+        if "meta" not in tables:
+            if tables:
+                raise NandrigError(f"{self.name} holds other tables but is not a nandrig database")
+            self.db.create(f"{SCHEMA}\n{FLARES_TABLE};\n"
+                           f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');")
             return
         version = self._check_schema()
         for step in range(version, SCHEMA_VERSION):  # one atomic step per schema version
             with self.tx() as db:
                 MIGRATIONS[step](db)
                 db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(step + 1),))
-        self.db.execute(FLARES_TABLE)
+        if "flares_runs" not in tables:
+            self.db.execute(FLARES_TABLE)
 
     def _check_schema(self, read_only: bool = False) -> int:
         """The database's schema version, refused when this nandrig cannot use it (as it is, when read-only)."""
-        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
-            raise NandrigError(f"{self.path} is not a nandrig database")
+        if "meta" not in self.db.tables():
+            raise NandrigError(f"{self.name} is not a nandrig database")
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         version = int(row[0]) if row else 0
         if version > SCHEMA_VERSION:
-            raise NandrigError(f"{self.path} was written by a newer nandrig (schema {version}; "
+            raise NandrigError(f"{self.name} was written by a newer nandrig (schema {version}; "
                                f"this one reads up to {SCHEMA_VERSION}); upgrade nandrig")
         if version < SCHEMA_VERSION and read_only:
-            raise NandrigError(f"{self.path} has schema {version} and is opened read-only: open it once for writing "
+            raise NandrigError(f"{self.name} has schema {version} and is opened read-only: open it once for writing "
                                f"(any campaign command) to upgrade it")
         if version < min(MIGRATIONS):
-            raise NandrigError(f"{self.path} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
+            raise NandrigError(f"{self.name} has schema {version}, older than this nandrig's {SCHEMA_VERSION}")
         return version
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
-        """One atomic, durable transaction, into the file the database was opened from."""
-        self._check_still_there()
-        self.db.execute("BEGIN IMMEDIATE")
+    def tx(self) -> Iterator[Database]:
+        """One atomic, durable transaction; writers wait for each other."""
+        self.db.begin()
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.rollback()
             raise
-        self.db.execute("COMMIT")
-
-    def _check_still_there(self) -> None:
-        """A database deleted or replaced while open would swallow every later commit into a file no one can
-        open again: what it holds is copied out (SQLite's VACUUM INTO, from the open file) and the work stops."""
-        if self._inode is None or self._lost:
-            if self._lost:
-                raise NandrigError(self._lost)
-            return
-        try:
-            inode = self.path.stat().st_ino
-        except FileNotFoundError:
-            inode = None
-        if inode == self._inode:
-            return
-        saved = self.path.with_name(self.path.name + ".recovered")
-        saved.unlink(missing_ok=True)
-        self.db.execute("VACUUM INTO ?", (str(saved),))
-        self._lost = (f"database {self.path} was {'deleted' if inode is None else 'replaced'} while in use; everything "
-                      f"committed to it is in {saved}: move that to {self.path.name} and resume")
-        raise NandrigError(self._lost)
+        self.db.commit()
 
     def close(self) -> None:
         self.db.close()
-        if self._lost and not self.path.exists():  # the deleted file's WAL would be applied to whatever comes back
-            for suffix in ("-wal", "-shm"):
-                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+
+    # -- who runs a campaign now -----------------------------------------------------
+    def lock(self, campaign_id: int):
+        """Held while this process runs the campaign; it goes with the process (any exit, SIGKILL and power loss
+        included), so a "running" campaign whose lock is free was interrupted and can be resumed."""
+        return self.db.lock(campaign_id)
+
+    def is_live(self, campaign_id: int) -> bool:
+        return self.db.holder(campaign_id) is not None
+
+    def check_not_live(self, campaign_id: int) -> None:
+        """Refuse early (before a rig is opened) a campaign another process runs; the lock itself still decides."""
+        if holder := self.db.holder(campaign_id):
+            raise held(campaign_id, holder)
 
     # -- chips and blocks --------------------------------------------------------
     def chip_id(self, label: str) -> int | None:
         row = self.db.execute("SELECT id FROM chips WHERE label=?", (label,)).fetchone()
         return row[0] if row else None
 
-    def chip_by_unique_id(self, unique_id: bytes) -> sqlite3.Row | None:
+    def chip_by_unique_id(self, unique_id: bytes) -> dict | None:
         rows = self.db.execute("SELECT id FROM chips WHERE unique_id=?", (unique_id.hex(),)).fetchall()
         return self.chip(rows[0][0]) if rows else None
 
@@ -328,14 +311,13 @@ class Store:
         if len(pm.pages) != info.pages_per_block:
             raise NandrigError(f"page map has {len(pm.pages)} pages, the chip {info.pages_per_block} per block")
         with self.tx() as db:
-            cur = db.execute(
+            cid = db.execute(
                 "INSERT INTO chips (label, read_id, manufacturer, model, page_bytes, spare_bytes, pages_per_block,"
                 " blocks, param_page, page_map, sim_profile, sim_seed, sim_state, created, unique_id)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (label, info.read_id.hex(), info.manufacturer, info.model, info.page_bytes, info.spare_bytes,
                  info.pages_per_block, info.blocks, param_page, pm.to_json(), *(sim or (None, None, None)),
-                 time.time(), info.unique_id.hex() if info.unique_id else None))
-            cid = cur.lastrowid
+                 time.time(), info.unique_id.hex() if info.unique_id else None)).fetchone()[0]
             db.executemany("INSERT INTO blocks (chip_id, block) VALUES (?,?)", ((cid, b) for b in range(info.blocks)))
         return cid
 
@@ -348,17 +330,13 @@ class Store:
             db.executemany("UPDATE blocks SET factory_bad=? WHERE chip_id=? AND block=?",
                            ((int(b in set(bad)), chip_id, b) for b in blocks))
 
-    def chip(self, chip_id: int) -> sqlite3.Row:
-        self.db.row_factory = sqlite3.Row
-        try:
-            return self.db.execute("SELECT * FROM chips WHERE id=?", (chip_id,)).fetchone()
-        finally:
-            self.db.row_factory = None
+    def chip(self, chip_id: int) -> dict | None:
+        return self.db.row("SELECT * FROM chips WHERE id=?", (chip_id,))
 
     def page_map(self, chip_id: int) -> PageMap:
         row = self.db.execute("SELECT page_map FROM chips WHERE id=?", (chip_id,)).fetchone()
         if row is None:
-            raise NandrigError(f"no chip {chip_id} in {self.path}")
+            raise NandrigError(f"no chip {chip_id} in {self.name}")
         return PageMap.from_json(row[0])
 
     def pe_counts(self, chip_id: int, blocks: list[int] | None = None) -> dict[int, int]:
@@ -366,7 +344,7 @@ class Store:
         out = dict(rows)
         return {b: out[b] for b in blocks} if blocks is not None else out
 
-    def reserve(self, db: sqlite3.Connection, chip_id: int, blocks: list[int], campaign_id: int) -> None:
+    def reserve(self, db: Database, chip_id: int, blocks: list[int], campaign_id: int) -> None:
         """Reserve blocks for a campaign inside the caller's transaction; refuse bad or taken ones."""
         rows = {b: (bad, owner) for b, bad, owner in db.execute(
             "SELECT block, factory_bad, reserved_by FROM blocks WHERE chip_id=?", (chip_id,))}
@@ -387,7 +365,8 @@ class Store:
 
     def factory_bad(self, chip_id: int, blocks: list[int]) -> list[int]:
         """The scanned blocks among ``blocks`` that carry a factory bad-block mark."""
-        marked = {b for (b,) in self.db.execute("SELECT block FROM blocks WHERE chip_id=? AND factory_bad", (chip_id,))}
+        marked = {b for (b,) in self.db.execute("SELECT block FROM blocks WHERE chip_id=? AND factory_bad=1",
+                                                (chip_id,))}
         return [b for b in blocks if b in marked]
 
     def check_free(self, chip_id: int, blocks: list[int]) -> None:
@@ -400,12 +379,8 @@ class Store:
 
     def check_integrity(self) -> None:
         """Refuse to write into a damaged database (SQLite's quick_check): nothing is added to it."""
-        try:
-            problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
-        except sqlite3.DatabaseError as e:
-            problems = [str(e)]
-        if problems != ["ok"]:
-            raise NandrigError(f"database {self.path} is damaged ({problems[0]}); nothing was written to it: "
+        if problems := self.db.problems():
+            raise NandrigError(f"database {self.name} is damaged ({problems[0]}); nothing was written to it: "
                                "restore a copy, or `nandrig export` what is still readable")
 
     def check_unreserved(self, chip_id: int, block: int) -> None:
@@ -419,8 +394,8 @@ class Store:
     def add_loose_erase(self, chip_id: int, block: int, failed: bool, detail: str) -> None:
         """An erase outside any campaign (rig selftest): the block's P/E count and an event."""
         with self.tx() as db:
-            db.execute("UPDATE blocks SET pe = pe + 1, failed = failed OR ? WHERE chip_id=? AND block=?",
-                       (failed, chip_id, block))
+            db.execute(f"UPDATE blocks SET pe = pe + 1, {_FAILED} WHERE chip_id=? AND block=?",
+                       (bool(failed), chip_id, block))
             self._event(db, None, "erase", detail)
 
     # -- campaigns ---------------------------------------------------------------
@@ -428,12 +403,11 @@ class Store:
                         rig_identity: str, versions: dict, steps: int) -> int:
         now = time.time()
         with self.tx() as db:
-            cur = db.execute(
+            cid = db.execute(
                 "INSERT INTO campaigns (chip_id, kind, params, state, steps, rig_url, rig_identity, versions,"
-                " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (chip_id, kind, json.dumps(params, sort_keys=True), "running", steps, rig_url, rig_identity,
-                 json.dumps(versions, sort_keys=True), now, now))
-            cid = cur.lastrowid
+                 json.dumps(versions, sort_keys=True), now, now)).fetchone()[0]
             self.reserve(db, chip_id, blocks, cid)
             self._event(db, cid, "created", f"{kind} on blocks {blocks[0]}-{blocks[-1]} ({steps} steps)")
         return cid
@@ -442,7 +416,7 @@ class Store:
         row = self.db.execute("SELECT id, chip_id, kind, params, state, step, steps, rig_url, rig_identity, versions,"
                               " context, created, updated FROM campaigns WHERE id=?", (campaign_id,)).fetchone()
         if row is None:
-            raise NandrigError(f"no campaign {campaign_id} in {self.path}")
+            raise NandrigError(f"no campaign {campaign_id} in {self.name}")
         return Campaign(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6], row[7], row[8],
                         json.loads(row[9]), json.loads(row[10]), row[11], row[12])
 
@@ -455,16 +429,19 @@ class Store:
         return Pending(*row) if row else None
 
     def journal(self, campaign_id: int, step: int, session: int, seq: int, op: int, payload: bytes, boot: int,
-                db: sqlite3.Connection | None = None) -> None:
+                db: Database | None = None) -> None:
         """The request about to be sent (inside ``db``'s transaction, else in its own)."""
         if db is None:
             with self.tx() as db:
                 self.journal(campaign_id, step, session, seq, op, payload, boot, db)
             return
-        db.execute("INSERT OR REPLACE INTO journal (campaign_id, step, session, seq, op, payload, created, boot) "
-                   "VALUES (?,?,?,?,?,?,?,?)", (campaign_id, step, session, seq, op, payload, time.time(), boot))
+        db.execute("INSERT INTO journal (campaign_id, step, session, seq, op, payload, created, boot) "
+                   "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (campaign_id) DO UPDATE SET step=excluded.step, "
+                   "session=excluded.session, seq=excluded.seq, op=excluded.op, payload=excluded.payload, "
+                   "created=excluded.created, boot=excluded.boot",
+                   (campaign_id, step, session, seq, op, payload, time.time(), boot))
 
-    def finish_step(self, db: sqlite3.Connection, campaign_id: int, step: int, context: dict | None = None) -> None:
+    def finish_step(self, db: Database, campaign_id: int, step: int, context: dict | None = None) -> None:
         """Inside the step's transaction: advance the cursor and clear the journal."""
         db.execute("DELETE FROM journal WHERE campaign_id=?", (campaign_id,))
         if context is not None:
@@ -484,7 +461,7 @@ class Store:
                 db.execute("UPDATE blocks SET reserved_by=NULL WHERE reserved_by=?", (campaign_id,))
             self._event(db, campaign_id, state, detail)
 
-    def event(self, campaign_id: int | None, kind: str, detail: str, db: sqlite3.Connection | None = None) -> None:
+    def event(self, campaign_id: int | None, kind: str, detail: str, db: Database | None = None) -> None:
         """An event, in ``db``'s transaction or its own."""
         if db is not None:
             self._event(db, campaign_id, kind, detail)
@@ -493,7 +470,7 @@ class Store:
             self._event(db, campaign_id, kind, detail)
 
     @staticmethod
-    def _event(db: sqlite3.Connection, campaign_id: int | None, kind: str, detail: str) -> None:
+    def _event(db: Database, campaign_id: int | None, kind: str, detail: str) -> None:
         db.execute("INSERT INTO events (campaign_id, ts, kind, detail) VALUES (?,?,?,?)",
                    (campaign_id, time.time(), kind, detail))
 
@@ -502,46 +479,46 @@ class Store:
                                (campaign_id,)).fetchall()
 
     # -- a step's results, inside its transaction ----------------------------------------
-    def add_cycles(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, block: int, done: int, failed: bool,
+    def add_cycles(self, db: Database, campaign_id: int, chip_id: int, block: int, done: int, failed: bool,
                    requested: int) -> None:
-        db.execute("UPDATE blocks SET pe = pe + ?, failed = failed OR ? WHERE chip_id=? AND block=?",
-                   (done, failed, chip_id, block))
+        db.execute(f"UPDATE blocks SET pe = pe + ?, {_FAILED} WHERE chip_id=? AND block=?",
+                   (done, bool(failed), chip_id, block))
         if failed:
             self._event(db, campaign_id, "block_failed", f"block {block} failed after {done} of {requested} cycles")
 
-    def add_uncertain(self, db: sqlite3.Connection, chip_id: int, block: int, cycles: int) -> None:
+    def add_uncertain(self, db: Database, chip_id: int, block: int, cycles: int) -> None:
         """Cycles the block may have had beyond its counted ones (work a restarted rig never confirmed)."""
         db.execute("UPDATE blocks SET pe_uncertain = pe_uncertain + ? WHERE chip_id=? AND block=?",
                    (cycles, chip_id, block))
 
-    def _pe(self, db: sqlite3.Connection, chip_id: int, block: int) -> int:
+    def _pe(self, db: Database, chip_id: int, block: int) -> int:
         return db.execute("SELECT pe FROM blocks WHERE chip_id=? AND block=?", (chip_id, block)).fetchone()[0]
 
-    def add_erase(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, step: int, block: int, failed: bool,
+    def add_erase(self, db: Database, campaign_id: int, chip_id: int, step: int, block: int, failed: bool,
                   busy_ns: int) -> None:
         """An ERASE wears the block by one P/E cycle, whether or not the chip reported FAIL."""
-        db.execute("UPDATE blocks SET pe = pe + 1, failed = failed OR ? WHERE chip_id=? AND block=?",
-                   (failed, chip_id, block))
+        db.execute(f"UPDATE blocks SET pe = pe + 1, {_FAILED} WHERE chip_id=? AND block=?",
+                   (bool(failed), chip_id, block))
         db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
                    (campaign_id, step, "erase", block, -1, self._pe(db, chip_id, block), busy_ns))
 
-    def add_program(self, db: sqlite3.Connection, campaign_id: int, chip_id: int, step: int, block: int, page: int,
+    def add_program(self, db: Database, campaign_id: int, chip_id: int, step: int, block: int, page: int,
                     failed: bool, busy_ns: int) -> None:
         db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
                    (campaign_id, step, "program", block, page, self._pe(db, chip_id, block), busy_ns))
         if failed:
             self._event(db, campaign_id, "program_fail", f"block {block} page {page}")
 
-    def add_checkpoint(self, db: sqlite3.Connection, campaign_id: int, step: int, label: str, pe: int,
+    def add_checkpoint(self, db: Database, campaign_id: int, step: int, label: str, pe: int,
                        retention_h: float, actual_h: float, temp_c: float, reads: int, offset: int,
                        extra: dict | None = None) -> int:
         return db.execute(
-            "INSERT INTO checkpoints (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset,"
-            " extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            'INSERT INTO checkpoints (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, "offset",'
+            " extra) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
             (campaign_id, step, label, pe, retention_h, actual_h, temp_c, reads, offset,
-             json.dumps(extra or {}))).lastrowid
+             json.dumps(extra or {}))).fetchone()[0]
 
-    def add_measurements(self, db: sqlite3.Connection, checkpoint_id: int, chip_id: int, pages) -> None:
+    def add_measurements(self, db: Database, checkpoint_id: int, chip_id: int, pages) -> None:
         """``pages``: (block, page, err_1to0, err_0to1, bits, busy_ns); each at its block's P/E now."""
         pes = {b: (pe, unc) for b, pe, unc in db.execute("SELECT block, pe, pe_uncertain FROM blocks WHERE chip_id=?",
                                                           (chip_id,))}
@@ -554,7 +531,7 @@ class Store:
     def rows(self, campaign_id: int) -> list[MeasurementRow]:
         """One row per page read, in checkpoint, block and page order."""
         return [MeasurementRow(*r) for r in self.db.execute(
-            "SELECT c.label, m.pe, c.retention_h, c.actual_h, c.temp_c, c.reads, c.offset, m.block, m.page,"
+            'SELECT c.label, m.pe, c.retention_h, c.actual_h, c.temp_c, c.reads, c."offset", m.block, m.page,'
             " m.err_1to0, m.err_0to1, m.bits, m.busy_ns, m.pe_uncertain FROM checkpoints c JOIN measurements m"
             " ON m.checkpoint_id = c.id WHERE c.campaign_id=? ORDER BY c.step, m.block, m.page",
             (campaign_id,))]
@@ -563,15 +540,16 @@ class Store:
         """The campaign's ``last`` checkpoints, per page number: (step, label, retention_h, page, mean P/E,
         errors, bits), oldest first."""
         return self.db.execute(
-            "SELECT c.step, c.label, c.retention_h, m.page, AVG(m.pe), SUM(m.err_1to0 + m.err_0to1), SUM(m.bits)"
+            "SELECT c.step, c.label, c.retention_h, m.page, CAST(AVG(m.pe) AS DOUBLE PRECISION),"
+            " CAST(SUM(m.err_1to0 + m.err_0to1) AS BIGINT), CAST(SUM(m.bits) AS BIGINT)"
             " FROM checkpoints c JOIN measurements m ON m.checkpoint_id = c.id WHERE c.id IN"
             " (SELECT id FROM checkpoints WHERE campaign_id=? ORDER BY step DESC LIMIT ?)"
             " GROUP BY c.id, m.page ORDER BY c.step, m.page", (campaign_id, last)).fetchall()
 
     def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
         with self.tx() as db:
-            return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created) VALUES (?,?,?,?,?)",
-                              (chip_label, block, page, json.dumps(result), time.time())).lastrowid
+            return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created) VALUES (?,?,?,?,?)"
+                              " RETURNING id", (chip_label, block, page, json.dumps(result), time.time())).fetchone()[0]
 
     def flares_runs(self) -> list[tuple[int, str, int, int, dict]]:
         return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in

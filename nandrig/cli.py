@@ -5,13 +5,13 @@ on stderr and a non-zero exit, never a traceback.
 """
 from __future__ import annotations
 
-import sqlite3
 import sys
 
 import click
 
 from nandrig import __version__
 from nandrig.errors import Interrupted, NandrigError
+from nandrig.host.databases import database_errors, first_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         where = f" {e.filename}" if e.filename else ""
         click.echo(f"nandrig: error: cannot use{where}: {e.strerror or e}", err=True)
         return 1
-    except sqlite3.DatabaseError as e:  # a damaged file met by a command that only reads it, a read-only one
-        damaged = any(w in str(e) for w in ("malformed", "not a database"))
-        click.echo(f"nandrig: error: database: {e}" + ("; restore a copy" if damaged else ""), err=True)
+    except database_errors() as e:  # a damaged file met by a command that only reads it; a server gone away
+        said = first_line(e)
+        damaged = any(w in said for w in ("malformed", "not a database"))
+        click.echo(f"nandrig: error: database: {said}" + ("; restore a copy" if damaged else ""), err=True)
         return 1
     except KeyboardInterrupt:
         click.echo("nandrig: interrupted", err=True)

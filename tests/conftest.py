@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +111,58 @@ def pytest_sessionfinish(session):
 def background(request) -> CliResult:
     """What the test's ``background`` command printed, once it has finished."""
     return request.config.stash[_BACKGROUND][request.node.nodeid].result()
+
+
+# ---- a real PostgreSQL server (Debian's package), private to the test run -------------------------------
+def _pg_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name))
+    return found[-1].parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The URL of a PostgreSQL server on 127.0.0.1 (a free port, a private socket folder), stopped at the end."""
+    from tests.host.processes import free_ports
+
+    pg_bin = _pg_bin()
+    assert pg_bin, "PostgreSQL's server is not installed: ./tools/setup.sh installs Debian's postgresql"
+    root = Path(tempfile.mkdtemp(prefix="nandrig-pg-"))
+    data, sockets, log = root / "data", root / "sockets", root / "server.log"
+    sockets.mkdir()
+    as_server = []
+    if os.geteuid() == 0:  # the server refuses to run as root: Debian's postgres account runs it
+        import pwd
+
+        pw = pwd.getpwnam("postgres")
+        as_server = ["runuser", "-u", "postgres", "--"]
+        for p in (root, sockets):
+            os.chown(p, pw.pw_uid, pw.pw_gid)
+    (port,) = free_ports(1)
+    subprocess.run([*as_server, pg_bin / "initdb", "-D", data, "-A", "trust", "-U", "nandrig", "-E", "UTF8"],
+                   check=True, capture_output=True)
+    subprocess.run([*as_server, pg_bin / "pg_ctl", "-D", data, "-l", log, "-w", "-t", "120", "-o",
+                    f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets}", "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql://nandrig@127.0.0.1:{port}"
+    finally:
+        subprocess.run([*as_server, pg_bin / "pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_database(postgres, tmp_path, monkeypatch):
+    """Makes a new, empty database on the test server and returns its URL; virtual chips' state files go under
+    this test's folder (their home for a PostgreSQL store is the host's state folder)."""
+    import psycopg
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    made = []
+
+    def make() -> str:
+        name = f"{tmp_path.name.lower()}_{len(made)}"
+        with psycopg.connect(f"{postgres}/postgres", autocommit=True) as con:
+            con.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return f"{postgres}/{name}"
+
+    return make

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # gcc: tests compile the generated C headers and the firmware natively;
 # gcc-riscv64-unknown-elf, picolibc: the firmware for the rig's rv32im soft-core;
 # verilator and the libraries of LiteX's simulator: the RTL rig; openfpgaloader: loading the ULX3S;
-# chromium and its driver: the report is looked at in a real browser by a test.
+# chromium and its driver: the report is looked at in a real browser by a test;
+# postgresql: the shared store's tests start a private server of their own (Debian's server binaries).
 APT_PACKAGES=(gcc make gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf python3-venv
-              verilator libevent-dev libjson-c-dev zlib1g-dev openfpgaloader chromium chromium-driver)
+              verilator libevent-dev libjson-c-dev zlib1g-dev openfpgaloader chromium chromium-driver postgresql)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

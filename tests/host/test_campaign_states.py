@@ -5,7 +5,6 @@ import pytest
 
 from nandrig.errors import NandrigError
 from nandrig.host.campaigns import create, open_for_chip
-from nandrig.host.locks import CampaignLock
 from nandrig.host.store import Store
 
 CHIP = ("--chip", "mlc-small", "--seed", "2")
@@ -33,7 +32,8 @@ def test_ls_tells_a_live_campaign_from_an_interrupted_one_and_resume_leaves_the_
     db = tmp_path / "m.db"
     cid = interrupted_campaign(db)
     assert states(run_cli, db) == {cid: "interrupted"}
-    with CampaignLock(db, cid):  # as the process running it holds it
+    holder = Store(db)
+    with holder.lock(cid):  # as the process running it holds it
         assert states(run_cli, db) == {cid: "running"}
         r = run_cli("resume", "--db", db)
         assert r.code == 0 and f"campaign {cid} is running in another process; left to it" in r.err
@@ -41,6 +41,7 @@ def test_ls_tells_a_live_campaign_from_an_interrupted_one_and_resume_leaves_the_
         assert r.code == 1 and "running in another process (pid" in r.err
         r = run_cli("cancel", "--db", db, "--campaign", cid)
         assert r.code == 1 and "stop it (Ctrl-C) first" in r.err
+    holder.close()
     assert run_cli("resume", "--db", db).code == 0
     assert states(run_cli, db) == {cid: "done"}
 
@@ -49,8 +50,8 @@ def test_cancel_frees_the_blocks_and_keeps_their_wear(run_cli, tmp_path):
     db = tmp_path / "m.db"
     cid = interrupted_campaign(db)
     store = Store(db)
-    store.db.execute("UPDATE blocks SET pe = 7 WHERE block = 1")  # wear an earlier step recorded
-    store.db.commit()
+    with store.tx() as tx:
+        tx.execute("UPDATE blocks SET pe = 7 WHERE block = 1")  # wear an earlier step recorded
     store.close()
     r = run_cli("cancel", "--db", db, "--campaign", cid)
     assert r.code == 0 and "blocks 1-2 freed" in r.out

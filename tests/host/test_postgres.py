@@ -1,0 +1,85 @@
+"""A lab's shared store in a real PostgreSQL server: campaigns from two processes (standing in for two hosts)
+side by side, one `nandrig ls` and one report over both, stored exactly as an SQLite file stores them; a
+campaign live in one process refused to another; a server that does not answer."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.host.test_resume import query
+
+ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
+             "--step", "100"]
+
+
+def nandrig(*args) -> list[str]:
+    return [sys.executable, "-m", "nandrig", *map(str, args)]
+
+
+def per_page(db, campaign: int) -> str:
+    return subprocess.run(nandrig("export", "--db", db, "--campaign", campaign, "--csv", "--per-page"), check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.mark.slow
+def test_two_processes_share_one_store(pg_database, tmp_path):
+    url = pg_database()
+    runs = {seed: subprocess.Popen(nandrig(*ENDURANCE, "--seed", seed, "--db", url), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True) for seed in (1, 2)}
+    for seed, run in runs.items():
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+    (first_start, first_end), (second_start, second_end) = query(url, "SELECT created, updated FROM campaigns "
+                                                                      "ORDER BY id")
+    assert first_start < second_end and second_start < first_end, "the two campaigns did not run at the same time"
+
+    ls = subprocess.run(nandrig("ls", "--db", url, "--json"), capture_output=True, text=True, check=True)
+    assert sorted((c["chip"], c["state"], c["step"] == c["steps"]) for c in json.loads(ls.stdout)) == [
+        ("sim:mlc-small:1", "done", True), ("sim:mlc-small:2", "done", True)]
+    text = subprocess.run(nandrig("ls", "--db", url), capture_output=True, text=True, check=True).stdout
+    assert "sim:mlc-small:1" in text and "sim:mlc-small:2" in text
+
+    report = tmp_path / "report"
+    subprocess.run(nandrig("report", "--db", url, "--out", report), check=True, capture_output=True)
+    page = (report / "index.html").read_text()
+    assert "sim:mlc-small:1" in page and "sim:mlc-small:2" in page
+
+    # the same campaign alone in an SQLite file stores the same per-page results
+    chip_of = {c["chip"]: c["id"] for c in json.loads(ls.stdout)}
+    alone = tmp_path / "alone.db"
+    subprocess.run(nandrig(*ENDURANCE, "--seed", 2, "--db", alone), check=True, capture_output=True)
+    assert per_page(url, chip_of["sim:mlc-small:2"]) == per_page(alone, 1)
+
+
+def test_a_campaign_live_in_one_process_is_refused_to_another(pg_database, run_cli):
+    from tests.host.test_campaign_states import interrupted_campaign, states
+    from nandrig.host.store import Store
+
+    url = pg_database()
+    cid = interrupted_campaign(url)
+    assert states(run_cli, url) == {cid: "interrupted"}
+    holder = Store(url)
+    with holder.lock(cid):
+        assert states(run_cli, url) == {cid: "running"}
+        r = run_cli("resume", "--db", url, "--campaign", cid)
+        r.assert_one_line_error("running in another process", "pid")
+    holder.close()
+    r = run_cli("resume", "--db", url)
+    assert r.code == 0, r.err
+    assert states(run_cli, url) == {cid: "done"}
+
+
+@pytest.mark.parametrize("db,words", [
+    ("postgresql://nandrig@127.0.0.1:1/lab", ["cannot reach database", "127.0.0.1:1"]),
+    ("{server}/no_such_database", ["cannot reach database", "no_such_database"]),
+    ("postgresql://nandrig:secret@127.0.0.1:1/lab", ["cannot reach database"]),
+])
+def test_a_database_that_does_not_answer_is_one_line(postgres, run_cli, db, words):
+    db = db.format(server=postgres)
+    for args in (("ls", "--db", db), ("run", "endurance", "--rig", "sim", "--db", db, "--blocks", "1")):
+        r = run_cli(*args)
+        r.assert_one_line_error(*words)
+        assert "secret" not in r.err  # a password in the URL is not printed
