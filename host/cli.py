@@ -715,7 +715,7 @@ def serve_cmd(db, host, port, refresh_s) -> None:
 
     from nandrig.host.live import serve
 
-    serve(Path(db), host, port, refresh_s, echo=lambda m: click.echo(m, err=True))
+    serve(db, host, port, refresh_s, echo=lambda m: click.echo(m, err=True))
 
 
 @click.command("report")

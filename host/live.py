@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 
@@ -53,7 +52,7 @@ def _latest(store: Store, campaign_id: int, chip_id: int) -> list[dict]:
     return out
 
 
-def snapshot(db: Path) -> dict:
+def snapshot(db: str) -> dict:
     """What the page shows, as JSON."""
     store = Store(db, read_only=True)
     try:
@@ -67,10 +66,10 @@ def snapshot(db: Path) -> dict:
                               "events": [{"ts": ts, "kind": k, "detail": d} for ts, k, d in store.events(c.id)[-3:]]})
     finally:
         store.close()
-    return {"db": str(db), "time": time.time(), "campaigns": campaigns}
+    return {"db": store.name, "time": time.time(), "campaigns": campaigns}
 
 
-def rber_png(db: Path, campaign_id: int) -> bytes | None:
+def rber_png(db: str, campaign_id: int) -> bytes | None:
     """The latest checkpoints' RBER per page type with their intervals; None for no such campaign."""
     from matplotlib.figure import Figure  # no pyplot: its global state is not for a threaded server
 
@@ -169,7 +168,7 @@ refresh();
 """
 
 
-def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
+def handler(db: str, refresh_s: float) -> type[BaseHTTPRequestHandler]:
     page = PAGE.replace("__REFRESH__", repr(refresh_s)).encode()
     plotting = threading.Lock()  # matplotlib's text layout (mathtext, font cache) is not thread-safe
 
@@ -204,13 +203,14 @@ def handler(db: Path, refresh_s: float) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(db: Path, host: str, port: int, refresh_s: float, echo: Callable[[str], None]) -> None:
-    Store(db, read_only=True).close()  # a file that is not a nandrig database is refused before listening
+def serve(db: str, host: str, port: int, refresh_s: float, echo: Callable[[str], None]) -> None:
+    store = Store(db, read_only=True)  # what is not a nandrig database is refused before listening
+    store.close()
     try:
         server = ThreadingHTTPServer((host, port), handler(db, refresh_s))
     except OSError as e:
         raise NandrigError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    echo(f"serving {db} on http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
+    echo(f"serving {store.name} on http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

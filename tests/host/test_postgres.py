@@ -1,5 +1,5 @@
 """A lab's shared store in a real PostgreSQL server: campaigns from two processes (standing in for two hosts)
-side by side, one `nandrig ls` and one report over both, stored exactly as an SQLite file stores them; a
+side by side, one `nandrig ls`, one live page and one report over both, stored exactly as an SQLite file stores them; a
 campaign live in one process refused to another; a server that does not answer."""
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.host.processes import free_ports, wait_for
+from tests.host.test_live_page import _get, _nandrig
 from tests.host.test_resume import query
 
 ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
@@ -41,6 +43,19 @@ def test_two_processes_share_one_store(pg_database, tmp_path):
         ("sim:mlc-small:1", "done", True), ("sim:mlc-small:2", "done", True)]
     text = subprocess.run(nandrig("ls", "--db", url), capture_output=True, text=True, check=True).stdout
     assert "sim:mlc-small:1" in text and "sim:mlc-small:2" in text
+
+    port, = free_ports(1)
+    server = _nandrig("serve", "--db", url, "--port", port)
+    try:  # the live page over the shared store
+        snap = wait_for(lambda: _get(f"http://127.0.0.1:{port}/api/campaigns")[1] or server.poll(), 30,
+                        "the live page")
+        assert server.poll() is None, server.communicate()
+        assert sorted(c["chip"] for c in json.loads(snap)["campaigns"]) == ["sim:mlc-small:1", "sim:mlc-small:2"]
+        status, png = _get(f"http://127.0.0.1:{port}/campaign/2/rber.png")
+        assert status == 200 and png[:4] == b"\x89PNG"
+    finally:
+        server.terminate()
+        server.wait(10)
 
     report = tmp_path / "report"
     subprocess.run(nandrig("report", "--db", url, "--out", report), check=True, capture_output=True)
