@@ -29,10 +29,12 @@ from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
-from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply
-from nandrig.host.databases import Database
-from nandrig.host.store import Campaign, Store
+from nandrig.characterization import bitmaps
 from nandrig.chip.onfi import StatusBit
+from nandrig.chip.pattern import bits, page_bits
+from nandrig.host.databases import Database
+from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply, read_result
+from nandrig.host.store import Campaign, Store
 from nandrig.protocol import Err, HelloFlag, Opcode
 
 
@@ -448,6 +450,11 @@ class Runner:
                 raise NandrigError(f"{why}; campaign {self.c.id} failed (its wear is kept)")
             raise NandrigError(why)
         self.context.pop("in_flight", None)
+        if step.kind == "bitmap" and not step.meta["inline"]:  # the page's bytes wait in the rig's page buffer
+            n = self.g.raw_page_bytes
+            data = b"".join(self.rig.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k)))
+                            .payload for k in range(0, n, P.MAX_PAYLOAD))
+            reply = dataclasses.replace(reply, payload=reply.payload + data)
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
             self.store.finish_step(db, self.c.id, i, self.context)
@@ -491,6 +498,25 @@ class Runner:
             (b, m["first_page"] + j, int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),
              self.g.raw_page_bytes * 8, int(recs[k, j]["busy_ns"]))
             for k, b in enumerate(m["blocks"]) for j in range(m["n_pages"])))
+
+    def _record_bitmap(self, db: Database, i: int, step: Step, reply) -> None:
+        """A page read raw: its counts as the rig made them, and where each error is as the host finds it
+        against the pattern (the two are checked against each other)."""
+        m = step.meta
+        r = read_result(reply.payload, raw=True)
+        codes = bitmaps.error_codes(page_bits(self.c.params["seed"], m["block"], m["page"], self.g.raw_page_bytes),
+                                    bits(r.data))
+        e10, e01 = (sum(x) for x in zip(*((c.err_1to0, c.err_0to1) for c in r.codewords)))
+        if bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:  # (a codeword's count saturates there)
+            raise NandrigError(f"block {m['block']} page {m['page']}: the rig counted {e10}+{e01} errors, its bytes "
+                               f"hold {bitmaps.counts(codes)}; the link or the rig's compare is broken")
+        cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
+        if cp is None:
+            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"], 0.0, 0.0, 25.0, 0, 0)
+        up, down = bitmaps.counts(codes)
+        self.store.add_measurements(db, cp, self.c.chip_id,
+                                    [(m["block"], m["page"], up, down, self.g.raw_page_bytes * 8, r.busy_ns)])
+        self.store.add_bit_errors(db, cp, m["block"], m["page"], bitmaps.encode(codes))
 
 
 def cycle_bounds(note: dict | None, pending, n: int, cycles: int, now: float,

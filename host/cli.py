@@ -681,19 +681,21 @@ def cancel_cmd(db, campaign_id) -> None:
 @click.option("--by-block", is_flag=True,
               help="One row per checkpoint, block and page type: nandrig fit then fits each page type and puts "
                    "block-to-block variation in its intervals.")
+@click.option("--bit-errors", is_flag=True, help="One row per flipped bit, with its page and direction (bitmap "
+                                                "campaigns).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
-def export_cmd(db, campaign_id, as_csv, per_page, by_block, out) -> None:
+def export_cmd(db, campaign_id, as_csv, per_page, by_block, bit_errors, out) -> None:
     """Export a campaign's measurements; the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
     from nandrig.host.export import export_csv
     from nandrig.host.store import Store
 
-    if per_page and by_block:
-        raise click.UsageError("--per-page and --by-block are two different layouts: choose one")
+    if per_page + by_block + bit_errors > 1:
+        raise click.UsageError("--per-page, --by-block and --bit-errors are different layouts: choose one")
     store = Store(db, read_only=True)
     try:
-        text = export_csv(store, store.campaign(campaign_id), per_page, by_block)
+        text = export_csv(store, store.campaign(campaign_id), per_page, by_block, bit_errors)
     finally:
         store.close()
     if out:

@@ -44,6 +44,7 @@ class Database(Protocol):
     rigs: Path  # where this store's virtual chips keep their state files
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+    def ddl(self, sql: str) -> None: ...
     def executemany(self, sql: str, rows) -> None: ...
     def row(self, sql: str, params: Sequence[Any] = ()) -> dict | None: ...
     def tables(self) -> set[str]: ...
@@ -103,6 +104,10 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self.con.execute(sql, params)
+
+    def ddl(self, sql: str) -> None:
+        """A table made in SQLite's spelling of the schema (the store's one spelling)."""
+        self.con.execute(sql)
 
     def executemany(self, sql: str, rows) -> None:
         self.con.executemany(sql, rows)
@@ -241,6 +246,9 @@ class PostgresDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.con.execute(sql.replace("?", "%s"), params or None)
+
+    def ddl(self, sql: str) -> None:
+        self.con.execute(postgres_schema(sql))
 
     def executemany(self, sql: str, rows) -> None:
         rows = list(rows)

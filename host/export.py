@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from nandrig.characterization import bitmaps
 from nandrig.characterization.measurements import Measurements
 from nandrig.host.store import Campaign, Store
 
@@ -58,9 +59,15 @@ def measurements(rows: list[dict]) -> Measurements:
                         np.array([r["page_type"] for r in rows]) if split else None)
 
 
-def export_csv(store: Store, c: Campaign, per_page: bool = False, by_block: bool = False) -> str:
+def export_csv(store: Store, c: Campaign, per_page: bool = False, by_block: bool = False,
+               bit_errors: bool = False) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    if bit_errors:  # one row per flipped bit (bitmap campaigns); direction 1: stored 1 read 0
+        w.writerow(["label", "pe", "block", "page", "bit", "direction"])
+        for label, pe, block, page, blob in store.bit_errors(c.id):
+            w.writerows((label, pe, block, page, code >> 1, code & 1) for code in bitmaps.decode(blob).tolist())
+        return buf.getvalue()
     if per_page:
         w.writerow(["label", "pe", "retention_h", "actual_h", "temp_c", "reads", "offset", "block", "page",
                     "err_1to0", "err_0to1", "bits", "busy_ns", "pe_uncertain"])

@@ -443,7 +443,7 @@ class Rig:
         inline = raw and P.read_reply_bytes(info.page_bytes, info.spare_bytes, info.codeword_bytes) <= P.MAX_PAYLOAD
         flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if inline else 0)
         f = self.call(Opcode.READ, P.READ_REQ.pack(block, page, t, flags, seed or 0))
-        result = _read_result(f.payload, inline)
+        result = read_result(f.payload, inline)
         if raw and not inline:
             n = info.raw_page_bytes
             data = b"".join(self.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k))).payload
@@ -474,7 +474,7 @@ class Rig:
         source, deterr, failed = P.FLARES_READ_TAIL.unpack(f.payload, P.FLARES_DECISION.size)
         head = P.FLARES_DECISION.size + P.FLARES_READ_TAIL.size
         return FlaresReadResult(FlaresStep.unpack(f.payload), ProfileSource(source), deterr, failed,
-                                _read_result(f.payload[head:], raw))
+                                read_result(f.payload[head:], raw))
 
     def set_read_offset(self, offset: int) -> int:
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset)).payload).value
@@ -520,7 +520,7 @@ class Rig:
         return bool(P.BYTE_REPLY.unpack(self.call(Opcode.ABORT).payload).value)
 
 
-def _read_result(payload: bytes, raw: bool) -> ReadResult:
+def read_result(payload: bytes, raw: bool) -> ReadResult:
     status, busy, n = P.READ_HEAD.unpack(payload)
     off = P.READ_HEAD.size
     cws = tuple(Codeword(*P.CODEWORD_COUNTS.unpack(payload, off + i * P.CODEWORD_COUNTS.size)) for i in range(n))

@@ -19,7 +19,17 @@ from nandrig.chip.geometry import PageMap
 from nandrig.host.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 4  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty
+SCHEMA_VERSION = 5  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+# 5: bit-error maps
+
+BIT_ERRORS_TABLE = """CREATE TABLE bit_errors ( -- where a page read's raw bit errors are (bitmap campaigns)
+    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
+    block INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    codes BLOB NOT NULL,                 -- characterization/bitmaps.py: sorted bit*2+direction, delta LEB128
+    PRIMARY KEY (checkpoint_id, block, page)
+);
+"""
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,7 +130,7 @@ CREATE TABLE events (
     detail TEXT NOT NULL
 );
 CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
-"""
+""" + BIT_ERRORS_TABLE
 
 # added within schema 1: created on open when missing
 FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
@@ -206,7 +216,12 @@ def _boots(db: Database) -> None:
     db.execute("ALTER TABLE measurements ADD COLUMN pe_uncertain INTEGER NOT NULL DEFAULT 0")
 
 
-MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots}  # from schema N to N + 1
+def _bit_errors(db: Database) -> None:
+    """Schema 4 had no bit-error maps: none were taken."""
+    db.ddl(BIT_ERRORS_TABLE)
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
@@ -545,6 +560,21 @@ class Store:
             " FROM checkpoints c JOIN measurements m ON m.checkpoint_id = c.id WHERE c.id IN"
             " (SELECT id FROM checkpoints WHERE campaign_id=? ORDER BY step DESC LIMIT ?)"
             " GROUP BY c.id, m.page ORDER BY c.step, m.page", (campaign_id, last)).fetchall()
+
+    def checkpoint_at(self, db: Database, campaign_id: int, step: int) -> int | None:
+        row = db.execute("SELECT id FROM checkpoints WHERE campaign_id=? AND step=?", (campaign_id, step)).fetchone()
+        return row[0] if row else None
+
+    def add_bit_errors(self, db: Database, checkpoint_id: int, block: int, page: int, codes: bytes) -> None:
+        db.execute("INSERT INTO bit_errors (checkpoint_id, block, page, codes) VALUES (?,?,?,?)",
+                   (checkpoint_id, block, page, codes))
+
+    def bit_errors(self, campaign_id: int) -> list[tuple[str, int, int, int, bytes]]:
+        """(label, P/E, block, page, codes) per page mapped, in checkpoint, block and page order."""
+        return [(label, pe, block, page, bytes(codes)) for label, pe, block, page, codes in self.db.execute(
+            "SELECT c.label, m.pe, b.block, b.page, b.codes FROM checkpoints c JOIN bit_errors b ON b.checkpoint_id"
+            " = c.id JOIN measurements m ON m.checkpoint_id = b.checkpoint_id AND m.block = b.block AND m.page ="
+            " b.page WHERE c.campaign_id=? ORDER BY c.step, b.block, b.page", (campaign_id,))]
 
     def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
         with self.tx() as db:

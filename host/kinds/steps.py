@@ -7,12 +7,12 @@ from nandrig import protocol as P
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
-from nandrig.protocol import Limit, Opcode
+from nandrig.protocol import Limit, Opcode, ReadFlag
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, advance, oven
+    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, advance, bitmap, oven
     op: Opcode | None
     payload: bytes
     meta: dict = field(default_factory=dict)
@@ -89,6 +89,15 @@ def erase(block: int, **meta) -> Step:
 def program(block: int, page: int, seed: int, pe: int | None = None) -> Step:
     return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + P.PATTERN_SEED.pack(seed),
                 {"block": block, "page": page, "pe": pe})
+
+
+def raw_read(block: int, page: int, seed: int, g: Geometry, meta: dict) -> Step:
+    """READ of a page with its error counts and its bytes: in the reply when they fit a frame (``inline``),
+    else fetched from the rig's page buffer (READ_BUFFER) before the reply is recorded."""
+    inline = P.read_reply_bytes(g.page_bytes, g.spare_bytes, Limit.RIG_CODEWORD_BYTES) <= P.MAX_PAYLOAD
+    flags = ReadFlag.COMPARE | (ReadFlag.RAW if inline else 0)
+    return Step("bitmap", Opcode.READ, P.READ_REQ.pack(block, page, 0, flags, seed),
+                {**meta, "block": block, "page": page, "inline": inline})
 
 
 def read_disturb(block: int, page: int, reads: int) -> Step:

@@ -110,3 +110,19 @@ def test_a_database_that_does_not_answer_is_one_line(postgres, run_cli, db, word
         r = run_cli(*args)
         r.assert_one_line_error(*words)
         assert "secret" not in r.err  # a password in the URL is not printed
+
+
+def test_bit_error_maps_are_stored_alike_in_both_engines(pg_database, run_cli, tmp_path):
+    from nandrig.host.store import Store
+
+    args = ("run", "bitmap", "--rig", "sim", "--chip", "mlc-small", "--seed", "1", "--blocks", "1-2", "--wear", "20000")
+    url, file = pg_database(), tmp_path / "maps.db"
+    maps = []
+    for db in (url, file):
+        assert run_cli(*args, "--db", db).code == 0
+        store = Store(db, read_only=True)
+        try:
+            maps.append(store.bit_errors(1))
+        finally:
+            store.close()
+    assert maps[0] == maps[1] and any(codes for *_x, codes in maps[0])
