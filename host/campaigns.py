@@ -438,6 +438,7 @@ class Runner:
         self.context["equiv_h"] = self.context.get("equiv_h", 0.0) + done["equiv_h"]
         self.context["actual_h"] = self.context.get("actual_h", 0.0) + done["actual_h"]
         self.context["temp_c"] = done["temp_c"]
+        self.context["last_wait"] = {k: done[k] for k in ("equiv_h", "actual_h", "temp_c")}
         if "chamber" in done:  # what the chamber measured, kept with the checkpoints that follow
             self.context.setdefault("bakes", []).append(done)
 
@@ -511,8 +512,10 @@ class Runner:
             raise NandrigError(f"block {m['block']} page {m['page']}: the rig counted {e10}+{e01} errors, its bytes "
                                f"hold {bitmaps.counts(codes)}; the link or the rig's compare is broken")
         cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
-        if cp is None:
-            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"], 0.0, 0.0, 25.0, 0, 0)
+        if cp is None:  # retention since the level's programming: the wait just before its reads
+            wait = self.context.get("last_wait", {}) if m["retention"] else {}
+            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"], wait.get("equiv_h", 0.0),
+                                           wait.get("actual_h", 0.0), wait.get("temp_c", 25.0), 0, 0)
         up, down = bitmaps.counts(codes)
         self.store.add_measurements(db, cp, self.c.chip_id,
                                     [(m["block"], m["page"], up, down, self.g.raw_page_bytes * 8, r.busy_ns)])

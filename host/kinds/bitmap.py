@@ -11,7 +11,7 @@ import numpy as np
 from nandrig.characterization import bitmaps
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.host.kinds import steps
-from nandrig.host.kinds.base import CampaignKind, KindParams, parse_int_list
+from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours, parse_int_list
 
 BITLINE_BANDS = 64
 
@@ -20,6 +20,7 @@ BITLINE_BANDS = 64
 class BitmapParams(KindParams):
     wear: tuple[int, ...]  # P/E levels, strictly rising: every block is taken to each in turn and mapped there
     pages: tuple[int, ...] = ()  # pages mapped in each block; () for all
+    after_h: float = 0.0  # 25 degC-equivalent retention between programming and the reads, at each level
 
 
 def plan(p: BitmapParams, g: Geometry) -> list[steps.Step]:
@@ -31,18 +32,25 @@ def plan(p: BitmapParams, g: Geometry) -> list[steps.Step]:
     for pe in p.wear:
         out += steps.cycle_to(list(p.blocks), have, pe, p.seed)  # its last round leaves the pattern programmed
         have = pe
+        label = f"pe={pe}"
+        if p.after_h:
+            out.append(steps.wait(p.oven, p.temp_c, p.after_h))
+            label += f" t={p.after_h:g}h"
         first = len(out)  # the level's checkpoint is keyed by its first read
-        out += [steps.raw_read(b, page, p.seed, g, {"label": f"pe={pe}", "pe": pe, "checkpoint": first})
+        out += [steps.raw_read(b, page, p.seed, g, {"label": label, "pe": pe, "checkpoint": first,
+                                                     "retention": bool(p.after_h)})
                 for b in p.blocks for page in pages]
     return out
 
 
-def from_cli(wear: str, pages: str | None) -> dict:
+def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, wear: str, pages: str | None,
+             after: str) -> dict:
     levels = parse_int_list(wear, "--wear")
     if levels[0] < 1 or any(b <= a for a, b in zip(levels, levels[1:])):
         raise click.BadParameter(f"--wear levels must rise from 1 P/E up (every block passes each), got {wear!r}")
     chosen = parse_int_list(pages, "--pages") if pages else []
-    return {"wear": levels, "pages": sorted(set(chosen))}
+    after_h = 0.0 if after in ("0", "0h") else parse_hours(after)[0]
+    return {"wear": levels, "pages": sorted(set(chosen)), "after_h": after_h, **oven_fields(oven, temp_c, chamber_file)}
 
 
 def report(r, c, p: BitmapParams, pm: PageMap) -> None:
@@ -109,4 +117,7 @@ KIND = CampaignKind(
         click.option("--wear", default="3000", show_default=True,
                      help="P/E levels, rising: the blocks are cycled to each and every page mapped there."),
         click.option("--pages", help="Pages to map in each block, comma-separated (default: all)."),
+        click.option("--after", default="0", show_default=True,
+                     help="Retention before the reads at each level (25 degC-equivalent: 1d, 1mo, 1y, ...)."),
+        *OVEN_OPTIONS,
     ))

@@ -27,11 +27,10 @@ def test_codes_round_trip_and_say_the_direction():
         bitmaps.decode(b"\x85")  # ends inside a number
 
 
-@pytest.mark.slow
 def test_a_bitmap_campaign_keeps_each_error_where_an_independent_read_finds_it(run_cli, tmp_path):
     db = tmp_path / "maps.db"
     r = run_cli("run", "bitmap", "--rig", "sim", "--chip", "mlc-small", "--seed", "1", "--db", db, "--blocks",
-                "1-4", "--wear", "1000,20000")
+                "1-4", "--wear", "1000,3000", "--after", "1y")
     assert r.code == 0, r.err
     store = Store(db)
     try:
@@ -44,9 +43,10 @@ def test_a_bitmap_campaign_keeps_each_error_where_an_independent_read_finds_it(r
     for label, pe, block, page, blob in maps:  # the stored counts are the map's, which the rig's counts matched
         row = rows[label, block, page]
         assert bitmaps.counts(bitmaps.decode(blob)) == (row.err_1to0, row.err_0to1) and row.pe == pe
-    last = {(b, p): bitmaps.decode(blob) for label, _pe, b, p, blob in maps if label == "pe=20000"}
+    assert {(x.label, x.retention_h) for x in rows.values()} == {("pe=1000 t=8760h", 8760), ("pe=3000 t=8760h", 8760)}
+    last = {(b, p): bitmaps.decode(blob) for label, _pe, b, p, blob in maps if label == "pe=3000 t=8760h"}
     stored = sum(len(c) for c in last.values())
-    assert stored >= 20, "too few errors at 20,000 P/E to check their places"
+    assert stored >= 100, "too few errors at 3,000 P/E and a year to check their places"
     # read the same pages again, by hand: a cell's Vth error persists between reads (read noise aside), so the
     # second read finds most stored places again, at the same bit and in the same direction
     seen = 0
@@ -88,6 +88,7 @@ def test_the_report_draws_the_maps(run_cli, tmp_path):
     (("--wear", "0"), ["--wear", "rise from 1"]),
     (("--wear", "3000,1000"), ["--wear", "rise"]),
     (("--pages", "40"), ["--pages 40", "0..31"]),
+    (("--after", "3parsecs"), ["3parsecs"]),
 ])
 def test_bad_maps_are_refused_before_any_wear(run_cli, tmp_path, args, words):
     db = tmp_path / "maps.db"
