@@ -533,7 +533,7 @@ class VirtualChip:
         sd = np.where(tail, core * ph.tail_scale, core)
         vth = mu[states] - kk * shift + sd * z_prog + np.sqrt(kk * var_add) * z_ret
         erased = states == 0
-        disturb = float(ph.read_disturb(blk.reads, self._rd_onset(block))) + ph.pd_shift * (wl.pd if wl else 0)
+        disturb = float(ph.read_disturb(blk.reads, self._rd_onset(block), n)) + ph.pd_shift * (wl.pd if wl else 0)
         vth = np.where(erased, ph.mu[0] + disturb + ph.sigma_erase * z_prog, vth)
         vth = vth + ph.sigma_read * z_read
         if full and wl.coupled:

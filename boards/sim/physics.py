@@ -3,7 +3,9 @@
 Every cell's Vth, given its state and history, is a mixture of Gaussians:
 
 * a program-noise core of width sigma(N) and, with weight w_tail(N), a wider
-  tail component (both grow with the P/E count N);
+  tail component (both grow with the P/E count N; past the 10k P/E the
+  calibration covers, the core widens by knee * (N/1e4 - 1)**2 more: the
+  sharp rise of MLC errors shortly after rated life);
 * retention charge loss of programmed states: the mean shifts down by
   k_s * alpha * (N/1e3)**a_n * ln(1 + t/t0) and the variance grows by
   k_s * beta * (N/1e3)**b_n * ln(1 + t/t0) (k_s larger for higher states);
@@ -11,7 +13,8 @@ Every cell's Vth, given its state and history, is a mixture of Gaussians:
   since its erase: rd_shift * (R/R_onset)**rd_power up to the block's onset
   (nothing visible well before it), then rd_shift * (1 + rd_log*ln(R/R_onset)),
   so errors keep growing about tenfold per decade of reads instead of
-  running away with the erased state's Gaussian tail;
+  running away with the erased state's Gaussian tail; worn oxide lets more
+  charge in, so the shift grows by rd_wear per 10k P/E;
 * program disturb: erased cells drift up by pd_shift per extra program pulse
   on a neighbouring wordline;
 * interference: a wordline's cells move up by gamma times the Vth step its
@@ -63,9 +66,12 @@ class Physics:
     coupling: float
     sigma_read: float
     retry_step: float  # V per read-retry offset unit
+    rd_wear: float = 0.0  # relative growth of the read-disturb shift per 10k P/E
+    knee: float = 0.0  # relative core widening per (N/1e4 - 1)**2 past 10k P/E
 
     def core_sigma(self, n: np.ndarray) -> np.ndarray:
-        return self.sigma_prog * (1.0 + self.sigma_growth * np.sqrt(np.asarray(n, float) / 1e4))
+        x = np.asarray(n, float) / 1e4
+        return self.sigma_prog * (1.0 + self.sigma_growth * np.sqrt(x) + self.knee * np.maximum(x - 1.0, 0.0) ** 2)
 
     def tail_w(self, n: np.ndarray) -> np.ndarray:
         return np.minimum(self.tail_weight * np.asarray(n, float) / 1e4, 0.5)
@@ -76,9 +82,12 @@ class Physics:
         nk = np.asarray(n, float) / 1e3
         return self.ret_alpha * nk**self.ret_an * lt, self.ret_beta * nk**self.ret_bn * lt
 
-    def read_disturb(self, reads: np.ndarray, onset: np.ndarray) -> np.ndarray:
+    def read_disturb(self, reads: np.ndarray, onset: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """The erased state's shift after ``reads`` of its block, programmed at ``n`` P/E."""
         x = np.asarray(reads, float) / onset
-        return self.rd_shift * np.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * np.log(np.maximum(x, 1.0)))
+        wear = 1.0 + self.rd_wear * np.asarray(n, float) / 1e4
+        growth = np.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * np.log(np.maximum(x, 1.0)))
+        return self.rd_shift * wear * growth
 
     def interference_steps(self) -> np.ndarray:
         """Mean Vth step of a neighbour cell when its upper page is programmed, per final state."""
@@ -124,7 +133,7 @@ def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm:
     shift, var_add = ph.retention(n, t_h)
     core = ph.core_sigma(n)
     w_tail = ph.tail_w(n)
-    dist = ph.read_disturb(np.broadcast_to(np.asarray(c.reads, float), n.shape), np.asarray(c.onset, float))
+    dist = ph.read_disturb(np.broadcast_to(np.asarray(c.reads, float), n.shape), np.asarray(c.onset, float), n)
     dist = dist + ph.pd_shift * np.asarray(c.pd, float)
     ws, ms, ss = [], [], []
     for s in states:

@@ -148,6 +148,35 @@ def test_read_disturb_only_after_250k_reads():
     assert 3 < rb(10 * onsets[0]) / rb(onsets[0]) < 300
 
 
+def test_read_disturb_grows_with_wear():
+    """Worn oxide lets more charge in: the same reads cost a 10k-P/E block several times the errors of a 1k one
+    (whole chips: the byte path's counts; the model: the analytic rate)."""
+    counts = {}
+    for pe in (1000, 10000):
+        chip, good = fresh("mlc-3x", seed=5)
+        blocks = good[:4]
+        for b in blocks:
+            chip.cycle(b, pe - 1, seed=1, program=False)
+            program_all(chip, b)
+            chip.hammer(b, 5, int(6e6))
+        counts[pe] = block_errors(chip, blocks)
+    assert counts[10000] > 2 * counts[1000], counts
+    ph = chip._physics(blocks[0])
+    rb = lambda pe, reads: float(block_rber(ph, pe, 0, reads=reads, onset=1e6)[0])  # noqa: E731
+    assert rb(10000, 6e6) - rb(10000, 0) > 2 * (rb(1000, 6e6) - rb(1000, 0))
+
+
+def test_errors_rise_sharply_past_rated_life_and_not_before():
+    """Grupp et al. (MICRO'09, Fig. 6): MLC error rates climb steeply shortly after the rated 10k P/E. The knee
+    leaves everything up to 10k (where the chip is calibrated) as it was."""
+    chip, _ = fresh("mlc-3x")
+    ph = chip._physics(0)
+    rb = lambda pe: float(block_rber(ph, pe, 0)[0])  # noqa: E731
+    flat = type(ph)(**{**ph.__dict__, "knee": 0.0})
+    assert all(rb(pe) == float(block_rber(flat, pe, 0)[0]) for pe in (0, 1000, 5000, 10000))
+    assert rb(10000) / rb(5000) < 2 < 5 < rb(20000) / rb(10000)
+
+
 def test_program_disturb_hits_neighbouring_wordlines():
     chip, good = fresh("mlc-small", seed=6)
     b = good[0]
