@@ -274,20 +274,19 @@ def cancel(store: Store, campaign_id: int) -> Campaign:
 
 
 def summaries(store: Store) -> list[dict]:
-    """A line per campaign, as `nandrig ls` and the live page show it."""
+    """A line per campaign, as `nandrig ls` and the live page show it; state: running (a process holds it),
+    interrupted (resumable), failed, cancelled or done."""
     import datetime
 
-    return [{"id": c.id, "kind": c.kind, "state": display_state(store, c), "step": c.step, "steps": c.steps,
-             "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
-             "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")}
-            for c in store.campaigns()]
-
-
-def display_state(store: Store, c: Campaign) -> str:
-    """running (a process holds it), interrupted (resumable), failed, cancelled or done."""
-    if c.state == "running":
-        return "running" if store.is_live(c.id) else "interrupted"
-    return c.state
+    out = []
+    for c in store.campaigns():
+        holder = store.holder(c.id) if c.state == "running" else None
+        out.append({"id": c.id, "kind": c.kind, "state": ("running" if holder else "interrupted")
+                    if c.state == "running" else c.state, "step": c.step, "steps": c.steps,
+                    "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
+                    "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M"),
+                    "running_in": holder or ""})  # which process (and host, in a shared store) runs it
+    return out
 
 
 class Runner:

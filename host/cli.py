@@ -647,7 +647,7 @@ def ls_cmd(db, as_json) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     head = {"id": "id", "kind": "kind", "state": "state", "step": "steps", "blocks": "blocks", "chip": "chip",
-            "created": "created"}
+            "created": "created", "running_in": "running in"}
     cells = [head] + [{**r, "step": f"{r['step']}/{r['steps']}"} for r in rows]
     widths = {k: max(len(str(r[k])) for r in cells) for k in head}
     for r in cells:

@@ -297,12 +297,16 @@ class Store:
         included), so a "running" campaign whose lock is free was interrupted and can be resumed."""
         return self.db.lock(campaign_id)
 
+    def holder(self, campaign_id: int) -> str | None:
+        """Who runs the campaign now ("pid N", and "on HOST" in a PostgreSQL store); None: nobody."""
+        return self.db.holder(campaign_id)
+
     def is_live(self, campaign_id: int) -> bool:
-        return self.db.holder(campaign_id) is not None
+        return self.holder(campaign_id) is not None
 
     def check_not_live(self, campaign_id: int) -> None:
         """Refuse early (before a rig is opened) a campaign another process runs; the lock itself still decides."""
-        if holder := self.db.holder(campaign_id):
+        if holder := self.holder(campaign_id):
             raise held(campaign_id, holder)
 
     # -- chips and blocks --------------------------------------------------------

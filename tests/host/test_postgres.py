@@ -4,6 +4,7 @@ campaign live in one process refused to another; a server that does not answer."
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 
@@ -46,8 +47,8 @@ def test_two_processes_share_one_store(pg_database, tmp_path):
     ls = subprocess.run(nandrig("ls", "--db", url, "--json"), capture_output=True, text=True, check=True)
     assert first.poll() is None, "the first campaign ended before the second did: make it longer"
     # the other process's campaign is seen live through the server's lock
-    assert sorted((c["chip"], c["state"]) for c in json.loads(ls.stdout)) == [
-        ("sim:mlc-small:1", "running"), ("sim:mlc-small:2", "done")]
+    assert sorted((c["chip"], c["state"], c["running_in"]) for c in json.loads(ls.stdout)) == [
+        ("sim:mlc-small:1", "running", f"pid {first.pid} on {socket.gethostname()}"), ("sim:mlc-small:2", "done", "")]
     out, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
     ls = subprocess.run(nandrig("ls", "--db", url, "--json"), capture_output=True, text=True, check=True)
