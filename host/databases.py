@@ -101,6 +101,8 @@ class SqliteDatabase:
             self._inode = path.stat().st_ino
         except sqlite3.OperationalError as e:
             raise NandrigError(f"cannot open database {path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise NandrigError(f"{path} is not a nandrig database: {e}") from None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self.con.execute(sql, params)

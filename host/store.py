@@ -259,7 +259,7 @@ class Store:
                 MIGRATIONS[step](db)
                 db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(step + 1),))
         if "flares_runs" not in tables:
-            self.db.execute(FLARES_TABLE)
+            self.db.ddl(FLARES_TABLE)
 
     def _check_schema(self, read_only: bool = False) -> int:
         """The database's schema version, refused when this nandrig cannot use it (as it is, when read-only)."""
