@@ -142,7 +142,8 @@ function card(c) {
   const range = c.pe_range ? c.pe_range[0] + (c.pe_range[1] !== c.pe_range[0] ? "-" + c.pe_range[1] : "") : "-";
   const ev = c.events.map((e) => esc(e.kind) + ": " + esc(e.detail)).join("; ");
   return '<div class="card" id="c' + c.id + '"><div class="head"><b>#' + c.id + " " + esc(c.kind) + "</b>" +
-    '<span class="state ' + esc(c.state) + '">' + esc(c.state) + "</span><span>chip " + esc(c.chip) +
+    '<span class="state ' + esc(c.state) + '">' + esc(c.state) + "</span>" +
+    (c.running_in ? '<span class="where">in ' + esc(c.running_in) + "</span>" : "") + "<span>chip " + esc(c.chip) +
     "</span><span>blocks " + esc(c.blocks) + '</span><span class="steps">step ' + c.step + " / " + c.steps +
     "</span><span>P/E " + range + '</span></div><div class="bar"><div style="width:' + pct + '%"></div></div>' +
     (rows ? "<table><tr><th>checkpoint</th><th>P/E</th><th>ret. h</th><th>RBER lower</th><th>RBER upper</th></tr>" +

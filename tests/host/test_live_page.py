@@ -67,6 +67,7 @@ def test_the_live_page_follows_a_running_campaign(run_cli, tmp_path, browser):
         # the page redraws itself: the running campaign's step moves with no reload
         wait_for(lambda: step() != seen, 60, "the running campaign's progress on the page")
         assert "running" in browser.find_element("css selector", "#c2 .state").text
+        assert f"pid {running.pid}" in browser.find_element("css selector", "#c2 .where").text  # who runs it
         images = wait_for(lambda: browser.execute_script(
             "const i = Array.from(document.images); return i.length && i.every(x => x.complete) ? "
             "i.map(x => x.naturalWidth) : null"), 30, "the plots")
