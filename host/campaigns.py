@@ -451,10 +451,7 @@ class Runner:
             raise NandrigError(why)
         self.context.pop("in_flight", None)
         if step.kind == "bitmap" and not step.meta["inline"]:  # the page's bytes wait in the rig's page buffer
-            n = self.g.raw_page_bytes
-            data = b"".join(self.rig.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k)))
-                            .payload for k in range(0, n, P.MAX_PAYLOAD))
-            reply = dataclasses.replace(reply, payload=reply.payload + data)
+            reply = dataclasses.replace(reply, payload=reply.payload + self.rig.read_buffer(self.g.raw_page_bytes))
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
             self.store.finish_step(db, self.c.id, i, self.context)

@@ -445,11 +445,13 @@ class Rig:
         f = self.call(Opcode.READ, P.READ_REQ.pack(block, page, t, flags, seed or 0))
         result = read_result(f.payload, inline)
         if raw and not inline:
-            n = info.raw_page_bytes
-            data = b"".join(self.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k))).payload
-                            for k in range(0, n, P.MAX_PAYLOAD))
-            result = dataclasses.replace(result, data=data)
+            result = dataclasses.replace(result, data=self.read_buffer(info.raw_page_bytes))
         return result
+
+    def read_buffer(self, n: int) -> bytes:
+        """The first ``n`` bytes of the rig's page buffer (the page a READ just read), in frame-sized pieces."""
+        return b"".join(self.call(Opcode.READ_BUFFER, P.READ_BUFFER_REQ.pack(k, min(P.MAX_PAYLOAD, n - k))).payload
+                        for k in range(0, n, P.MAX_PAYLOAD))
 
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
     def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:
