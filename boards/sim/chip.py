@@ -391,7 +391,7 @@ class VirtualChip:
         if count < 0:
             raise NandrigError("read count must be >= 0")
         blk = self.blocks.setdefault(block, Block())
-        busy = int(round(count * self.profile.timing.t_r_us * 1_000 * self._time_scale))
+        busy = int(round(count * self._t_r_us(page) * 1_000 * self._time_scale))
         blk.reads += int(count)
         self._done(0, busy)
         return busy
@@ -490,9 +490,16 @@ class VirtualChip:
         life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 2.0)
         return t.t_bers_us * 1_000 * self._time_scale * (1.0 + t.t_bers_growth * life)
 
+    def _t_r_us(self, page: int) -> float:
+        """A lower page senses at one reference, an upper page at two (Kgil et al., ISCA'08: 25 us for an SLC
+        page read, 50 us for MLC)."""
+        t = self.profile.timing
+        upper = page_map(page, self.geometry.pages_per_block)[1]
+        return t.t_r_us if upper or t.t_r_lsb_us is None else t.t_r_lsb_us
+
     def _t_r(self, block: int, page: int, blk: Block) -> int:
         """This read's busy time: keyed by the block's read count, so both APIs agree."""
-        return self._jitter(self.profile.timing.t_r_us * 1_000, block, page, blk.pe, 1_000_000 + blk.reads)
+        return self._jitter(self._t_r_us(page) * 1_000, block, page, blk.pe, 1_000_000 + blk.reads)
 
     def _jitter(self, ns: float, block: int, page: int, pe: int, serial: int) -> int:
         z = rng.uniform(rng.TIMING, self.seed, block, page, pe, serial) * 2.0 - 1.0

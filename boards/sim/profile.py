@@ -28,7 +28,7 @@ def parity_bytes(ecc: EccRequirement, page_bytes: int) -> int:
 
 @dataclass(frozen=True)
 class Timing:
-    t_r_us: float
+    t_r_us: float  # the upper page's read: two references (VR1, VR3), the datasheet's tR
     t_prog_lsb_us: float
     t_prog_msb_us: float
     t_prog_drop: float  # fractional drop of program time at the rated endurance
@@ -36,6 +36,7 @@ class Timing:
     t_bers_growth: float  # fractional rise of erase time at the rated endurance
     jitter: float  # per-operation relative spread
     chip_sigma: float  # chip-to-chip relative spread
+    t_r_lsb_us: float | None = None  # the lower page's read: one reference (VR2, or VR1 alone); None: t_r_us
 
 
 @dataclass(frozen=True)

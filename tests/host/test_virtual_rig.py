@@ -144,10 +144,10 @@ def test_cycle_measure_and_virtual_time():
     assert set(res.done.values()) == {300} and not any(res.failed.values())
     assert [vr.chip.pe_count(b) for b in range(4)] == [300] * 4
     m = rig.measure(0, 4, seed=7)
-    assert m.errors.shape == (4, 32) and np.all(m.busy_ns > 50_000)
+    assert m.errors.shape == (4, 32) and np.all(m.busy_ns > 30_000)
     t0 = rig.time_ns()
     assert rig.advance(hours=24) == t0 + 24 * 3_600_000_000_000
-    assert rig.read_disturb(1, 3, 1000) == (1000, pytest.approx(75_000, rel=0.1))
+    assert rig.read_disturb(1, 3, 1000) == (1000, pytest.approx(37_500, rel=0.1))  # page 3: a lower page
 
 
 def test_exact_mode_measures_byte_by_byte():
