@@ -16,7 +16,7 @@ from tests.host.test_resume import query
 
 ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
              "--step", "100"]
-LONG = [*ENDURANCE[:-4], "--cycles", "15000", "--step", "100"]  # five times the short one's work
+LONG = [*ENDURANCE[:-4], "--cycles", "30000", "--step", "100"]  # ten times the short one's work
 
 
 def _steps(db) -> list[int]:
