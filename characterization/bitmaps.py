@@ -4,14 +4,11 @@ engineer reads (per page, per wordline, per bitline and per DQ line).
 A page's errors are stored as one code per flipped bit, ``bit * 2 + direction`` (bit: index in the raw page,
 MSB first within a byte as the pattern fills it; direction 1: stored 1 read 0, 0: stored 0 read 1), sorted,
 delta-coded and written as LEB128 varints: at the RBERs of MLC flash (1e-7 .. 1e-3) a page's map takes one
-to two bytes per error instead of the page's own size.
+to three bytes per error instead of the page's own size.
 """
 from __future__ import annotations
 
 import numpy as np
-
-UP = 1  # stored 1, read 0 (charge gained: the usual direction of program and read disturb)
-
 
 def error_codes(want: np.ndarray, got: np.ndarray) -> np.ndarray:
     """The sorted codes of the bits that differ between two equal-length bit arrays (MSB-first page bits)."""

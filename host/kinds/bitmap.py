@@ -59,21 +59,21 @@ def report(r, c, p: BitmapParams, pm: PageMap) -> None:
         return
     chip = r.store.chip(c.chip_id)
     page_bits = (chip["page_bytes"] + chip["spare_bytes"]) * 8
-    by_level: dict[int, dict[tuple[int, int], np.ndarray]] = {}
-    for _label, pe, block, page, blob in maps:
-        by_level.setdefault(pe, {})[block, page] = bitmaps.decode(blob)
+    by_level: dict[str, dict[tuple[int, int], np.ndarray]] = {}  # per checkpoint label, in the campaign's order
+    for label, _pe, block, page, blob in maps:
+        by_level.setdefault(label, {})[block, page] = bitmaps.decode(blob)
 
     fig, ax = r.subplots(figsize=(8, 4))
-    for pe, pages in sorted(by_level.items()):
+    for label, pages in by_level.items():
         per_page: dict[int, list[int]] = {}
         for (_b, page), codes in pages.items():
             per_page.setdefault(page, []).append(len(codes))
         xs = np.array(sorted(per_page))
         rate = np.array([np.mean(per_page[x]) / page_bits for x in xs])
         upper = np.array([pm.is_upper(int(x)) for x in xs], bool)
-        line = ax.plot(xs[~upper], np.maximum(rate[~upper], 1e-9), "o", ms=3, label=f"{pe} P/E lower")[0]
+        line = ax.plot(xs[~upper], np.maximum(rate[~upper], 1e-9), "o", ms=3, label=f"{label} lower")[0]
         ax.plot(xs[upper], np.maximum(rate[upper], 1e-9), "s", ms=3, color=line.get_color(), mfc="none",
-                label=f"{pe} P/E upper")
+                label=f"{label} upper")
     ax.set_yscale("log")
     ax.set_xlabel("page within the block")
     ax.set_ylabel("raw bit error rate (mean over blocks)")
@@ -83,7 +83,7 @@ def report(r, c, p: BitmapParams, pm: PageMap) -> None:
     r.fig(fig, f"bitmap_pages_{c.id}", "Raw bit error rate of each page of the block, lower and upper pages apart "
                                        "(as Grupp et al.'s Fig. 9)")
 
-    pe, pages = max(by_level.items())
+    label, pages = list(by_level.items())[-1]  # the highest wear
     blocks = sorted({b for b, _ in pages})
     wordlines = max(pm.wordline(page) for page in range(len(pm.pages))) + 1
     grid = np.zeros((len(blocks), wordlines))
@@ -105,7 +105,7 @@ def report(r, c, p: BitmapParams, pm: PageMap) -> None:
     dq.bar(range(8), bitmaps.dq_profile(codes))
     dq.set_xticks(range(8))
     dq.set_xlabel("DQ line")
-    fig.suptitle(f"Where the errors are at {pe} P/E (campaign {c.id}, {len(codes)} pages)")
+    fig.suptitle(f"Where the errors are at {label} (campaign {c.id}, {len(codes)} pages)")
     r.fig(fig, f"bitmap_maps_{c.id}", "Bit errors by wordline and block, by column band (bitlines), and by DQ "
                                       "line: a band or a line far above the rest is a weak bitline or the wiring")
 
