@@ -442,10 +442,13 @@ def _interruptible(store, campaign_id: int | None, work):
     """Ctrl-C, a full disk or a failing file end ``work`` with where each unfinished campaign stands and how to
     go on (every step before is committed; the one under way is journaled)."""
     from nandrig.errors import Interrupted, NandrigError
-    from nandrig.host.databases import connection_errors
+    from nandrig.host.databases import connection_errors, database_errors, first_line
 
     def where() -> str:
-        left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
+        try:
+            left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
+        except database_errors():  # the database itself went away: what it holds says where
+            return "every step before is in the database"
         return "; ".join(f"campaign {c.id} at step {c.step} of {c.steps}" for c in left) or "nothing left undone"
 
     try:
@@ -454,7 +457,7 @@ def _interruptible(store, campaign_id: int | None, work):
         raise Interrupted(f"{where()}: `nandrig resume --db {store.name}` continues exactly there") from None
     except (OSError, *connection_errors()) as e:
         cause = (f"{e.strerror} ({e.filename})" if e.filename else e.strerror) if isinstance(e, OSError) and \
-            e.strerror else str(e)
+            e.strerror else f"database {store.name}: {first_line(e)}"
         raise NandrigError(f"{cause}: {where()}; `nandrig resume --db {store.name}` continues there once that is "
                            "fixed") from None
 

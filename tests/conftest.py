@@ -119,50 +119,89 @@ def _pg_bin() -> Path | None:
     return found[-1].parent if found else None
 
 
+class PgServer:
+    """A PostgreSQL server of Debian's package on 127.0.0.1 (a free port, a private socket folder), made with
+    initdb in a folder of its own; stopped and started again on the same port and data."""
+
+    def __init__(self) -> None:
+        from tests.host.processes import free_ports
+
+        pg_bin = _pg_bin()
+        assert pg_bin, "PostgreSQL's server is not installed: ./tools/setup.sh installs Debian's postgresql"
+        self.bin, self.root = pg_bin, Path(tempfile.mkdtemp(prefix="nandrig-pg-"))
+        self.data, self.sockets = self.root / "data", self.root / "sockets"
+        self.sockets.mkdir()
+        self.as_server: list[str] = []
+        if os.geteuid() == 0:  # the server refuses to run as root: Debian's postgres account runs it
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+            self.as_server = ["runuser", "-u", "postgres", "--"]
+            for p in (self.root, self.sockets):
+                os.chown(p, pw.pw_uid, pw.pw_gid)
+        (self.port,) = free_ports(1)
+        self.url = f"postgresql://nandrig@127.0.0.1:{self.port}"
+        subprocess.run([*self.as_server, pg_bin / "initdb", "-D", self.data, "-A", "trust", "-U", "nandrig", "-E",
+                        "UTF8"], check=True, capture_output=True)
+        self.start()
+
+    def start(self) -> None:
+        subprocess.run([*self.as_server, self.bin / "pg_ctl", "-D", self.data, "-l", self.root / "server.log", "-w",
+                        "-t", "120", "-o", f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.sockets}",
+                        "start"], check=True, capture_output=True)
+
+    def stop(self) -> None:
+        """As a crash would: no shutdown checkpoint, connections cut."""
+        subprocess.run([*self.as_server, self.bin / "pg_ctl", "-D", self.data, "-m", "immediate", "stop"],
+                       capture_output=True)
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def create_database(self, name: str) -> str:
+        return create_database(self.url, name)
+
+
+def create_database(server_url: str, name: str) -> str:
+    """A new, empty database on the server; its URL."""
+    import psycopg
+
+    with psycopg.connect(f"{server_url}/postgres", autocommit=True) as con:
+        con.execute(f'CREATE DATABASE "{name}"')
+    return f"{server_url}/{name}"
+
+
 @pytest.fixture(scope="session")
 def postgres():
-    """The URL of a PostgreSQL server on 127.0.0.1 (a free port, a private socket folder), stopped at the end."""
-    from tests.host.processes import free_ports
-
-    pg_bin = _pg_bin()
-    assert pg_bin, "PostgreSQL's server is not installed: ./tools/setup.sh installs Debian's postgresql"
-    root = Path(tempfile.mkdtemp(prefix="nandrig-pg-"))
-    data, sockets, log = root / "data", root / "sockets", root / "server.log"
-    sockets.mkdir()
-    as_server = []
-    if os.geteuid() == 0:  # the server refuses to run as root: Debian's postgres account runs it
-        import pwd
-
-        pw = pwd.getpwnam("postgres")
-        as_server = ["runuser", "-u", "postgres", "--"]
-        for p in (root, sockets):
-            os.chown(p, pw.pw_uid, pw.pw_gid)
-    (port,) = free_ports(1)
-    subprocess.run([*as_server, pg_bin / "initdb", "-D", data, "-A", "trust", "-U", "nandrig", "-E", "UTF8"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_server, pg_bin / "pg_ctl", "-D", data, "-l", log, "-w", "-t", "120", "-o",
-                    f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets}", "start"], check=True, capture_output=True)
+    """The URL of a PostgreSQL server that the test run shares, stopped at the end."""
+    server = PgServer()
     try:
-        yield f"postgresql://nandrig@127.0.0.1:{port}"
+        yield server.url
     finally:
-        subprocess.run([*as_server, pg_bin / "pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
+        server.remove()
+
+
+@pytest.fixture
+def pg_server(tmp_path, monkeypatch):
+    """A PostgreSQL server of this test's own (one the test may stop and start)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    server = PgServer()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 @pytest.fixture
 def pg_database(postgres, tmp_path, monkeypatch):
     """Makes a new, empty database on the test server and returns its URL; virtual chips' state files go under
     this test's folder (their home for a PostgreSQL store is the host's state folder)."""
-    import psycopg
-
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     made = []
 
     def make() -> str:
-        name = f"{tmp_path.name.lower()}_{len(made)}"
-        with psycopg.connect(f"{postgres}/postgres", autocommit=True) as con:
-            con.execute(f'CREATE DATABASE "{name}"')
-        made.append(name)
-        return f"{postgres}/{name}"
+        made.append(f"{tmp_path.name.lower()}_{len(made)}")
+        return create_database(postgres, made[-1])
 
     return make

@@ -16,7 +16,7 @@ from tests.host.test_resume import query
 
 ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
              "--step", "100"]
-LONG = [*ENDURANCE[:-4], "--cycles", "30000", "--step", "100"]  # ten times the short one's work
+LONG = [*ENDURANCE[:-4], "--cycles", "20000", "--step", "100"]  # several times the short one's work
 
 
 def _steps(db) -> list[int]:
@@ -127,3 +127,25 @@ def test_bit_error_maps_are_stored_alike_in_both_engines(pg_database, run_cli, t
         finally:
             store.close()
     assert maps[0] == maps[1] and any(codes for *_x, codes in maps[0])
+
+
+@pytest.mark.slow
+def test_a_server_that_goes_away_stops_the_campaign_in_one_line_and_resume_finishes_it(pg_server, tmp_path):
+    """The server crashes mid-campaign (pg_ctl stop -m immediate): one line saying how to go on; once it is back,
+    resume finishes the campaign exactly as an uninterrupted run in an SQLite file would."""
+    from tests.host.test_resume import ARGS, campaign_step, nandrig as cmd, outcome, wait_for_progress
+
+    url, alone = pg_server.create_database("lab"), tmp_path / "alone.db"
+    subprocess.run(cmd("run", *ARGS, "--db", str(alone)), check=True, capture_output=True)
+    run = subprocess.Popen(cmd("run", *ARGS, "--db", url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_progress(url, run, 5)
+    pg_server.stop()
+    _, err = run.communicate(timeout=120)
+    lines = [ln for ln in err.splitlines() if ln.startswith("nandrig:")]
+    assert run.returncode == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert "server closed the connection" in lines[0] and f"nandrig resume --db {url}" in lines[0]
+    pg_server.start()
+    assert campaign_step(url) < 204  # stopped part-way
+    resumed = subprocess.run(cmd("resume", "--db", url), capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert outcome(url) == outcome(alone)
