@@ -510,8 +510,9 @@ class Runner:
         cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
         if cp is None:  # retention since the level's programming: the wait just before its reads
             wait = self.context.get("last_wait", {}) if m["retention"] else {}
-            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"], wait.get("equiv_h", 0.0),
-                                           wait.get("actual_h", 0.0), wait.get("temp_c", 25.0), 0, 0)
+            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"],
+                                           wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
+                                           wait.get("temp_c", 25.0), 0, 0)
         up, down = bitmaps.counts(codes)
         self.store.add_measurements(db, cp, self.c.chip_id,
                                     [(m["block"], m["page"], up, down, self.g.raw_page_bytes * 8, r.busy_ns)])

@@ -1,6 +1,6 @@
 """A lab's shared store in a real PostgreSQL server: campaigns from two processes (standing in for two hosts)
-side by side, one `nandrig ls`, one live page and one report over both, stored exactly as an SQLite file stores them; a
-campaign live in one process refused to another; a server that does not answer."""
+side by side, one `nandrig ls`, one live page and one report over both, stored exactly as an SQLite file stores
+them; a campaign live in one process refused to another; a server that does not answer, or crashes mid-campaign."""
 from __future__ import annotations
 
 import json
