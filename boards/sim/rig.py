@@ -45,7 +45,9 @@ from nandrig.protocol import Err, Frame, Limit, Opcode
 
 # commands after which the persisted state may differ
 record(Frame)  # the reply cache's entries, in the state file
-MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT}
+# HELLO changes the rig's state only when it changes who holds it (handle() compares)
+MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
+                          Opcode.HELLO}
 
 
 class VirtualRig(ChipCommands, FlaresCommands):
@@ -153,7 +155,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         """The reply to one request (None for frames a rig ignores)."""
         if req.type != P.REQUEST_TYPE:
             return None
-        key, holder = (req.seq, _crc(req)), self.holder
+        key, before = (req.seq, _crc(req)), (self.session, self.holder)
         hit = self.cache.get(self.session)
         if hit is not None and hit[:2] == key:
             return hit[2]
@@ -176,7 +178,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
             self.cache[self.session] = (*key, rep)
             while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
                 self.cache.popitem(last=False)
-        if op in MUTATING or self.holder != holder:  # a HELLO changed who holds the rig
+        if op in MUTATING or (self.session, self.holder) != before:  # a HELLO changed who holds the rig
             self.save()
         return rep
 
