@@ -10,14 +10,14 @@ from pathlib import Path
 from nandrig.errors import NandrigError
 
 SRC = Path(__file__).resolve().parent
-SOURCES = ("flares.c", "pprof.c")
+SOURCES = ("flares.c", "flares_tables.c", "pprof.c")
 
 
 class Config(ctypes.Structure):
     _fields_ = [("wsize", ctypes.c_uint16), ("mix_pm", ctypes.c_uint16), ("saferange_pm", ctypes.c_uint16),
                 ("maxfail", ctypes.c_uint8), ("maxcritical", ctypes.c_uint8), ("maxover", ctypes.c_uint8),
                 ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8),
-                ("evaluate_on_alarm", ctypes.c_uint8)]
+                ("evaluate_on_alarm", ctypes.c_uint8), ("tables", ctypes.c_void_p)]
 
 
 class Pprof(ctypes.Structure):
@@ -62,23 +62,39 @@ class Native:
         lib.flares_up_page.argtypes = [ctypes.POINTER(Config), ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint8,
                                        ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint32, ctypes.POINTER(Decision)]
         lib.flares_new_page.argtypes = [ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint32]
-        lib.flares_rber_wr.argtypes = [ctypes.c_uint8, ctypes.c_uint32]
+        lib.flares_rber_wr.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.restype = ctypes.c_uint64
-        lib.flares_rber_rd.argtypes = [ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32]
+        lib.flares_rber_rd.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32]
         lib.flares_rber_rd.restype = ctypes.c_uint64
-        lib.flares_t_for.argtypes = [ctypes.c_uint64]
+        lib.flares_t_for.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
         lib.flares_t_for.restype = ctypes.c_uint8
         lib.flares_pprof_pack.argtypes = [ctypes.POINTER(Pprof), ctypes.c_char_p]
         lib.flares_pprof_unpack.argtypes = [ctypes.c_char_p, ctypes.POINTER(Pprof)]
         lib.flares_pprof_unpack.restype = ctypes.c_int
         lib.flares_cold_start.argtypes = [ctypes.POINTER(Config), ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_cold_start.restype = ctypes.c_uint8
+        lib.flares_tables_builtin.argtypes = [ctypes.c_void_p]
+        lib.flares_tables_decode.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p]
+        lib.flares_tables_decode.restype = ctypes.c_int
+        lib.flares_tables_bytes.restype = ctypes.c_uint32
         self.lib = lib
+        self.builtin = self.new_tables()
+        lib.flares_tables_builtin(self.builtin)
 
-    @staticmethod
-    def config(cfg) -> Config:
+    def new_tables(self) -> ctypes.Array:
+        """Room for one table set (filled by flares_tables_builtin or decode_tables)."""
+        return ctypes.create_string_buffer(self.lib.flares_tables_bytes())
+
+    def decode_tables(self, blob: bytes) -> ctypes.Array | None:
+        """The module's reading of a FLARES_TABLES blob; None when it refuses it."""
+        tab = self.new_tables()
+        return tab if self.lib.flares_tables_decode(blob, len(blob), tab) == 0 else None
+
+    def config(self, cfg, tables: ctypes.Array | None = None) -> Config:
+        """A C configuration deciding with ``tables`` (default: the compiled-in ones)."""
         return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
-                      cfg.t_cap, cfg.evaluate_on_alarm)
+                      cfg.t_cap, cfg.evaluate_on_alarm,
+                      ctypes.cast(self.builtin if tables is None else tables, ctypes.c_void_p))
 
     def new_page(self, t: int, pe: int = 0) -> Pprof:
         pp = Pprof()

@@ -1,18 +1,12 @@
 /* FLARES decisions in fixed point; see flares.h and nandrig.characterization.flares. */
 #include "flares.h"
 
-/* the tables: flares_tables.h on the include path, or the header a build names (the rig's) */
-#ifndef FLARES_TABLES_HEADER
-#define FLARES_TABLES_HEADER "flares_tables.h"
-#endif
-#include FLARES_TABLES_HEADER
-
 #define ERRC_MAX 32767u
 
 /* the model serving a page type: its own with two models, the one model otherwise */
-static uint32_t model_of(uint8_t page_type)
+static const flares_model_t *model_of(const flares_tables_t *tab, uint8_t page_type)
 {
-    return FLARES_MODELS > 1u && page_type == FLARES_PAGE_UPPER ? 1u : 0u;
+    return &tab->model[tab->models > 1u && page_type == FLARES_PAGE_UPPER ? 1u : 0u];
 }
 
 static uint64_t interp(const uint64_t *tab, uint32_t pe)
@@ -27,42 +21,41 @@ static uint64_t interp(const uint64_t *tab, uint32_t pe)
     return (tab[c] * (FLARES_PE_STEP - frac) + tab[c + 1] * frac) / FLARES_PE_STEP;
 }
 
-uint64_t flares_rber_wr(uint8_t page_type, uint32_t pe)
+uint64_t flares_rber_wr(const flares_tables_t *tab, uint8_t page_type, uint32_t pe)
 {
-    return interp(flares_rber_wr_tab[model_of(page_type)], pe);
+    return interp(model_of(tab, page_type)->rber_wr, pe);
 }
 
-static uint64_t rd_time(const uint32_t *flares_rd_t, uint32_t s)
+static uint64_t rd_time(const uint32_t *grid, const uint32_t *rd_t, uint32_t s)
 {
     uint32_t lo = 0, hi = FLARES_T_GRID - 1u;
     if (s == 0)
         return 0;
-    if (s < flares_t_grid[0])
-        return (uint64_t)flares_rd_t[0] * s / flares_t_grid[0];
-    if (s >= flares_t_grid[FLARES_T_GRID - 1u])
-        return flares_rd_t[FLARES_T_GRID - 1u];
-    while (hi - lo > 1u) { /* t_grid[lo] <= s < t_grid[hi] */
+    if (s < grid[0])
+        return (uint64_t)rd_t[0] * s / grid[0];
+    if (s >= grid[FLARES_T_GRID - 1u])
+        return rd_t[FLARES_T_GRID - 1u];
+    while (hi - lo > 1u) { /* grid[lo] <= s < grid[hi] */
         uint32_t mid = (lo + hi) / 2u;
-        if (flares_t_grid[mid] <= s)
+        if (grid[mid] <= s)
             lo = mid;
         else
             hi = mid;
     }
-    return flares_rd_t[lo] + (uint64_t)(flares_rd_t[hi] - flares_rd_t[lo]) * (s - flares_t_grid[lo]) /
-                                 (flares_t_grid[hi] - flares_t_grid[lo]);
+    return rd_t[lo] + (uint64_t)(rd_t[hi] - rd_t[lo]) * (s - grid[lo]) / (grid[hi] - grid[lo]);
 }
 
-uint64_t flares_rber_rd(uint8_t page_type, uint32_t pe, uint32_t seconds)
+uint64_t flares_rber_rd(const flares_tables_t *tab, uint8_t page_type, uint32_t pe, uint32_t seconds)
 {
-    uint32_t m = model_of(page_type);
-    return (interp(flares_rd_pe[m], pe) * rd_time(flares_rd_t[m], seconds)) >> FLARES_T_FRAC_BITS;
+    const flares_model_t *m = model_of(tab, page_type);
+    return (interp(m->rd_pe, pe) * rd_time(tab->t_grid, m->rd_t, seconds)) >> FLARES_T_FRAC_BITS;
 }
 
-uint8_t flares_t_for(uint64_t proj)
+uint8_t flares_t_for(const flares_tables_t *tab, uint64_t proj)
 {
     uint32_t i;
     for (i = 0; i < FLARES_T_COUNT; i++)
-        if (proj <= flares_corr_rber_max[i])
+        if (proj <= tab->corr_rber_max[i])
             return (uint8_t)(FLARES_T_MIN + i);
     return FLARES_T_MAX;
 }
@@ -74,7 +67,8 @@ static uint8_t cap(const flares_config_t *cfg)
 
 uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
 {
-    uint8_t t = flares_t_for(2u * (flares_rber_wr(page_type, pe) + flares_rber_rd(page_type, pe, cfg->req_ret_s)));
+    const flares_tables_t *tab = cfg->tables;
+    uint8_t t = flares_t_for(tab, 2u * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s)));
     return t < cap(cfg) ? t : cap(cfg);
 }
 
@@ -89,6 +83,7 @@ void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe)
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
                      flares_decision_t *out)
 {
+    const flares_tables_t *tab = cfg->tables;
     uint32_t ret = now >= pp->writestamp ? now - pp->writestamp : 0;
     /* p_next serves programs until the next evaluation: the model at the wear the window now starting ends at */
     uint32_t ahead = pp->pecycles + (pp->pecycles > pp->pe_win ? pp->pecycles - pp->pe_win : 0u);
@@ -106,7 +101,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     pp->pe_win = pp->pecycles;
     if (col > FLARES_PE_COLS - 1u)
         col = FLARES_PE_COLS - 1u;
-    limit_min = flares_max_ret_time_min[model_of(page_type)][pp->p_cur - FLARES_T_MIN][col];
+    limit_min = model_of(tab, page_type)->max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
     if (limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u) {
         out->alarm = 1;
         if (!cfg->evaluate_on_alarm) {
@@ -114,14 +109,14 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
             return;
         }
     }
-    rd_now = flares_rber_rd(page_type, pp->pecycles, ret);
+    rd_now = flares_rber_rd(tab, page_type, pp->pecycles, ret);
     meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * (pp->reads ? pp->reads : 1u));
     meas = meas > rd_now ? meas - rd_now : 0; /* a negative write-time RBER carries no information */
-    model = flares_rber_wr(page_type, ahead);
+    model = flares_rber_wr(tab, page_type, ahead);
     avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
-    proj = avg + flares_rber_rd(page_type, ahead, cfg->req_ret_s);
-    p = flares_t_for(proj);
-    top = flares_corr_rber_max[pp->p_cur - FLARES_T_MIN];
+    proj = avg + flares_rber_rd(tab, page_type, ahead, cfg->req_ret_s);
+    p = flares_t_for(tab, proj);
+    top = tab->corr_rber_max[pp->p_cur - FLARES_T_MIN];
     next = pp->p_next; /* overcorrection and critical below their thresholds keep it */
     if (pp->failc > cfg->maxfail) {
         out->zone = FLARES_ZONE_FAILURE;

@@ -2,13 +2,45 @@
  *
  * The same decisions as nandrig.characterization.flares (tests compare them).
  * RBERs are Q48 (value / 2^48), MIX and SAFERANGE per mille, times in seconds.
- * Tables come from flares_tables.h (`nandrig tables --c-header`): one model for every page, or one
- * per page type (FLARES_MODELS 2), chosen by the page_type each call names.
+ * Decisions use the tables the configuration points to: a copy of those compiled in from flares_tables.h
+ * (`nandrig tables --c-header`; the build's dimensions come from it too), or tables received at run time
+ * (flares_tables_decode). One model for every page, or one per page type, chosen by the page_type each
+ * call names.
  */
 #ifndef NANDRIG_FLARES_H
 #define NANDRIG_FLARES_H
 
 #include <stdint.h>
+
+/* the tables: flares_tables.h on the include path, or the header a build names (the rig's) */
+#ifndef FLARES_TABLES_HEADER
+#define FLARES_TABLES_HEADER "flares_tables.h"
+#endif
+#include FLARES_TABLES_HEADER
+
+#define FLARES_MODELS_MAX 2u
+
+/* one model's tables, in the build's dimensions */
+typedef struct {
+    uint64_t rber_wr[FLARES_PE_COLS];
+    uint64_t rd_pe[FLARES_PE_COLS];
+    uint32_t rd_t[FLARES_T_GRID];
+    uint32_t max_ret_time_min[FLARES_T_COUNT][FLARES_PE_COLS];
+} flares_model_t;
+
+typedef struct {
+    uint32_t models; /* 1: model 0 serves every page; 2: model 0 lower pages, model 1 upper pages */
+    uint64_t corr_rber_max[FLARES_T_COUNT];
+    uint32_t t_grid[FLARES_T_GRID];
+    flares_model_t model[FLARES_MODELS_MAX];
+} flares_tables_t;
+
+/* the tables compiled in */
+void flares_tables_builtin(flares_tables_t *out);
+uint32_t flares_tables_bytes(void); /* sizeof, for hosts that allocate one (tests) */
+/* tables as FLARES_TABLES carries them (nandrig.protocol.flares_tables): 0 and *out filled, or -1 (out
+ * untouched) when the blob is malformed or made for other dimensions than this build's */
+int flares_tables_decode(const volatile uint8_t *blob, uint32_t len, flares_tables_t *out);
 
 enum flares_access { FLARES_ACCESS_READ = 0, FLARES_ACCESS_PROGRAM = 1 };
 
@@ -35,6 +67,7 @@ typedef struct {
     uint32_t req_ret_s;
     uint8_t t_cap; /* the largest t the rig can use (its spare area, its engine); 0: the tables' t max */
     uint8_t evaluate_on_alarm; /* 1: an alarm does not stop the evaluation (not the paper's Alg. 2) */
+    const flares_tables_t *tables;
 } flares_config_t;
 
 /* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);
@@ -72,9 +105,9 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
                      flares_decision_t *out);
 
 /* model lookups (exposed for tests) */
-uint64_t flares_rber_wr(uint8_t page_type, uint32_t pe);
-uint64_t flares_rber_rd(uint8_t page_type, uint32_t pe, uint32_t seconds);
-uint8_t flares_t_for(uint64_t proj);
+uint64_t flares_rber_wr(const flares_tables_t *tab, uint8_t page_type, uint32_t pe);
+uint64_t flares_rber_rd(const flares_tables_t *tab, uint8_t page_type, uint32_t pe, uint32_t seconds);
+uint8_t flares_t_for(const flares_tables_t *tab, uint64_t proj);
 
 /* the spare-area record: 7 bytes (p_cur 7 bits, pecycles 17 bits, writestamp 32 bits, big-endian)
  * and 5 bytes of BCH parity (t = 5 over GF(2^7), lib/bch.c conventions) */

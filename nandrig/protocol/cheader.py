@@ -59,6 +59,7 @@ def render() -> str:
         out += [f"#define {prefix.rstrip('_')}S_ALL 0x{spec.all_flags(flags):02X}u", ""]
     out += _enum("PROFILE_SOURCE_", spec.ProfileSource, "FLARES_READ's profile source") + [""]
     out += _enum("DECIDE_", spec.Decide, "FLARES decision flags") + [""]
+    out += _enum("TABLES_", spec.TablesSource, "FLARES tables in use") + [""]
     cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
     out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
     keeps = " || ".join(f"(st) == E_{e.name}" for e in sorted(spec.PAYLOAD_STATUSES))

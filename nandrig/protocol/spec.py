@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 6)
+VERSION = (1, 7)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -51,6 +51,7 @@ class Limit:
     ECC_PROFILE_OFFSET = 2  # spare bytes 0-1 keep the bad-block mark
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
     ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
+    FLARES_TABLES_MODELS = 2  # FLARES models a rig holds at run time: one for every page, or lower and upper
 
     @classmethod
     def items(cls) -> list[tuple[str, int]]:
@@ -82,6 +83,7 @@ class Opcode(enum.IntEnum):
     FLARES_CONFIG = 0x40
     FLARES_PROGRAM = 0x41
     FLARES_READ = 0x42
+    FLARES_TABLES = 0x43
 
 
 class Err(enum.IntEnum):
@@ -159,8 +161,13 @@ class CycleFlag(enum.IntFlag):
     FORCE = 0x01
 
 
+# FLARES on the rig takes the page's type from the host (the chip's page map): with two models, an upper page's
+UPPER_PAGE_FLAG = 0x08  # decisions use model 1
+
+
 class FlaresProgramFlag(enum.IntFlag):
     FORCE = 0x01
+    UPPER_PAGE = UPPER_PAGE_FLAG
 
 
 class FlaresConfigFlag(enum.IntFlag):
@@ -169,7 +176,24 @@ class FlaresConfigFlag(enum.IntFlag):
     EVALUATE_ON_ALARM = 0x01
 
 
-FlaresReadFlag = ReadFlag  # FLARES_READ takes READ's flags
+class FlaresReadFlag(enum.IntFlag):
+    """READ's flags, and the page's type."""
+
+    COMPARE = ReadFlag.COMPARE
+    RAW = ReadFlag.RAW
+    UPPER_PAGE = UPPER_PAGE_FLAG
+
+
+class FlaresTablesFlag(enum.IntFlag):
+    COMMIT = 0x01  # after this chunk, check the staged tables (CRC, dimensions) and use them; else keep the old
+    BUILTIN = 0x02  # go back to the compiled-in tables (no chunk)
+
+
+class TablesSource(enum.IntEnum):
+    """Which FLARES tables a rig decides with."""
+
+    BUILTIN = 0  # compiled into the rig: none were sent since it started (a power cycle or reset loses them)
+    LOADED = 1  # sent by FLARES_TABLES; ``crc`` names them
 
 
 class ProfileSource(enum.IntEnum):
@@ -212,6 +236,13 @@ FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("m
                            ("flags", "u8"))
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                             ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
+FLARES_TABLES_REQ = layout("FLARES_TABLES_REQ", ("offset", "u32"), ("total", "u32"), ("crc", "u32"), ("flags", "u8"),
+                           doc="then the chunk's bytes, staged at offset in the page buffer")
+FLARES_TABLES_HEAD = layout(
+    "FLARES_TABLES_HEAD", ("format", "u8", "1"), ("models", "u8", "1..2"), ("gf_m", "u8"), ("t_min", "u8"),
+    ("t_max", "u8"), ("pe_cols", "u8"), ("t_grid", "u8"), ("codeword_bytes", "u16"), ("pe_step", "u16"),
+    doc="FLARES tables as sent: then u64 corr_rber_max[t], u32 t_grid[t_grid], and per model u64 rber_wr[pe_cols], "
+        "u64 rd_pe[pe_cols], u32 rd_t[t_grid], u32 max_ret_time_min[t][pe_cols]; CRC-32 over all of it")
 READ_BUFFER_REQ = layout("READ_BUFFER_REQ", ("offset", "u16"), ("count", "u16", f"1..{MAX_PAYLOAD}"))
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                          ("pattern_seed", "u32"))
@@ -261,7 +292,10 @@ READ_DISTURB_REPLY = layout("READ_DISTURB_REPLY", ("reads_done", "u32"), ("busy_
 CLOCK_REPLY = layout("CLOCK_REPLY", ("rig_clock_ns", "u64"))
 STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8", "0 idle, 1 busy"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
                       ("total", "u32"), ("boot", "u32", BOOT_DOC))
-FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "u8"), ("profile_slots", "u16"))
+FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "u8"), ("profile_slots", "u16"),
+                             ("tables_source", "u8", "TablesSource"), ("tables_crc", "u32", "0 for BUILTIN"))
+FLARES_TABLES_REPLY = layout("FLARES_TABLES_REPLY", ("source", "u8", "TablesSource"), ("models", "u8"),
+                             ("crc", "u32", "0 for BUILTIN"), doc="the tables in use after the request")
 FLARES_DECISION = layout("FLARES_DECISION", ("t", "u8"), ("zone", "u8"), ("p", "u8"), ("flags", "u8"))
 FLARES_READ_TAIL = layout("FLARES_READ_TAIL", ("source", "u8"), ("deterr", "u16"), ("failed", "u8"))
 
@@ -325,6 +359,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ,), (FLARES_CONFIG_REPLY,)),
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
     Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
+    Command(Opcode.FLARES_TABLES, (FLARES_TABLES_REQ, "then the chunk"), (FLARES_TABLES_REPLY,), FlaresTablesFlag),
 )}
 
 def read_reply_bytes(page_bytes: int, spare_bytes: int, codeword_bytes: int) -> int:
@@ -339,7 +374,8 @@ LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
 # nothing, so a damaged reply is asked for again at once; the others (CYCLE wears, READ_DISTURB disturbs) are
 # re-sent only after a STATUS of the same boot
 REREAD = frozenset({Opcode.MEASURE, Opcode.SCAN_BAD})
-FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag, FlaresConfigFlag)
+FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag, FlaresConfigFlag, FlaresReadFlag,
+              FlaresTablesFlag)
 
 
 def all_flags(flags: type[enum.IntFlag]) -> int:

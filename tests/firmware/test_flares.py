@@ -12,7 +12,9 @@ from nandrig.characterization.flares import Decision, Flares, FlaresAccess, Flar
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import c_header
+from nandrig.errors import NandrigError
 from nandrig.firmware import flares as fw
+from nandrig.protocol import flares_tables as blob
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAM_SETS = {
@@ -43,11 +45,21 @@ def reference(fts, cfg=FlaresConfig()):
     return Flares(fts[0], cfg, upper=fts[1]) if isinstance(fts, tuple) else Flares(fts, cfg)
 
 
-@pytest.fixture(scope="module", params=list(PARAM_SETS))
+SENT = "per-page-type, sent"  # the per-page-type set received at run time by a module built with the paper's
+
+
+@pytest.fixture(scope="module", params=[*PARAM_SETS, SENT])
 def both(request, tmp_path_factory):
+    """(FixedTables, the C module, the C tables it decides with)."""
+    if request.param == SENT:
+        fts, _ = tables_for(PARAM_SETS["per-page-type"])
+        lib = fw.Native(fw.build(tables_for(PARAM_SETS["paper"])[1], tmp_path_factory.mktemp("fw")))
+        ctab = lib.decode_tables(blob.encode(list(fts)).data)
+        assert ctab is not None
+        return fts, lib, ctab
     fts, header = tables_for(PARAM_SETS[request.param])
     lib = fw.Native(fw.build(header, tmp_path_factory.mktemp("fw")))
-    return fts, lib
+    return fts, lib, lib.builtin
 
 
 def test_committed_header_is_current():
@@ -56,19 +68,20 @@ def test_committed_header_is_current():
 
 
 def test_lookups_match_bit_for_bit(both):
-    fts, lib = both
+    fts, lib, ctab = both
     ref = reference(fts)
     rng = random.Random(3)
     for _ in range(20_000):
         pe, s = rng.randrange(0, 15_000), rng.choice([rng.randrange(0, 100), rng.randrange(0, 2**31)])
         for page_type in (0, 1):
             ft = ref.model(page_type)
-            assert lib.lib.flares_rber_wr(page_type, pe) == ft.rber_wr(pe)
-            assert lib.lib.flares_rber_rd(page_type, pe, s) == ft.rber_rd(pe, s)
+            assert lib.lib.flares_rber_wr(ctab, page_type, pe) == ft.rber_wr(pe)
+            assert lib.lib.flares_rber_rd(ctab, page_type, pe, s) == ft.rber_rd(pe, s)
         proj = rng.randrange(0, 1 << 40)
-        assert lib.lib.flares_t_for(proj) == ref.tables.t_for(proj)
+        assert lib.lib.flares_t_for(ctab, proj) == ref.tables.t_for(proj)
     if isinstance(fts, tuple):  # two models: the upper pages' tables are their own
-        assert lib.lib.flares_rber_rd(1, 10_000, 365 * 86_400) > 2 * lib.lib.flares_rber_rd(0, 10_000, 365 * 86_400)
+        year = 365 * 86_400
+        assert lib.lib.flares_rber_rd(ctab, 1, 10_000, year) > 2 * lib.lib.flares_rber_rd(ctab, 0, 10_000, year)
 
 
 def random_sequence(rng: random.Random, length: int):
@@ -99,8 +112,9 @@ def scenario_sequence(rng: random.Random, length: int):
 
 @pytest.mark.slow
 def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
-    """50,000 sequences per parameter set (150,000 in all), each on a page of a random type."""
-    fts, lib = both
+    """50,000 sequences per parameter set (200,000 in all, one set sent at run time), each on a page of a random
+    type."""
+    fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
     sequences = decisions = evaluations = alarms_evaluated = 0
@@ -115,8 +129,8 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
         ref = reference(fts, cfg)
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
         pe0, page_type = rng.randrange(0, 12_000), rng.randrange(2)
-        assert ref.cold_start(pe0, page_type) == lib.lib.flares_cold_start(lib.config(cfg), page_type, pe0) <= ref.t_cap
-        py, c, ccfg = ref.new_page(t0, pe0), lib.new_page(t0, pe0), lib.config(cfg)
+        assert ref.cold_start(pe0, page_type) == lib.lib.flares_cold_start(lib.config(cfg, ctab), page_type, pe0) <= ref.t_cap
+        py, c, ccfg = ref.new_page(t0, pe0), lib.new_page(t0, pe0), lib.config(cfg, ctab)
         gen = scenario_sequence if k % 2 else random_sequence
         for op, deterr, fail, now, pe in gen(rng, rng.randrange(1, 40)):
             if pe is not None:  # the host names the block's wear, as FLARES_PROGRAM does; upPage adds this program
@@ -224,3 +238,23 @@ def test_firmware_builds_for_the_soft_core():
     assert r.returncode == 0, r.stderr
     text = int(r.stdout.split("\n")[1].split()[0])
     assert 0 < text < 64 * 1024
+
+
+def test_tables_sent_at_run_time_are_read_as_written_or_refused_whole(tmp_path):
+    """The blob both sides read (nandrig.protocol.flares_tables): Python reads back what it wrote; the C module
+    takes a well-formed one for its own dimensions and refuses the rest, leaving its tables untouched."""
+    fts, _ = tables_for(PARAM_SETS["per-page-type"])
+    sent = blob.encode(list(fts))
+    assert tuple(blob.decode(sent.data)) == fts and sent.models == 2
+    lib = fw.Native(fw.build(tables_for(PARAM_SETS["paper"])[1], tmp_path))
+    assert lib.decode_tables(sent.data) is not None and lib.decode_tables(blob.encode([fts[0]]).data) is not None
+    paper, t40 = load_params("flares-taco2014"), CorrTable.build(1e-11, 4096 * 8, 1, 40)
+    narrow = FixedTables.build(paper, t40, RetentionGrid.build(paper, t40, 10_000, 250))
+    flat = bytearray(sent.data)
+    grid_at = blob.HEAD.size + 8 * (fts[0].t_max - fts[0].t_min + 1)
+    flat[grid_at + 4:grid_at + 8] = flat[grid_at:grid_at + 4]  # two equal time-grid points
+    for bad in (blob.encode([narrow]).data,  # t up to 40: not this build's range
+                sent.data[:-1], sent.data + b"\0", bytes(flat), b"\2" + sent.data[1:]):
+        assert lib.decode_tables(bad) is None
+    with pytest.raises(NandrigError, match="bytes"):
+        blob.decode(sent.data[:-1])

@@ -152,7 +152,7 @@ def test_a_rig_without_a_decoder_refuses_flares():
 def test_profile_table_in_c_finds_adds_and_fills(tmp_path):
     lib = tmp_path / "libprofiles.so"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", f"-I{ROOT / 'firmware/flares'}",
-                    "-o", str(lib), str(ROOT / "firmware/rig/profiles.c")], check=True)
+                    f"-I{ROOT / 'firmware/flares/tables'}", "-o", str(lib), str(ROOT / "firmware/rig/profiles.c")], check=True)
     so = ctypes.CDLL(str(lib))
     so.profiles_find.restype = so.profiles_add.restype = ctypes.c_void_p
     so.profiles_find.argtypes = so.profiles_add.argtypes = [ctypes.c_uint32, ctypes.c_uint32]
