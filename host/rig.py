@@ -23,6 +23,8 @@ from nandrig.chip.onfi import PARAM_ERROR_TEXT, ParamError
 from nandrig import protocol as P
 from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, HelloFlag, Opcode,
                               ProfileSource, ProgramFlag, ReadFlag)
+from nandrig.characterization.flares_wire import TablesBlob, check_fits
+from nandrig.characterization.flares_wire import decode as decode_tables
 from nandrig.host.place import SCHEME as PLACE_SCHEME
 from nandrig.host.place import PlaceLease
 from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
@@ -158,6 +160,23 @@ class FlaresStep:
     def unpack(cls, payload: bytes, offset: int = 0) -> "FlaresStep":
         t, zone, p, flags = P.FLARES_DECISION.unpack(payload, offset)
         return cls(t, Zone(zone), p, P.Decide(flags))
+
+
+@dataclass(frozen=True)
+class FlaresRigTables:
+    """The FLARES tables a rig decides with."""
+
+    source: P.TablesSource  # BUILTIN: compiled in (none sent since the rig started)
+    crc: int  # CRC-32 of the tables sent (0 for BUILTIN)
+    models: int = 0  # 1: one model for every page; 2: lower and upper pages apart (0: not reported)
+
+
+@dataclass(frozen=True)
+class FlaresRigConfig:
+    t_min: int
+    t_cap: int  # the largest t the rig can give a page (its spare area, its engine)
+    profile_slots: int
+    tables: FlaresRigTables
 
 
 @dataclass(frozen=True)
@@ -454,24 +473,49 @@ class Rig:
                         for k in range(0, n, P.MAX_PAYLOAD))
 
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
-    def flares_config(self, cfg: FlaresConfig) -> tuple[int, int, int]:
-        """Set FLARES' constants (the rig forgets every page's counters); (t_min, t_cap, profile slots)."""
+    def flares_config(self, cfg: FlaresConfig) -> FlaresRigConfig:
+        """Set FLARES' constants (the rig forgets every page's counters)."""
         flags = P.FlaresConfigFlag.EVALUATE_ON_ALARM if cfg.evaluate_on_alarm else 0
         f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail,
                                                                      cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags))
-        return tuple(P.FLARES_CONFIG_REPLY.unpack_exact(f.payload))
+        t_min, t_cap, slots, source, crc = P.FLARES_CONFIG_REPLY.unpack_exact(f.payload)
+        return FlaresRigConfig(t_min, t_cap, slots, FlaresRigTables(P.TablesSource(source), crc))
 
-    def flares_program(self, block: int, page: int, *, seed: int, pe: int, force: bool = False) -> FlaresProgramResult:
+    def flares_tables(self, blob: TablesBlob | None, chunk: int = 8192) -> FlaresRigTables:
+        """Send FLARES tables (None: back to the compiled-in ones). The rig stages the chunks and takes the set
+        only whole, its CRC and dimensions checked; a refusal (BAD_PARAMETER) leaves its old tables in use.
+        The rig forgets every page's counters when its tables change."""
+        if blob is None:
+            f = self.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(0, 0, 0, P.FlaresTablesFlag.BUILTIN))
+        else:
+            check_fits(decode_tables(blob.data))  # what does not fit, named before the rig refuses it
+            data, crc = blob.data, blob.crc
+            for k in range(0, len(data), chunk):
+                last = k + chunk >= len(data)
+                f = self.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(
+                    k, len(data), crc, P.FlaresTablesFlag.COMMIT if last else 0) + data[k:k + chunk])
+        source, models, crc = P.FLARES_TABLES_REPLY.unpack_exact(f.payload)
+        got = FlaresRigTables(P.TablesSource(source), crc, models)
+        if blob is not None and got.crc != blob.crc:
+            raise RigError(Opcode.FLARES_TABLES, Err.INTERNAL, f"the rig reports FLARES tables {got.crc:08x} after taking {blob.crc:08x}")
+        return got
+
+    def flares_program(self, block: int, page: int, *, seed: int, pe: int, force: bool = False,
+                       upper: bool = False) -> FlaresProgramResult:
         """Program the pattern at the t FLARES holds for the page; ``pe`` is the block's P/E count with
-        this program's erase (the host counts wear, the rig keeps the page's profile)."""
-        f = self.call(Opcode.FLARES_PROGRAM, P.FLARES_PROGRAM_REQ.pack(block, page, FlaresProgramFlag.FORCE if force else 0,
-                                                                       seed, pe), ok=(Err.OK, Err.CHIP_FAIL))
+        this program's erase (the host counts wear, the rig keeps the page's profile); ``upper``: the page is
+        its wordline's upper page (the chip's page map), which a rig with two models decides on its own."""
+        flags = (FlaresProgramFlag.FORCE if force else 0) | (FlaresProgramFlag.UPPER_PAGE if upper else 0)
+        f = self.call(Opcode.FLARES_PROGRAM, P.FLARES_PROGRAM_REQ.pack(block, page, flags, seed, pe),
+                      ok=(Err.OK, Err.CHIP_FAIL))
         status, busy = P.CHIP_RESULT.unpack(f.payload)
         return FlaresProgramResult(status, busy, FlaresStep.unpack(f.payload, P.CHIP_RESULT.size))
 
-    def flares_read(self, block: int, page: int, *, seed: int | None = None, raw: bool = False) -> FlaresReadResult:
+    def flares_read(self, block: int, page: int, *, seed: int | None = None, raw: bool = False,
+                    upper: bool = False) -> FlaresReadResult:
         """Read and decode the page at its profile's t; FLARES counts the corrected bits."""
-        flags = (ReadFlag.COMPARE if seed is not None else 0) | (ReadFlag.RAW if raw else 0)
+        flags = ((P.FlaresReadFlag.COMPARE if seed is not None else 0) | (P.FlaresReadFlag.RAW if raw else 0)
+                 | (P.FlaresReadFlag.UPPER_PAGE if upper else 0))
         f = self.call(Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(block, page, flags, seed or 0))
         source, deterr, failed = P.FLARES_READ_TAIL.unpack(f.payload, P.FLARES_DECISION.size)
         head = P.FLARES_DECISION.size + P.FLARES_READ_TAIL.size

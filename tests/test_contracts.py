@@ -93,8 +93,9 @@ def test_layouts_agree_with_the_documented_struct_formats():
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBIB", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHIII",
-        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16sHBB", P.HELLO_REPLY: "<HHBIIIB", P.FLARES_CONFIG_REPLY: "<BBH",
-        P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB",
+        P.INFO_REPLY: "<5s12s20sIHIIBHBBHBIBbHB16sHBB", P.HELLO_REPLY: "<HHBIIIB", P.FLARES_CONFIG_REPLY: "<BBHBI",
+        P.FLARES_DECISION: "<BBBB", P.FLARES_READ_TAIL: "<BHB", P.FLARES_TABLES_REQ: "<IIIB",
+        P.FLARES_TABLES_REPLY: "<BBI", P.FLARES_TABLES_HEAD: "<BBBBBBBHH",
     }
     for layout, fmt in documented.items():
         assert layout.format == fmt, layout.name

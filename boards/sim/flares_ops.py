@@ -1,12 +1,12 @@
-"""FLARES on the virtual rig (firmware/rig/flares_ops.c): FLARES_CONFIG / FLARES_PROGRAM / FLARES_READ over
-the golden model of boards/sim/rig_flares.py."""
+"""FLARES on the virtual rig (firmware/rig/flares_ops.c): FLARES_CONFIG / FLARES_PROGRAM / FLARES_READ /
+FLARES_TABLES over the golden model of boards/sim/rig_flares.py."""
 from __future__ import annotations
 
 from nandrig import protocol as P
 from nandrig.boards.sim import ecc, rig_flares
 from nandrig.boards.sim.rig_base import Reject, RigIO
 from nandrig.chip.pattern import page_seed, prbs31_bytes
-from nandrig.protocol import Err, FlaresProgramFlag, Frame, Limit, ReadFlag
+from nandrig.protocol import Err, FlaresProgramFlag, FlaresReadFlag, FlaresTablesFlag, Frame, Limit, ReadFlag
 
 
 class FlaresCommands:
@@ -28,7 +28,28 @@ class FlaresCommands:
         self.flares.configure(rig_flares.FlaresConfig(
             wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret,
             evaluate_on_alarm=bool(flags & P.FlaresConfigFlag.EVALUATE_ON_ALARM)))
-        return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS)
+        return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS,
+                                          *self.flares.source)
+
+    def _cmd_flares_tables(self, req: Frame, io: RigIO) -> bytes:
+        head = P.FLARES_TABLES_REQ.size
+        if len(req.payload) < head:
+            raise Reject(Err.BAD_FRAME)
+        offset, total, crc, flags = P.FLARES_TABLES_REQ.unpack(req.payload[:head])
+        chunk = req.payload[head:]
+        self._flares_supported()
+        self._flags(flags, P.all_flags(FlaresTablesFlag))
+        if flags & FlaresTablesFlag.BUILTIN and (chunk or flags != FlaresTablesFlag.BUILTIN):
+            raise Reject(Err.BAD_PARAMETER)
+        if offset + len(chunk) > Limit.PAGE_BUFFER_BYTES or total > Limit.PAGE_BUFFER_BYTES:
+            raise Reject(Err.OUT_OF_RANGE)
+        self.flares.stage_chunk(offset, chunk)
+        if flags & FlaresTablesFlag.BUILTIN:
+            self.flares.builtin()
+        elif flags & FlaresTablesFlag.COMMIT and not self.flares.commit(total, crc):
+            raise Reject(Err.BAD_PARAMETER)
+        source, crc_now = self.flares.source
+        return P.FLARES_TABLES_REPLY.pack(source, len(self.flares.tables), crc_now)
 
     def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:
         block, page, flags, seed, pe = self._args(req, P.FLARES_PROGRAM_REQ)
@@ -41,7 +62,7 @@ class FlaresCommands:
         self._guard(block, flags & FlaresProgramFlag.FORCE)
         if not self.flares.has_room((block, page)):
             raise Reject(Err.NO_SPACE)
-        pp, d, new = self.flares.program((block, page), pe, self._now_s())
+        pp, d, new = self.flares.program((block, page), pe, self._now_s(), _page_type(flags))
         g = self.chip.geometry
         raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
         r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
@@ -55,7 +76,8 @@ class FlaresCommands:
         self._flares_supported()
         self._block(block)
         self._page(page)
-        self._flags(flags, P.all_flags(ReadFlag))
+        self._flags(flags, P.all_flags(FlaresReadFlag))
+        page_type, flags = _page_type(flags), flags & P.all_flags(ReadFlag)
         key = (block, page)
         if not self.flares.has_room(key):
             raise Reject(Err.NO_SPACE)
@@ -68,9 +90,14 @@ class FlaresCommands:
         if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
             n_data = g.page_bytes // self.codeword_bytes
             deterr = -(-corrected // n_data)
-            d = self.flares.read(pp, deterr, failed > 0, self._now_s())
+            d = self.flares.read(pp, deterr, failed > 0, self._now_s(), page_type)
         head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
         return head + body
+
+
+def _page_type(flags: int) -> int:
+    """nandrig.chip.geometry.PageType as the host names it (FLARES_PROGRAM and FLARES_READ share the bit)."""
+    return 1 if flags & P.UPPER_PAGE_FLAG else 0
 
 
 def _decision(t: int, d: rig_flares.Decision, new: bool) -> bytes:

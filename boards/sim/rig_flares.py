@@ -1,9 +1,10 @@
 """FLARES on the rig (docs/protocol.md, "FLARES on the rig"): the virtual rig's golden model of the firmware's.
 
 The firmware decides with ``firmware/flares`` over the tables compiled into it
-(``firmware/rig/rig_flares_tables.h``, made by :data:`RIG_TABLES`); this model
-decides with the Python reference over the same tables, which tests hold bit
-for bit equal to the C. Page profiles live in a table of fixed size keyed by
+(``firmware/rig/rig_flares_tables.h``, made by :data:`RIG_TABLES`) until the
+host sends others (FLARES_TABLES); this model decides with the Python
+reference over the same tables, which tests hold bit for bit equal to the C.
+With two models, an upper page (the host names the type) uses the second. Page profiles live in a table of fixed size keyed by
 (block, page); p_cur, pecycles and writestamp also go into the page's spare
 area as the 12-byte record of ``firmware/flares/pprof.c`` (lib/bch.c-
 compatible BCH, here by bchlib), so a page whose RAM profile is gone (a new
@@ -18,9 +19,11 @@ import bchlib
 
 from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Pprof, Zone
 from nandrig.characterization.flares_tables import FixedTables
-from nandrig.characterization.rber import load_params
+from nandrig.characterization.rber import RberParams, load_params
 from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
-from nandrig.protocol import Limit, ProfileSource
+from nandrig.errors import NandrigError
+from nandrig.protocol import Limit, ProfileSource, TablesSource
+from nandrig.characterization import flares_wire as blobs
 
 PROFILE_SLOTS = Limit.PROFILE_SLOTS  # a module attribute, so a test can shrink the table
 PE_MAX = Limit.FLARES_PE_MAX
@@ -31,15 +34,18 @@ RECORD_BYTES = Limit.ECC_PROFILE_BYTES
 class TableRecipe:
     """How the rig's compiled-in tables are made (`nandrig tables` with these options)."""
 
-    params: str = "flares-taco2014"
+    params: str | RberParams = "flares-taco2014"
     uber: float = 1e-11
     codeword_bytes: int = Limit.RIG_CODEWORD_BYTES
-    t_max: int = 40
-    pe_max: int = 10_000
-    pe_step: int = 250
+    t_max: int = Limit.RIG_TABLES_T_MAX
+    pe_max: int = Limit.RIG_TABLES_PE_STEP * (Limit.RIG_TABLES_PE_COLS - 1)
+    pe_step: int = Limit.RIG_TABLES_PE_STEP
+
+    def fixed(self) -> FixedTables:
+        return self.build()[0]
 
     def build(self) -> tuple[FixedTables, str]:
-        params = load_params(self.params)
+        params = load_params(self.params) if isinstance(self.params, str) else self.params
         table = CorrTable.build(self.uber, self.codeword_bytes * 8, 1, self.t_max)
         grid = RetentionGrid.build(params, table, self.pe_max, self.pe_step)
         return FixedTables.build(params, table, grid), c_header(params, table, grid)
@@ -87,13 +93,47 @@ class RigFlares:
     t_cap: int
     config: FlaresConfig = field(init=False)
     profiles: dict[tuple[int, int], Pprof] = field(default_factory=dict)
+    loaded: bytes | None = None  # the FLARES_TABLES blob in use; None: the compiled-in tables
+    stage: bytearray = field(default_factory=lambda: bytearray(Limit.PAGE_BUFFER_BYTES), repr=False)
 
     def __post_init__(self) -> None:
         self.configure(FlaresConfig())
 
     @property
+    def tables(self) -> list[FixedTables]:
+        return blobs.decode(self.loaded) if self.loaded is not None else [rig_tables()]
+
+    @property
     def flares(self) -> Flares:
-        return Flares(rig_tables(), self.config)
+        tabs = self.tables
+        return Flares(tabs[0], self.config, upper=tabs[1] if len(tabs) > 1 else None)
+
+    @property
+    def source(self) -> tuple[TablesSource, int]:
+        """Which tables are in use, and their CRC-32 (0 for the compiled-in ones)."""
+        if self.loaded is None:
+            return TablesSource.BUILTIN, 0
+        return TablesSource.LOADED, blobs.TablesBlob(self.loaded).crc
+
+    def stage_chunk(self, offset: int, chunk: bytes) -> None:
+        self.stage[offset:offset + len(chunk)] = chunk
+
+    def commit(self, total: int, crc: int) -> bool:
+        """Use the staged tables when their CRC and dimensions check out (False: the old ones stay)."""
+        data = bytes(self.stage[:total])
+        if blobs.TablesBlob(data).crc != crc:
+            return False
+        try:
+            blobs.check_fits(blobs.decode(data), blobs.TablesDims.of(rig_tables()))
+        except NandrigError:
+            return False
+        self.loaded = data
+        self.profiles.clear()  # windows measured under the old model would mix with the new
+        return True
+
+    def builtin(self) -> None:
+        self.loaded = None
+        self.profiles.clear()
 
     def configure(self, cfg: FlaresConfig) -> None:
         """New constants; every RAM profile is forgotten (windows under old constants would mix)."""
@@ -104,16 +144,16 @@ class RigFlares:
         """Whether the page has a profile or the table a free slot for one."""
         return key in self.profiles or len(self.profiles) < PROFILE_SLOTS
 
-    def program(self, key: tuple[int, int], pe: int, now: int) -> tuple[Pprof, Decision, bool]:
+    def program(self, key: tuple[int, int], pe: int, now: int, page_type: int) -> tuple[Pprof, Decision, bool]:
         """upPage for a program of the page at the block's wear ``pe``; (profile, decision, new).
         The caller checked there is room when the page has no profile."""
         f = self.flares
         pp = self.profiles.get(key)
         new = pp is None
         if new:
-            pp = self.profiles[key] = f.new_page(f.cold_start(pe), pe - 1)
+            pp = self.profiles[key] = f.new_page(f.cold_start(pe, page_type), pe - 1)
         pp.pecycles = pe - 1  # the host counts the block's wear; upPage adds this program
-        return pp, f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now), new
+        return pp, f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now, page_type), new
 
     def profile_for_read(self, key: tuple[int, int], record: bytes) -> tuple[Pprof | None, ProfileSource]:
         if key in self.profiles:
@@ -126,17 +166,18 @@ class RigFlares:
         self.profiles[key] = disk
         return disk, ProfileSource.SPARE
 
-    def read(self, pp: Pprof, deterr: int, fail: bool, now: int) -> Decision:
-        return self.flares.up_page(pp, FlaresAccess.READ, min(deterr, 0xFFFF), fail, now)
+    def read(self, pp: Pprof, deterr: int, fail: bool, now: int, page_type: int) -> Decision:
+        return self.flares.up_page(pp, FlaresAccess.READ, min(deterr, 0xFFFF), fail, now, page_type)
 
     def state(self) -> dict:
-        return {"t_cap": self.t_cap, "config": self.config.__dict__,
+        return {"t_cap": self.t_cap, "config": self.config.__dict__, "loaded": self.loaded,
                 "profiles": [(k, v.__dict__) for k, v in self.profiles.items()]}
 
     @classmethod
     def from_state(cls, st: dict) -> "RigFlares":
         rf = cls(st["t_cap"])
         rf.config = FlaresConfig(**st["config"])
+        rf.loaded = st.get("loaded")  # states saved before protocol 1.7 have none
         rf.profiles = {tuple(k): Pprof(**v) for k, v in st["profiles"]}
         return rf
 

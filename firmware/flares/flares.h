@@ -38,7 +38,7 @@ typedef struct {
 /* the tables compiled in */
 void flares_tables_builtin(flares_tables_t *out);
 uint32_t flares_tables_bytes(void); /* sizeof, for hosts that allocate one (tests) */
-/* tables as FLARES_TABLES carries them (nandrig.protocol.flares_tables): 0 and *out filled, or -1 (out
+/* tables as FLARES_TABLES carries them (nandrig.characterization.flares_wire): 0 and *out filled, or -1 (out
  * untouched) when the blob is malformed or made for other dimensions than this build's */
 int flares_tables_decode(const volatile uint8_t *blob, uint32_t len, flares_tables_t *out);
 

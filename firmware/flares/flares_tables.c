@@ -1,4 +1,4 @@
-/* FLARES tables: the compiled-in set, and sets received at run time (nandrig.protocol.flares_tables). */
+/* FLARES tables: the compiled-in set, and sets received at run time (nandrig.characterization.flares_wire). */
 #include "flares.h"
 
 #define HEAD_BYTES 11u /* FLARES_TABLES_HEAD: format, models, gf_m, t_min, t_max, pe_cols, t_grid, u16 cw, u16 step */

@@ -3,28 +3,48 @@
 #include "flares_ops.h"
 #include "pattern.h"
 #include "profiles.h"
-#include FLARES_TABLES_HEADER
 
 #if FLARES_CODEWORD_BYTES != RIG_CODEWORD_BYTES
 #error "rig_flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 1024)"
 #endif
-/* the rig's compiled-in tables hold one model, which serves every page whatever its type */
-#if FLARES_MODELS != 1
-#error "the rig's FLARES serves one model: it is not told the page types"
+#if FLARES_T_MAX != RIG_TABLES_T_MAX || FLARES_PE_STEP != RIG_TABLES_PE_STEP || FLARES_PE_COLS != RIG_TABLES_PE_COLS
+#error "rig_flares_tables.h must have the t range and P/E grid the protocol promises hosts (RIG_TABLES_*)"
 #endif
-#define RIG_PAGE_TYPE FLARES_PAGE_LOWER
+#if FLARES_MODELS_MAX != FLARES_TABLES_MODELS
+#error "the FLARES module and the protocol disagree on how many models a table set holds"
+#endif
 #if FLARES_PPROF_BYTES != ECC_PROFILE_BYTES
 #error "the page profile record must fill the ECC layout's profile slot"
 #endif
 
 static flares_config_t fcfg;
+/* the tables FLARES decides with: the compiled-in set until FLARES_TABLES loads one (RAM: a power cycle
+ * or reset loses it, and INFO-less hosts learn so from FLARES_CONFIG's tables_source) */
+static flares_tables_t tables;
+static uint8_t tables_source;
+static uint32_t tables_crc;
+
+static void tables_builtin(void)
+{
+	flares_tables_builtin(&tables);
+	tables_source = TABLES_BUILTIN;
+	tables_crc = 0;
+}
+
+/* the page type the host names (the chip's page map): with two models, upper pages have their own
+ * (FLARES_PROGRAM and FLARES_READ name it with one bit, UPPER_PAGE_FLAG in the spec) */
+static uint8_t page_type(uint8_t flags)
+{
+	return flags & FLARES_PROGRAM_FLAG_UPPER_PAGE ? FLARES_PAGE_UPPER : FLARES_PAGE_LOWER;
+}
 
 /* FLARES keeps time in whole seconds of the rig's clock */
 static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
 
 void flares_defaults(void)
 {
-	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0, 0};
+	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0, 0, &tables};
+	tables_builtin();
 	fcfg = c;
 	fcfg.t_cap = rig.t_max < FLARES_T_MAX ? rig.t_max : (uint8_t)FLARES_T_MAX;
 	profiles_clear();
@@ -45,7 +65,7 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 	flares_config_t c = {FLARES_CONFIG_REQ_WSIZE(p), FLARES_CONFIG_REQ_MIX_PM(p), FLARES_CONFIG_REQ_SAFERANGE_PM(p),
 	                     FLARES_CONFIG_REQ_MAXFAIL(p), FLARES_CONFIG_REQ_MAXCRITICAL(p), FLARES_CONFIG_REQ_MAXOVER(p),
 	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap,
-	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM)};
+	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM), &tables};
 	if (!rig.t_max)
 		FAIL(E_UNSUPPORTED);
 	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX
@@ -56,7 +76,50 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 	SET_FLARES_CONFIG_REPLY_T_MIN(out, FLARES_T_MIN);
 	SET_FLARES_CONFIG_REPLY_T_CAP(out, fcfg.t_cap);
 	SET_FLARES_CONFIG_REPLY_PROFILE_SLOTS(out, PROFILE_SLOTS);
+	SET_FLARES_CONFIG_REPLY_TABLES_SOURCE(out, tables_source);
+	SET_FLARES_CONFIG_REPLY_TABLES_CRC(out, tables_crc);
 	return FLARES_CONFIG_REPLY_BYTES;
+}
+
+/* chunks are staged in the page buffer (RAM holds one table set: the one in use); COMMIT checks the whole
+ * staged set (CRC-32, then this build's dimensions) before it replaces the tables, so a failed or
+ * interrupted load (a page operation between chunks overwrites the stage) leaves the old ones in use */
+uint32_t cmd_flares_tables(const struct request *q, uint8_t *out, int *st)
+{
+	if (q->len < FLARES_TABLES_REQ_BYTES)
+		FAIL(E_BAD_FRAME);
+	const uint8_t *p = q->payload;
+	uint32_t offset = FLARES_TABLES_REQ_OFFSET(p), total = FLARES_TABLES_REQ_TOTAL(p);
+	uint32_t n = q->len - FLARES_TABLES_REQ_BYTES;
+	uint8_t flags = FLARES_TABLES_REQ_FLAGS(p);
+	if (!rig.t_max)
+		FAIL(E_UNSUPPORTED);
+	if (flags & ~FLARES_TABLES_FLAGS_ALL || ((flags & FLARES_TABLES_FLAG_BUILTIN) && (n || flags != FLARES_TABLES_FLAG_BUILTIN)))
+		FAIL(E_BAD_PARAMETER);
+	if (offset > PAGE_BUFFER_BYTES || n > PAGE_BUFFER_BYTES - offset || total > PAGE_BUFFER_BYTES)
+		FAIL(E_OUT_OF_RANGE);
+	volatile uint8_t *buf = onfi_buffer();
+	for (uint32_t i = 0; i < n; i++)
+		buf[offset + i] = p[FLARES_TABLES_REQ_BYTES + i];
+	if (flags & FLARES_TABLES_FLAG_BUILTIN) {
+		tables_builtin();
+		profiles_clear();
+	} else if (flags & FLARES_TABLES_FLAG_COMMIT) {
+		uint32_t crc = 0;
+		for (uint32_t i = 0; i < total; i++) {
+			uint8_t b = buf[i];
+			crc = crc32_update(crc, &b, 1);
+		}
+		if (crc != FLARES_TABLES_REQ_CRC(p) || flares_tables_decode(buf, total, &tables))
+			FAIL(E_BAD_PARAMETER);
+		tables_source = TABLES_LOADED;
+		tables_crc = crc;
+		profiles_clear();  /* windows measured under the old model would mix with the new */
+	}
+	SET_FLARES_TABLES_REPLY_SOURCE(out, tables_source);
+	SET_FLARES_TABLES_REPLY_MODELS(out, tables.models);
+	SET_FLARES_TABLES_REPLY_CRC(out, tables_crc);
+	return FLARES_TABLES_REPLY_BYTES;
 }
 
 uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
@@ -70,6 +133,7 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 		FAIL(E_UNSUPPORTED);
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
+	uint8_t type = page_type(flags);
 	if (flags & ~FLARES_PROGRAM_FLAGS_ALL || pe == 0 || pe > FLARES_PE_MAX)
 		FAIL(E_BAD_PARAMETER);
 	if (is_bad(block) && !(flags & FLARES_PROGRAM_FLAG_FORCE))
@@ -79,12 +143,12 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 	if (!pp) {
 		if (!(pp = profiles_add(block, page)))
 			FAIL(E_NO_SPACE);
-		flares_new_page(pp, flares_cold_start(&fcfg, RIG_PAGE_TYPE, pe), pe - 1);
+		flares_new_page(pp, flares_cold_start(&fcfg, type, pe), pe - 1);
 		extra = DECIDE_NEW_PROFILE;
 	}
 	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
 	flares_decision_t d;
-	flares_up_page(&fcfg, pp, RIG_PAGE_TYPE, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
+	flares_up_page(&fcfg, pp, type, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
 	uint8_t rec[FLARES_PPROF_BYTES];
 	flares_pprof_pack(pp, rec);
 	ecc_fill_pattern(seed, raw_bytes());
@@ -123,8 +187,10 @@ uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st)
 		FAIL(E_UNSUPPORTED);
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
-	if (flags & ~READ_FLAGS_ALL)
+	if (flags & ~FLARES_READ_FLAGS_ALL)
 		FAIL(E_BAD_PARAMETER);
+	uint8_t type = page_type(flags);
+	flags &= READ_FLAGS_ALL;
 	flares_pprof_t *pp = profiles_find(block, page);
 	if (!pp && profiles_used() == PROFILE_SLOTS)
 		FAIL(E_NO_SPACE);
@@ -140,7 +206,7 @@ uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st)
 	uint32_t n_data = rig.chip->page_bytes / RIG_CODEWORD_BYTES, deterr = 0;
 	if (pp) {  /* FLARES' error count: the mean over the page's codewords, rounded up */
 		deterr = (dec.corrected + n_data - 1) / n_data;
-		flares_up_page(&fcfg, pp, RIG_PAGE_TYPE, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
+		flares_up_page(&fcfg, pp, type, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
 	}
 	decision(out, t, &d, 0);
 	uint8_t *tail = out + FLARES_DECISION_BYTES;

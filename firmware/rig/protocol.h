@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 6
+#define PROTOCOL_VERSION_MINOR 7
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -36,6 +36,10 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define ECC_PROFILE_OFFSET 2
 #define ECC_PROFILE_BYTES 12
 #define ECC_PARITY_OFFSET 14
+#define FLARES_TABLES_MODELS 2
+#define RIG_TABLES_T_MAX 40
+#define RIG_TABLES_PE_STEP 250
+#define RIG_TABLES_PE_COLS 41
 
 /* opcodes */
 enum {
@@ -60,6 +64,7 @@ enum {
 	OP_FLARES_CONFIG = 0x40,
 	OP_FLARES_PROGRAM = 0x41,
 	OP_FLARES_READ = 0x42,
+	OP_FLARES_TABLES = 0x43,
 };
 
 /* reply statuses, from 0 */
@@ -131,14 +136,30 @@ enum {
 /* FlaresProgramFlag bits; others get E_BAD_PARAMETER */
 enum {
 	FLARES_PROGRAM_FLAG_FORCE = 0x01,
+	FLARES_PROGRAM_FLAG_UPPER_PAGE = 0x08,
 };
-#define FLARES_PROGRAM_FLAGS_ALL 0x01u
+#define FLARES_PROGRAM_FLAGS_ALL 0x09u
 
 /* FlaresConfigFlag bits; others get E_BAD_PARAMETER */
 enum {
 	FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM = 0x01,
 };
 #define FLARES_CONFIG_FLAGS_ALL 0x01u
+
+/* FlaresReadFlag bits; others get E_BAD_PARAMETER */
+enum {
+	FLARES_READ_FLAG_COMPARE = 0x02,
+	FLARES_READ_FLAG_RAW = 0x04,
+	FLARES_READ_FLAG_UPPER_PAGE = 0x08,
+};
+#define FLARES_READ_FLAGS_ALL 0x0Eu
+
+/* FlaresTablesFlag bits; others get E_BAD_PARAMETER */
+enum {
+	FLARES_TABLES_FLAG_COMMIT = 0x01,
+	FLARES_TABLES_FLAG_BUILTIN = 0x02,
+};
+#define FLARES_TABLES_FLAGS_ALL 0x03u
 
 /* FLARES_READ's profile source */
 enum {
@@ -153,6 +174,12 @@ enum {
 	DECIDE_ALARM = 0x01,
 	DECIDE_INVALIDATE = 0x02,
 	DECIDE_NEW_PROFILE = 0x04,
+};
+
+/* FLARES tables in use */
+enum {
+	TABLES_BUILTIN = 0x00,
+	TABLES_LOADED = 0x01,
 };
 
 /* requests whose replies stay out of the reply cache */
@@ -312,6 +339,38 @@ enum {
 #define SET_FLARES_PROGRAM_REQ_PATTERN_SEED(p, v) put_le((p) + 7, (uint64_t)(v), 4)
 #define FLARES_PROGRAM_REQ_PE(p) ((uint32_t)get_le((p) + 11, 4))
 #define SET_FLARES_PROGRAM_REQ_PE(p, v) put_le((p) + 11, (uint64_t)(v), 4)
+
+/* FLARES_TABLES_REQ: then the chunk's bytes, staged at offset in the page buffer */
+#define FLARES_TABLES_REQ_BYTES 13u
+#define FLARES_TABLES_REQ_OFFSET(p) ((uint32_t)get_le((p) + 0, 4))
+#define SET_FLARES_TABLES_REQ_OFFSET(p, v) put_le((p) + 0, (uint64_t)(v), 4)
+#define FLARES_TABLES_REQ_TOTAL(p) ((uint32_t)get_le((p) + 4, 4))
+#define SET_FLARES_TABLES_REQ_TOTAL(p, v) put_le((p) + 4, (uint64_t)(v), 4)
+#define FLARES_TABLES_REQ_CRC(p) ((uint32_t)get_le((p) + 8, 4))
+#define SET_FLARES_TABLES_REQ_CRC(p, v) put_le((p) + 8, (uint64_t)(v), 4)
+#define FLARES_TABLES_REQ_FLAGS(p) ((uint8_t)get_le((p) + 12, 1))
+#define SET_FLARES_TABLES_REQ_FLAGS(p, v) put_le((p) + 12, (uint64_t)(v), 1)
+
+/* FLARES_TABLES_HEAD: FLARES tables as sent: then u64 corr_rber_max[t], u32 t_grid[t_grid], and per model u64 rber_wr[pe_cols], u64 rd_pe[pe_cols], u32 rd_t[t_grid], u32 max_ret_time_min[t][pe_cols]; CRC-32 over all of it */
+#define FLARES_TABLES_HEAD_BYTES 11u
+#define FLARES_TABLES_HEAD_FORMAT(p) ((uint8_t)get_le((p) + 0, 1))
+#define SET_FLARES_TABLES_HEAD_FORMAT(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_MODELS(p) ((uint8_t)get_le((p) + 1, 1))
+#define SET_FLARES_TABLES_HEAD_MODELS(p, v) put_le((p) + 1, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_GF_M(p) ((uint8_t)get_le((p) + 2, 1))
+#define SET_FLARES_TABLES_HEAD_GF_M(p, v) put_le((p) + 2, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_T_MIN(p) ((uint8_t)get_le((p) + 3, 1))
+#define SET_FLARES_TABLES_HEAD_T_MIN(p, v) put_le((p) + 3, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_T_MAX(p) ((uint8_t)get_le((p) + 4, 1))
+#define SET_FLARES_TABLES_HEAD_T_MAX(p, v) put_le((p) + 4, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_PE_COLS(p) ((uint8_t)get_le((p) + 5, 1))
+#define SET_FLARES_TABLES_HEAD_PE_COLS(p, v) put_le((p) + 5, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_T_GRID(p) ((uint8_t)get_le((p) + 6, 1))
+#define SET_FLARES_TABLES_HEAD_T_GRID(p, v) put_le((p) + 6, (uint64_t)(v), 1)
+#define FLARES_TABLES_HEAD_CODEWORD_BYTES(p) ((uint16_t)get_le((p) + 7, 2))
+#define SET_FLARES_TABLES_HEAD_CODEWORD_BYTES(p, v) put_le((p) + 7, (uint64_t)(v), 2)
+#define FLARES_TABLES_HEAD_PE_STEP(p) ((uint16_t)get_le((p) + 9, 2))
+#define SET_FLARES_TABLES_HEAD_PE_STEP(p, v) put_le((p) + 9, (uint64_t)(v), 2)
 
 /* READ_BUFFER_REQ */
 #define READ_BUFFER_REQ_BYTES 4u
@@ -479,13 +538,26 @@ enum {
 #define SET_STATUS_REPLY_BOOT(p, v) put_le((p) + 12, (uint64_t)(v), 4)
 
 /* FLARES_CONFIG_REPLY */
-#define FLARES_CONFIG_REPLY_BYTES 4u
+#define FLARES_CONFIG_REPLY_BYTES 9u
 #define FLARES_CONFIG_REPLY_T_MIN(p) ((uint8_t)get_le((p) + 0, 1))
 #define SET_FLARES_CONFIG_REPLY_T_MIN(p, v) put_le((p) + 0, (uint64_t)(v), 1)
 #define FLARES_CONFIG_REPLY_T_CAP(p) ((uint8_t)get_le((p) + 1, 1))
 #define SET_FLARES_CONFIG_REPLY_T_CAP(p, v) put_le((p) + 1, (uint64_t)(v), 1)
 #define FLARES_CONFIG_REPLY_PROFILE_SLOTS(p) ((uint16_t)get_le((p) + 2, 2))
 #define SET_FLARES_CONFIG_REPLY_PROFILE_SLOTS(p, v) put_le((p) + 2, (uint64_t)(v), 2)
+#define FLARES_CONFIG_REPLY_TABLES_SOURCE(p) ((uint8_t)get_le((p) + 4, 1))
+#define SET_FLARES_CONFIG_REPLY_TABLES_SOURCE(p, v) put_le((p) + 4, (uint64_t)(v), 1)
+#define FLARES_CONFIG_REPLY_TABLES_CRC(p) ((uint32_t)get_le((p) + 5, 4))
+#define SET_FLARES_CONFIG_REPLY_TABLES_CRC(p, v) put_le((p) + 5, (uint64_t)(v), 4)
+
+/* FLARES_TABLES_REPLY: the tables in use after the request */
+#define FLARES_TABLES_REPLY_BYTES 6u
+#define FLARES_TABLES_REPLY_SOURCE(p) ((uint8_t)get_le((p) + 0, 1))
+#define SET_FLARES_TABLES_REPLY_SOURCE(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+#define FLARES_TABLES_REPLY_MODELS(p) ((uint8_t)get_le((p) + 1, 1))
+#define SET_FLARES_TABLES_REPLY_MODELS(p, v) put_le((p) + 1, (uint64_t)(v), 1)
+#define FLARES_TABLES_REPLY_CRC(p) ((uint32_t)get_le((p) + 2, 4))
+#define SET_FLARES_TABLES_REPLY_CRC(p, v) put_le((p) + 2, (uint64_t)(v), 4)
 
 /* FLARES_DECISION */
 #define FLARES_DECISION_BYTES 4u

@@ -176,6 +176,7 @@ static command_fn find(uint8_t op)
 	case OP_FLARES_CONFIG: return cmd_flares_config;
 	case OP_FLARES_PROGRAM: return cmd_flares_program;
 	case OP_FLARES_READ: return cmd_flares_read;
+	case OP_FLARES_TABLES: return cmd_flares_tables;
 	default: return 0;
 	}
 }

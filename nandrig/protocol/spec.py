@@ -52,6 +52,9 @@ class Limit:
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
     ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
     FLARES_TABLES_MODELS = 2  # FLARES models a rig holds at run time: one for every page, or lower and upper
+    RIG_TABLES_T_MAX = 40  # a rig's FLARES tables serve t 1..this on RIG_CODEWORD_BYTES codewords
+    RIG_TABLES_PE_STEP = 250  # and tabulate P/E 0, 250, ... (RIG_TABLES_PE_COLS columns)
+    RIG_TABLES_PE_COLS = 41
 
     @classmethod
     def items(cls) -> list[tuple[str, int]]:

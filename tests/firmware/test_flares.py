@@ -14,7 +14,7 @@ from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import c_header
 from nandrig.errors import NandrigError
 from nandrig.firmware import flares as fw
-from nandrig.protocol import flares_tables as blob
+from nandrig.characterization import flares_wire as blob
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAM_SETS = {
@@ -241,7 +241,7 @@ def test_firmware_builds_for_the_soft_core():
 
 
 def test_tables_sent_at_run_time_are_read_as_written_or_refused_whole(tmp_path):
-    """The blob both sides read (nandrig.protocol.flares_tables): Python reads back what it wrote; the C module
+    """The blob both sides read (nandrig.characterization.flares_wire): Python reads back what it wrote; the C module
     takes a well-formed one for its own dimensions and refuses the rest, leaving its tables untouched."""
     fts, _ = tables_for(PARAM_SETS["per-page-type"])
     sent = blob.encode(list(fts))

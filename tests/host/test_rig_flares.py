@@ -1,6 +1,7 @@
 """FLARES on the rig (FLARES_CONFIG / FLARES_PROGRAM / FLARES_READ) on the virtual rig, the firmware's golden
 model: t per page from its profile, the profile in the spare, decisions as the reference takes them."""
 import ctypes
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -9,8 +10,12 @@ import pytest
 from nandrig.boards.sim import rig_flares
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
-from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource
-from nandrig.host.rig import Rig, RigError
+from nandrig.characterization.rber import RberParams
+from nandrig.errors import NandrigError
+from nandrig import protocol as P
+from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource, TablesSource
+from nandrig.characterization import flares_wire as blobs
+from nandrig.host.rig import FlaresRigTables, Rig, RigError
 from nandrig.host.transport import InProcessTransport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +47,8 @@ def test_rig_decisions_follow_the_reference_on_the_errors_it_measured():
     with open_rig() as rig:
         assert rig.hello().capabilities & Cap.FLARES
         cfg = FlaresConfig(wsize=4, mix_pm=1000, maxfail=1)
-        t_min, t_cap, slots = rig.flares_config(cfg)
+        got = rig.flares_config(cfg)
+        t_min, t_cap, slots = got.t_min, got.t_cap, got.profile_slots
         assert (t_min, t_cap, slots) == (1, rig.info().t_max, rig_flares.PROFILE_SLOTS)
         rig.cycle(BLOCK, 1, 6000, seed=3)
         ref = Flares(rig_flares.rig_tables(), FlaresConfig(wsize=4, mix_pm=1000, maxfail=1, t_cap=t_cap))
@@ -165,3 +171,57 @@ def test_profile_table_in_c_finds_adds_and_fills(tmp_path):
     assert so.profiles_find(9, 0) is None
     so.profiles_clear()
     assert so.profiles_find(0, 0) is None and so.profiles_used() == 0
+
+
+def _per_page_type_tables():
+    """Rig-sized tables from two models: upper pages far worse than lower (as on the virtual chip)."""
+    lower = RberParams(A=0.81362, B=1e-10, C=-0.8136193138, Bo=1.2549e-10, m=0.63956, n=2.5510, law="log", tau_h=6962.29)
+    upper = RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, law="log", tau_h=5208.94)
+    return [dataclasses.replace(rig_flares.RIG_TABLES, params=p).fixed() for p in (lower, upper)]
+
+
+def test_tables_sent_at_run_time_decide_per_page_type_and_are_refused_whole():
+    fts = _per_page_type_tables()
+    sent = blobs.encode(fts)
+    with open_rig() as rig:
+        cfg = FlaresConfig(wsize=2, mix_pm=500)
+        assert rig.flares_config(cfg).tables.source == TablesSource.BUILTIN
+        got = rig.flares_tables(sent)
+        assert (got.source, got.crc, got.models) == (TablesSource.LOADED, sent.crc, 2)
+        assert rig.flares_config(cfg).tables == FlaresRigTables(TablesSource.LOADED, sent.crc)
+        ref = Flares(fts[0], dataclasses.replace(cfg, t_cap=rig.flares_config(cfg).t_cap), upper=fts[1])
+        rig.cycle(BLOCK, 1, 3000, seed=3)
+        rig.erase(BLOCK)
+        for page, upper in ((0, False), (1, False), (2, True)):  # page 2: wordline 0's upper page
+            step = rig.flares_program(BLOCK, page, seed=1, pe=3001, upper=upper).step
+            assert step.t == ref.cold_start(3001, int(upper))
+        assert rig.flares_read(BLOCK, 2, seed=1, upper=True).step.t > rig.flares_read(BLOCK, 1, seed=1).step.t
+
+        bad = [blobs.TablesBlob(sent.data[:-1] + bytes([sent.data[-1] ^ 1])),  # a flipped bit: the CRC names it
+               blobs.encode([dataclasses.replace(rig_flares.RIG_TABLES, t_max=60).fixed()])]  # beyond the engine
+        crc_of = lambda b: blobs.TablesBlob(b.data).crc
+        with pytest.raises(RigError) as e:  # a corrupted copy, sent as the host would
+            for k in range(0, len(bad[0].data), 8192):
+                rig.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(
+                    k, len(sent.data), sent.crc, P.FlaresTablesFlag.COMMIT if k + 8192 >= len(sent.data) else 0)
+                    + bad[0].data[k:k + 8192])
+        assert e.value.code == Err.BAD_PARAMETER
+        with pytest.raises(NandrigError, match=r"t range 1\.\.60 do not fit the rig's engine \(t range 1\.\.40\)"):
+            rig.flares_tables(bad[1])
+        with pytest.raises(RigError) as e:  # the same, past the host's check
+            rig.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(0, len(bad[1].data), crc_of(bad[1]),
+                                                                    P.FlaresTablesFlag.COMMIT) + bad[1].data)
+        assert e.value.code == Err.BAD_PARAMETER
+        assert rig.flares_config(cfg).tables.crc == sent.crc  # nothing half loaded: the old tables stay
+        assert rig.flares_tables(None).source == TablesSource.BUILTIN
+
+
+def test_a_rig_that_restarted_says_its_tables_are_gone(tmp_path):
+    state = tmp_path / "rig.state"
+    sent = blobs.encode(_per_page_type_tables())
+    with open_rig(state_path=state) as rig:
+        rig.flares_tables(sent)
+    with open_rig(state_path=state) as rig:  # the same rig, still up: its RAM kept them
+        assert rig.flares_config(FlaresConfig()).tables.crc == sent.crc
+    with open_rig(state_path=state, volatile=True) as rig:  # powered up again
+        assert rig.flares_config(FlaresConfig()).tables.source == TablesSource.BUILTIN

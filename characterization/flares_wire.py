@@ -9,7 +9,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from nandrig.characterization.flares_tables import FixedTables
+from nandrig.characterization.flares_tables import T_GRID, FixedTables
 from nandrig.characterization.uber import gf_degree
 from nandrig.errors import NandrigError
 from nandrig.protocol import spec
@@ -53,6 +53,41 @@ def encode(models: list[FixedTables]) -> TablesBlob:
         out += _pack("Q", m.wr) + _pack("Q", m.rd_pe) + _pack("I", m.rd_t)
         out += b"".join(_pack("I", row) for row in m.mrt_min)
     return TablesBlob(out)
+
+
+@dataclass(frozen=True)
+class TablesDims:
+    """What a table set must match to be used: the engine's codeword and t range, the grids."""
+
+    codeword_bytes: int
+    t_range: tuple[int, int]
+    pe_step: int
+    pe_cols: int
+    t_grid: int
+
+    @classmethod
+    def of(cls, m: FixedTables) -> "TablesDims":
+        return cls(m.codeword_bits // 8, (m.t_min, m.t_max), m.pe_step, len(m.wr), len(m.t_grid))
+
+
+# every rig's (spec.Limit; the firmware's compiled-in tables are checked against the same limits)
+RIG_DIMS = TablesDims(spec.Limit.RIG_CODEWORD_BYTES, (1, spec.Limit.RIG_TABLES_T_MAX), spec.Limit.RIG_TABLES_PE_STEP,
+                      spec.Limit.RIG_TABLES_PE_COLS, T_GRID)
+
+
+def check_fits(models: list[FixedTables], want: TablesDims = RIG_DIMS) -> None:
+    """NandrigError naming what differs when tables were not made for ``want`` (a rig refuses such tables
+    with BAD_PARAMETER)."""
+    got = TablesDims.of(models[0])
+    span = "{0[0]}..{0[1]}".format
+    for what, g, w in (("codeword bytes", got.codeword_bytes, want.codeword_bytes),
+                       ("t range", span(got.t_range), span(want.t_range)),
+                       ("P/E step", got.pe_step, want.pe_step), ("P/E columns", got.pe_cols, want.pe_cols),
+                       ("time grid points", got.t_grid, want.t_grid)):
+        if g != w:
+            raise NandrigError(f"FLARES tables made for {what} {g} do not fit the rig's engine ({what} {w})")
+    if any(b <= a for a, b in zip((0, *models[0].t_grid), models[0].t_grid)):
+        raise NandrigError("FLARES tables' time grid does not rise from above 0")
 
 
 def expected_bytes(models: int, t_count: int, pe_cols: int, t_grid: int) -> int:
