@@ -10,6 +10,8 @@ import zlib
 from dataclasses import dataclass
 
 from nandrig.characterization.flares_tables import T_GRID, FixedTables
+from nandrig.characterization.rber import RberParams, load_params
+from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
 from nandrig.characterization.uber import gf_degree
 from nandrig.errors import NandrigError
 from nandrig.protocol import spec
@@ -73,6 +75,33 @@ class TablesDims:
 # every rig's (spec.Limit; the firmware's compiled-in tables are checked against the same limits)
 RIG_DIMS = TablesDims(spec.Limit.RIG_CODEWORD_BYTES, (1, spec.Limit.RIG_TABLES_T_MAX), spec.Limit.RIG_TABLES_PE_STEP,
                       spec.Limit.RIG_TABLES_PE_COLS, T_GRID)
+
+
+@dataclass(frozen=True)
+class TableRecipe:
+    """How a rig's tables are made (`nandrig tables` with these options): the compiled-in ones from the paper's
+    model, others from a chip's fit."""
+
+    params: str | RberParams = "flares-taco2014"
+    uber: float = 1e-11
+    codeword_bytes: int = spec.Limit.RIG_CODEWORD_BYTES
+    t_max: int = spec.Limit.RIG_TABLES_T_MAX
+    pe_max: int = spec.Limit.RIG_TABLES_PE_STEP * (spec.Limit.RIG_TABLES_PE_COLS - 1)
+    pe_step: int = spec.Limit.RIG_TABLES_PE_STEP
+
+    def fixed(self) -> FixedTables:
+        return self.build()[0]
+
+    def build(self) -> tuple[FixedTables, str]:
+        params = load_params(self.params) if isinstance(self.params, str) else self.params
+        table = CorrTable.build(self.uber, self.codeword_bytes * 8, 1, self.t_max)
+        grid = RetentionGrid.build(params, table, self.pe_max, self.pe_step)
+        return FixedTables.build(params, table, grid), c_header(params, table, grid)
+
+
+def rig_blob(models: list[RberParams], uber: float = 1e-11) -> TablesBlob:
+    """Tables for every rig's engine (RIG_DIMS) from one model, or two (lower pages, upper pages)."""
+    return encode([TableRecipe(params=m, uber=uber).fixed() for m in models])
 
 
 def check_fits(models: list[FixedTables], want: TablesDims = RIG_DIMS) -> None:

@@ -162,12 +162,15 @@ def load_params(name_or_path: str | Path, page_type: str | None = None) -> RberP
 
 
 def page_types_in(name_or_path: str | Path) -> list[str]:
-    """The page types a parameter file has models for (none for a built-in set or a plain file)."""
-    path = Path(str(name_or_path))
-    if str(name_or_path) in builtin_param_sets() or not path.is_file():
-        return []
+    """The page types a parameter set has models for (none for a plain one)."""
+    label, path = str(name_or_path), Path(str(name_or_path))
     try:
-        data = json.loads(path.read_text())
+        if label in builtin_param_sets():
+            data = json.loads((resources.files("nandrig.characterization") / "params" / f"{label}.json").read_text())
+        elif path.is_file():
+            data = json.loads(path.read_text())
+        else:
+            return []
     except (OSError, json.JSONDecodeError):
         return []  # load_params says what is wrong with it
     types = data.get("page_types") if isinstance(data, dict) else None

@@ -19,39 +19,17 @@ import bchlib
 
 from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Pprof, Zone
 from nandrig.characterization.flares_tables import FixedTables
-from nandrig.characterization.rber import RberParams, load_params
-from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
 from nandrig.errors import NandrigError
 from nandrig.protocol import Limit, ProfileSource, TablesSource
 from nandrig.characterization import flares_wire as blobs
+from nandrig.characterization.flares_wire import TableRecipe
 
 PROFILE_SLOTS = Limit.PROFILE_SLOTS  # a module attribute, so a test can shrink the table
 PE_MAX = Limit.FLARES_PE_MAX
 RECORD_BYTES = Limit.ECC_PROFILE_BYTES
 
 
-@dataclass(frozen=True)
-class TableRecipe:
-    """How the rig's compiled-in tables are made (`nandrig tables` with these options)."""
-
-    params: str | RberParams = "flares-taco2014"
-    uber: float = 1e-11
-    codeword_bytes: int = Limit.RIG_CODEWORD_BYTES
-    t_max: int = Limit.RIG_TABLES_T_MAX
-    pe_max: int = Limit.RIG_TABLES_PE_STEP * (Limit.RIG_TABLES_PE_COLS - 1)
-    pe_step: int = Limit.RIG_TABLES_PE_STEP
-
-    def fixed(self) -> FixedTables:
-        return self.build()[0]
-
-    def build(self) -> tuple[FixedTables, str]:
-        params = load_params(self.params) if isinstance(self.params, str) else self.params
-        table = CorrTable.build(self.uber, self.codeword_bytes * 8, 1, self.t_max)
-        grid = RetentionGrid.build(params, table, self.pe_max, self.pe_step)
-        return FixedTables.build(params, table, grid), c_header(params, table, grid)
-
-
-RIG_TABLES = TableRecipe()
+RIG_TABLES = TableRecipe()  # the compiled-in tables
 
 
 @lru_cache(maxsize=None)

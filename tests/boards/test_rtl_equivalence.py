@@ -15,8 +15,11 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.characterization.rber import load_params
 from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
-from nandrig.protocol import ProfileSource
-from nandrig.host.rig import Rig
+from nandrig import protocol as P
+from nandrig.characterization.flares_wire import rig_blob
+from nandrig.chip.geometry import page_map
+from nandrig.protocol import Err, Opcode, ProfileSource, TablesSource
+from nandrig.host.rig import Rig, RigError
 from nandrig.host.campaigns import create, run
 from nandrig.host.export import export_rows
 from nandrig.host.store import Store
@@ -105,7 +108,28 @@ def rig_flares(rig: Rig) -> list[tuple]:
     rig.program(FLARES_BLOCK, 3, seed=1)
     rig.flares_config(FlaresConfig(wsize=4, evaluate_on_alarm=True))
     steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=51)) for page in range(5)]
-    return steps
+    return steps + rig_flares_sent_tables(rig, pe)
+
+
+def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
+    """Per-page-type tables sent at run time: a corrupted copy refused, the good one taken, then a round whose
+    upper page decides on its own model; back to the compiled-in tables at the end."""
+    sent = rig_blob([load_params("mlc-3x-demo", t) for t in ("lower", "upper")])
+    flipped = sent.data[:100] + bytes([sent.data[100] ^ 4]) + sent.data[101:]
+    try:
+        rig.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(0, len(flipped), sent.crc, P.FlaresTablesFlag.COMMIT)
+                 + flipped)
+        out = ["taken"]
+    except RigError as e:
+        out = [e.code]
+    out += [rig.flares_config(FlaresConfig()).tables, rig.flares_tables(sent), rig.flares_config(FlaresConfig(wsize=2))]
+    rig.erase(FLARES_BLOCK)
+    kinds = [(page, page_map(page, rig.info().pages_per_block)[1]) for page in range(4)]
+    out += [rig.flares_program(FLARES_BLOCK, page, seed=60, pe=pe + 1, upper=up).step for page, up in kinds]
+    rig.advance(hours=16, temp_c=125)
+    for _ in range(2):
+        out += [rig.flares_read(FLARES_BLOCK, page, seed=60, upper=up).step for page, up in kinds]
+    return out + [rig.flares_tables(None)]
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +189,10 @@ def test_bch_decoded_reads_are_the_same(results, rtl):
 @RTL_BUILDS
 def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
     v, r = results["virtual"]["rig_flares"], results[rtl]["rig_flares"]
+    sent = v[v.index(Err.BAD_PARAMETER):]  # the tables sent at run time: a corrupted copy refused first
+    assert sent[1].source == TablesSource.BUILTIN and sent[2].source == sent[3].tables.source == TablesSource.LOADED
+    programs = sent[4:8]  # pages 0-3: page 2 is the upper page, whose model asks more of its t
+    assert programs[2].t > max(programs[k].t for k in (0, 1, 3))
     reads = [x for x in v if isinstance(x, tuple)]
     assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
     assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable

@@ -23,11 +23,7 @@ PARAM_SETS = {
     "chip-fit": RberParams(A=1.0094, B=1e-10, C=-1.0093992584, Bo=1.2676e-12, m=0.58077, n=2.8039, name="chip-fit"),
     # the demo's per-page-type fits, log-time retention (the law the AIC picks for the virtual chip): two models,
     # lower and upper pages, each served from its own tables (their time factor ln(1 + t/tau)^m)
-    "per-page-type": (
-        RberParams(A=0.81362, B=1e-10, C=-0.8136193138, Bo=1.2549e-10, m=0.63956, n=2.5510, name="lower-log",
-                   law="log", tau_h=6962.29),
-        RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, name="upper-log",
-                   law="log", tau_h=5208.94)),
+    "per-page-type": (load_params("mlc-3x-demo", "lower"), load_params("mlc-3x-demo", "upper")),
 }
 
 

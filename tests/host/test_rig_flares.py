@@ -10,7 +10,8 @@ import pytest
 from nandrig.boards.sim import rig_flares
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
-from nandrig.characterization.rber import RberParams
+from nandrig.characterization.flares_wire import TableRecipe
+from nandrig.characterization.rber import load_params
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource, TablesSource
@@ -174,10 +175,8 @@ def test_profile_table_in_c_finds_adds_and_fills(tmp_path):
 
 
 def _per_page_type_tables():
-    """Rig-sized tables from two models: upper pages far worse than lower (as on the virtual chip)."""
-    lower = RberParams(A=0.81362, B=1e-10, C=-0.8136193138, Bo=1.2549e-10, m=0.63956, n=2.5510, law="log", tau_h=6962.29)
-    upper = RberParams(A=1.2366, B=1e-10, C=-1.2365991638, Bo=4.0292e-10, m=0.68169, n=2.3753, law="log", tau_h=5208.94)
-    return [dataclasses.replace(rig_flares.RIG_TABLES, params=p).fixed() for p in (lower, upper)]
+    """Rig-sized tables from the demo's two models: upper pages far worse than lower (as on the virtual chip)."""
+    return [TableRecipe(params=load_params("mlc-3x-demo", t)).fixed() for t in ("lower", "upper")]
 
 
 def test_tables_sent_at_run_time_decide_per_page_type_and_are_refused_whole():
