@@ -177,4 +177,11 @@ def page_types_in(name_or_path: str | Path) -> list[str]:
     return sorted(types) if isinstance(types, dict) else []
 
 
-__all__ = ["RberParams", "PARAM_NAMES", "RETENTION_LAWS", "load_params", "builtin_param_sets"]
+def load_models(name_or_path: str | Path) -> list[RberParams]:
+    """The lower- and upper-page models of a set that has both, else its one model."""
+    if {"lower", "upper"} <= set(page_types_in(name_or_path)):
+        return [load_params(name_or_path, "lower"), load_params(name_or_path, "upper")]
+    return [load_params(name_or_path)]
+
+
+__all__ = ["RberParams", "PARAM_NAMES", "RETENTION_LAWS", "load_params", "load_models", "builtin_param_sets"]

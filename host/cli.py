@@ -483,7 +483,9 @@ for _k in KINDS.values():
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim).")
 @click.option("--params", "params_name", help="RBER model behind FLARES' tables (a name or a `nandrig fit --save` "
-              "file), for both page types; default: calibrate one per page type on 8 more fresh blocks.")
+              "file; one with lower- and upper-page models gives each page type its own); default: calibrate one "
+              "per page type on 8 more fresh blocks. With --on-rig the rig is sent tables made from them "
+              "(--params flares-taco2014: the tables compiled into it).")
 @click.option("--blocks", help="Fresh blocks the validation may wear: ranges A-B and blocks, comma-separated; it "
               "takes 7 (one per operating point, long retention, continuous wear) and 8 more to calibrate the model; "
               "factory bad blocks are left out.  [default: the chip's first good blocks]")
@@ -491,8 +493,8 @@ for _k in KINDS.values():
               "(default: the block's middle one).")
 @click.option("--scale", type=click.FloatRange(0.01, 1.0), default=1.0, show_default=True,
               help="Fraction of the paper's operation counts (for quick looks).")
-@click.option("--on-rig", is_flag=True, help="Let the rig run FLARES (its tables, its BCH decoder) instead of "
-              "replaying FLARES on the host over the measured errors.")
+@click.option("--on-rig", is_flag=True, help="Let the rig run FLARES (with tables sent to it, its BCH decoder) instead "
+              "of replaying FLARES on the host over the measured errors.")
 @click.option("--wsize", type=click.IntRange(1, 1024), help="WSIZE for --on-rig.  [default: 10]")
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--evaluate-on-alarm", is_flag=True, help="With --on-rig: a rewrite alarm does not end FLARES' "
@@ -507,7 +509,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                         evaluate_on_alarm, db, chip_label, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
-    from nandrig.characterization.rber import load_params
+    from nandrig.characterization.rber import load_models
     from nandrig.host.campaigns import format_blocks
     from nandrig.host.flares_validate import dumps, summary
     from nandrig.host.rig import Rig
@@ -515,11 +517,9 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
         raise click.UsageError("--wsize, --mix and --evaluate-on-alarm set FLARES in the rig: use them with --on-rig "
                                "(host replays try WSIZE 10 and 100, MIX 0, 0.5 and 1, an alarm stopping and not)")
-    if on_rig and params_name:
-        raise click.UsageError("--params sets the host's model; with --on-rig the rig uses its compiled-in tables")
     live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix)),
                         evaluate_on_alarm=evaluate_on_alarm) if on_rig else None
-    params = load_params(params_name) if params_name else None
+    params = load_models(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
     if db is None:
         if url != "sim":

@@ -52,6 +52,7 @@ import numpy as np
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
+from nandrig.characterization.flares_wire import RIG_DIMS, rig_blob
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.characterization.uber import uber
@@ -174,8 +175,8 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
 
 class Validator:
     """Measures scenarios on the rig. ``models`` gives FLARES' RBER model per page type (False: lower, True:
-    upper). With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ, its compiled-in tables, its
-    BCH decoder): the trace then holds the t it chose and the failures it saw."""
+    upper). With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ, the tables it holds, its
+    BCH decoder; the host names each page's type): the trace then holds the t it chose and the failures it saw."""
 
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
@@ -223,7 +224,8 @@ class Validator:
         steps, busy = [], []
         for p in range(self.pages_per_block):  # the whole block, in page order
             if self.live and p in self.pages:
-                res = self.rig.flares_program(block, p, seed=seed, pe=self.wear[block])
+                res = self.rig.flares_program(block, p, seed=seed, pe=self.wear[block],
+                                              upper=self.upper[self.pages.index(p)])
                 steps.append(res.step)
             else:
                 res = self.rig.program(block, p, seed=seed)
@@ -241,9 +243,9 @@ class Validator:
     def _read(self, trace: Trace, block: int, point: int) -> None:
         seed = self.seed * 1_000_003 + self.programs
         errors, steps, failed = [], [], []
-        for p in self.pages:
+        for p, upper in zip(self.pages, self.upper):
             if self.live:
-                fr = self.rig.flares_read(block, p, seed=seed)
+                fr = self.rig.flares_read(block, p, seed=seed, upper=upper)
                 r = fr.read
                 steps.append(fr.step)
                 failed.append(fr.failed > 0)
@@ -422,36 +424,58 @@ def plan(good: list[int], calibrate_model: bool) -> dict[str, list[int]]:
     return out
 
 
-def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
+def live_tables(rig: Rig, params: list[RberParams], echo: Callable[[str], None]) -> dict:
+    """Give the rig FLARES tables made from ``params`` (one model, or lower and upper); what it then decides
+    with."""
+    sent = rig_blob(params, UBER)
+    echo(f"sending FLARES tables ({len(sent.data):,} bytes, CRC {sent.crc:08x}) to the rig")
+    got = rig.flares_tables(sent)
+    return {"crc": f"{got.crc:08x}", "models": got.models, "codeword_bytes": RIG_DIMS.codeword_bytes,
+            "t_range": list(RIG_DIMS.t_range), "bytes": len(sent.data)}
+
+
+def configure_live(rig: Rig, live: FlaresConfig, params: list[RberParams]) -> None:
+    """FLARES' constants on the rig; a rig that lost the tables sent (a power cycle, a reset) gets them again."""
+    cfg = rig.flares_config(live)
+    if cfg.tables.crc != rig_blob(params, UBER).crc:
+        live_tables(rig, params, lambda s: None)
+        rig.flares_config(live)
+
+
+def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
              echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
              on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> dict:
-    """Run the three scenarios on fresh ``blocks``; with ``params`` None, FLARES' models (one per page type) are
-    calibrated on 8 more blocks first.
+    """Run the three scenarios on fresh ``blocks``. FLARES' models: ``params`` (one model for both page types,
+    or lower and upper), or with None one per page type calibrated on 8 more blocks first.
 
-    With ``live`` the rig runs FLARES itself with those constants over its own tables and decoder, one run per
-    scenario and page (no model is calibrated or replayed: the rig's is compiled in)."""
-    use = plan(blocks, params is None and live is None)
+    With ``live`` the rig runs FLARES itself with those constants over its decoder and tables sent to it from
+    those models, one run per scenario and page; nothing is replayed."""
+    use = plan(blocks, params is None)
     worn: dict[int, int] = {}  # P/E cycles this run gave each block
 
     def wore(block: int, cycles: int) -> None:
         worn[block] = worn.get(block, 0) + cycles
         on_wear(block, cycles)
 
-    if live:
-        models, model = None, {"model": "the rig's compiled-in tables (firmware/rig/flares_tables.h)"}
-    elif params is not None:
-        models, model = {False: params, True: params}, {"model": params.name + " (both page types)"}
+    if params is not None:
+        models = {False: params[0], True: params[-1]}
+        model = {"model": " / ".join(p.name for p in params) + (" (lower, upper pages)" if len(params) > 1
+                                                                   else " (both page types)")}
     else:
         cal = use["calibration"]
         echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
         models, model = calibrate(rig, cal, on_wear=wore)
+        params = [models[False], models[True]]
+    sent = None
+    if live:  # the rig decides with tables made from the same models, sent to it
+        sent, models = live_tables(rig, params, echo), None
     v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore)
     runs, traces, wear = [], {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
              + (" with FLARES in the rig" if live else ""))
         if live:
-            rig.flares_config(live)  # every scenario starts without page history
+            configure_live(rig, live, params)  # every scenario starts without page history
         tr = v.measure(scenario, use[scenario], scale)
         if bad := tr.wear_mismatches():
             raise NandrigError(f"{scenario}: blocks {use[scenario]} reached P/E {bad[0][1]} where the plan says "
@@ -474,7 +498,7 @@ def validate(rig: Rig, params: RberParams | None, blocks: list[int], pages: tupl
     return {
         "blocks": use, "pages": list(pages), "model": model, "uber": UBER,
         "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max,
-        "flares_in_rig": live is not None, "wear": wear,
+        "flares_in_rig": live is not None, "rig_tables": sent, "wear": wear,
         "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),

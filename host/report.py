@@ -105,6 +105,7 @@ def flares_section(r: Report, runs: list) -> None:
         about = [model] if "model" in model else [dict(m, kind=k) for k, m in model.items()]
         r.p("FLARES' model: " + "; ".join(html.escape(m["model"]) + (f" (R&sup2; log {m['r2_log']:.4f})"
                                                                      if "r2_log" in m else "") for m in about)
+            + (f"; in the rig as tables sent at run time (CRC {res['rig_tables']['crc']})" if res.get("rig_tables") else "")
             + f". UBER {res['uber']:g}, {res['codeword_bytes']}-byte codeword. Decode latency: "
             + html.escape(res["decode_latency_source"]) + ".")
         for scenario, w in res.get("wear", {}).items():

@@ -5,10 +5,12 @@ from pathlib import Path
 import pytest
 
 from nandrig.characterization.arrhenius import acceleration_factor
-from nandrig.characterization.flares import FlaresAccess
-from nandrig.characterization.rber import load_params
+from nandrig.characterization.flares import FlaresAccess, FlaresConfig
+from nandrig.characterization.flares_wire import rig_blob
+from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
-from nandrig.host.flares_validate import AGED_H, SCENARIOS, Trace, Validator, calibrate, pages_under_test, validate
+from nandrig.host.flares_validate import (AGED_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
+                                          pages_under_test, validate)
 from nandrig.host.rig import Rig
 
 KEYS = {"scenario", "page", "page_type", "wsize", "mix", "ops", "under_target_ops", "uncoverable_ops",
@@ -97,7 +99,8 @@ def test_flares_in_the_rig_run_and_report(run_cli, tmp_path):
                   "--mix", "1", "--scale", "0.02", "--json", "--db", db)
     assert res.code == 0, res.err
     j = json.loads(res.out)
-    assert j["flares_in_rig"] and j["codeword_bytes"] == 1024 and "rig's compiled-in" in j["model"]["model"]
+    assert j["flares_in_rig"] and j["codeword_bytes"] == 1024 and "upper pages" in j["model"]["upper"]["model"]
+    assert len(j["blocks"]["calibration"]) == 8 and j["rig_tables"]["models"] == 2
     assert [(r["scenario"], r["page_type"], r["wsize"], r["mix"]) for r in j["runs"]] == [
         (s, kind, 5, 1.0) for s in SCENARIOS for kind in ("lower", "upper")]
     for r in j["runs"]:
@@ -106,9 +109,31 @@ def test_flares_in_the_rig_run_and_report(run_cli, tmp_path):
     assert page.code == 0 and "flares_1_operating-points_lower.png" in (tmp_path / "rep" / "index.html").read_text()
 
 
+def test_flares_in_the_rig_with_tables_sent_from_a_fit(run_cli):
+    """--on-rig --params: the rig decides with tables made from that fit (per page type), sent at run time."""
+    res = run_cli("run", "flares-validate", "--rig", "sim", "--chip", "mlc-small", "--on-rig", "--params",
+                  "mlc-3x-demo", "--scale", "0.02", "--json")
+    assert res.code == 0, res.err
+    j = json.loads(res.out)
+    sent = rig_blob(load_models("mlc-3x-demo"))
+    assert j["rig_tables"]["crc"] == f"{sent.crc:08x}" and "(lower, upper pages)" in j["model"]["model"]
+    assert "calibration" not in j["blocks"]
+    t = {(r["scenario"], r["page_type"]): r["mean_t"] for r in j["runs"]}
+    assert t["continuous-wear", "upper"] > t["continuous-wear", "lower"]  # the upper pages' model asks more
+
+
+def test_a_rig_that_lost_its_tables_gets_them_again():
+    models = load_models("mlc-3x-demo")
+    with Rig.open("sim", chip="mlc-small", seed=3) as rig:
+        live_tables(rig, models, lambda s: None)
+        rig.flares_tables(None)  # as after a power cycle
+        configure_live(rig, FlaresConfig(), models)
+        assert rig.flares_config(FlaresConfig()).tables.crc == rig_blob(models).crc
+
+
 @pytest.mark.parametrize("args, message", [
     (["--wsize", "5"], "use them with --on-rig"),
-    (["--on-rig", "--params", "flares-taco2014"], "compiled-in tables"),
+    (["--on-rig", "--params", "no-such-set"], "unknown parameter set"),
 ])
 def test_flares_in_the_rig_options_are_checked(run_cli, args, message):
     res = run_cli("run", "flares-validate", "--rig", "sim", *args)
