@@ -24,9 +24,10 @@ What makes the figures checkable:
   calibrated on, and both page types, each with its own results;
 * FLARES' clock sees a bake as its 25 degC-equivalent duration (Arrhenius), so
   the age its model projects from is the age the data really has;
-* a target t above the tables' t_max is uncoverable: counted on its own,
-  never as met; every operation whose t was below its target carries the
-  UBER expected at its page's measured RBER.
+* a target t beyond reach is uncoverable: counted on its own, never as met
+  (beyond the tables' t_max; in the rig, beyond the t its spare area and
+  engine give, ``t_reach``); every operation whose t was below its target
+  carries the UBER expected at its page's measured RBER.
 
 FLARES' model comes from the same chip: eight other blocks are characterized
 (wear 1,000 to 10,000, retention 0 to one year) and eq. 5 is fitted to the
@@ -199,6 +200,9 @@ class Validator:
         self.tables: dict[bool, FixedTables] = {}
         for kind, params in (models or {}).items():
             self.tables[kind] = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
+        # the largest t that can protect a page: the table's, or in the rig what its spare and engine give; a
+        # target above it is beyond reach (uncoverable), counted apart from targets FLARES missed
+        self.t_reach = rig.flares_config(live).t_cap if live else self.table.t_max
         self.wear: dict[int, int] = {}  # P/E this run gave each block (fresh blocks start at 0)
         self.programs = 0
         self.bake_credit_s = 0.0  # what bakes add to the rig's clock to make FLARES' 25 degC-equivalent clock
@@ -339,7 +343,7 @@ class Validator:
                 alarm_ops: list[int], under_after: int) -> dict:
         """A run's figures from the t chosen per operation against the target t."""
         chosen_a = np.array(chosen)
-        coverable = target <= self.table.t_max
+        coverable = target <= self.t_reach
         below = chosen_a < target
         under = np.flatnonzero(below & coverable)
         below_ops = np.flatnonzero(below)
@@ -367,7 +371,7 @@ class Validator:
         zone = tr.column("zone", i)
         t_used = tr.column("t_used", i)
         evaluated = np.cumsum(zone != Zone.NONE) > 0
-        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.table.t_max)))
+        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.t_reach)))
         return self.outcome(tr, target, rber, t_used.tolist(), fails, np.flatnonzero(tr.column("alarm", i)).tolist(),
                             under_after)
 
@@ -497,7 +501,7 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
                                      **v.replay(tr, i, target, rber, wsize, mix, evaluate)})
     return {
         "blocks": use, "pages": list(pages), "model": model, "uber": UBER,
-        "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max,
+        "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max, "t_reach": v.t_reach,
         "flares_in_rig": live is not None, "rig_tables": sent, "wear": wear,
         "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (

@@ -153,7 +153,7 @@ def flares_section(r: Report, runs: list) -> None:
             for x in res["runs"])
         r.sections.append("<table><tr><th>scenario</th><th>page</th><th>FLARES on an alarm</th><th>WSIZE</th>"
                           "<th>MIX</th><th>ops</th>"
-                          "<th>t below target</th><th>uncoverable (target above t_max)</th>"
+                          "<th>t below target</th><th>uncoverable (target beyond reach)</th>"
                           "<th>worst UBER below target</th><th>decode failures</th>"
                           "<th>mean t − target</th><th>rewrite alarms</th><th>gain videoserver</th>"
                           "<th>gain webserver</th><th>gain varmail</th></tr>" + rows + "</table>")
