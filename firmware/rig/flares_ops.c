@@ -19,7 +19,7 @@
 
 static flares_config_t fcfg;
 /* the tables FLARES decides with: the compiled-in set until FLARES_TABLES loads one (RAM: a power cycle
- * or reset loses it, and INFO-less hosts learn so from FLARES_CONFIG's tables_source) */
+ * or reset loses it, which FLARES_CONFIG's tables_source tells the host) */
 static flares_tables_t tables;
 static uint8_t tables_source;
 static uint32_t tables_crc;
@@ -133,9 +133,9 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 		FAIL(E_UNSUPPORTED);
 	if (check_blocks(block, 1) || check_pages(page, 1))
 		FAIL(E_OUT_OF_RANGE);
-	uint8_t type = page_type(flags);
 	if (flags & ~FLARES_PROGRAM_FLAGS_ALL || pe == 0 || pe > FLARES_PE_MAX)
 		FAIL(E_BAD_PARAMETER);
+	uint8_t type = page_type(flags);
 	if (is_bad(block) && !(flags & FLARES_PROGRAM_FLAG_FORCE))
 		FAIL(E_BAD_BLOCK);
 	uint8_t extra = 0;

@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
+UART = Path(__file__).resolve().parent / "uartbridge"  # LiteX's serial2tcp overwrites its 2 KiB buffer on longer frames
 SYS_CLK_HZ = 100_000_000  # the default build; a board's build runs at that board's system clock
 BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # the BCH variant's engine: the default code with t_max = 14, what a 64-byte spare holds beside the page
@@ -23,8 +24,7 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # which slows the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds
 RTL_BCH = BchConfig(t_max=14)
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE,
-           REPO / "firmware" / "flares" / "flares.c", REPO / "firmware" / "flares" / "flares.h",
-           REPO / "firmware" / "flares" / "pprof.c", BRIDGE, Path(__file__),
+           REPO / "firmware" / "flares", BRIDGE, UART, Path(__file__),
            REPO / "nandrig" / "protocol" / "spec.py"]  # limits the gateware sizes itself by (the page buffer)
 
 
@@ -87,7 +87,7 @@ def sim_config(uart_port: int = 0, chip_port: int = 0, sys_clk_hz: int = SYS_CLK
 
     cfg = SimConfig()
     cfg.add_clocker("sys_clk", freq_hz=sys_clk_hz)
-    cfg.add_module("serial2tcp", "serial", args={"port": uart_port})
+    cfg.add_module("uartbridge", "serial", args={"port": uart_port})
     cfg.add_module("nandbridge", "nand", args=bridge_args(chip_port, wiring))
     return cfg
 
@@ -125,8 +125,10 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     builder.add_software_package("firmware", str(FIRMWARE))
     mods = out / "extra_mods"  # LiteX writes a variables.mak beside the module sources: keep them out of the tree
     shutil.rmtree(mods, ignore_errors=True)
-    shutil.copytree(BRIDGE, mods / "nandbridge")
-    builder.build(sim_config=sim_config(sys_clk_hz=sys_clk_hz), run=False, extra_mods=["nandbridge"], extra_mods_path=str(mods),
+    for mod in (BRIDGE, UART):
+        shutil.copytree(mod, mods / mod.name)
+    builder.build(sim_config=sim_config(sys_clk_hz=sys_clk_hz), run=False, extra_mods=[BRIDGE.name, UART.name],
+                  extra_mods_path=str(mods),
                   interactive=False)
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)

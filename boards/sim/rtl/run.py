@@ -67,7 +67,7 @@ class RtlRig:
             os.symlink(f, self.run_dir / f.name)
         (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clk_hz, self.wiring).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
-        # SIGPIPE stays ignored (restore_signals=False): LiteX's TCP UART writes to a client that may have gone
+        # SIGPIPE stays ignored (restore_signals=False): the UART module writes to a client that may have gone
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, restore_signals=False)
         deadline = time.monotonic() + 60

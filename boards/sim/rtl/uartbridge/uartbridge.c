@@ -1,0 +1,149 @@
+/* LiteX sim module: the rig's UART as a TCP port, with flow control.
+ *
+ * The host's bytes are taken from the socket only while the module's receive buffer has room for them,
+ * so a frame of any size (FLARES_TABLES chunks, PROGRAM with a page's bytes) waits in the socket until
+ * the simulated UART has taken what came before; nothing is overwritten, as nothing is on a real UART
+ * with the host sending no faster than the link. The rig's bytes are written to the socket as the UART
+ * gives them. One host at a time; when it disconnects, the next may connect.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <json-c/json.h>
+#include "error.h"
+#include "modules.h"
+
+#define RX_BYTES 4096
+#define POLL_EDGES 64 /* clock edges between socket polls: the firmware takes a byte in tens of cycles */
+
+struct session_s {
+	char *sys_clk;
+	char *rx, *rx_valid, *rx_ready; /* into the rig (the UART's sink) */
+	char *tx, *tx_valid, *tx_ready; /* out of the rig (its source) */
+	clk_edge_state_t edge;
+	int listen_fd, fd;
+	unsigned edges;
+	uint8_t buf[RX_BYTES];
+	unsigned head, len;
+};
+
+static int uartbridge_start(void *b)
+{
+	(void)b;
+	return RC_OK;
+}
+
+static int uartbridge_new(void **sess, char *args)
+{
+	struct session_s *s = calloc(1, sizeof *s);
+	json_object *js = json_tokener_parse(args), *jp = NULL;
+	struct sockaddr_in sin;
+	int one = 1;
+	if (!s || !js || !json_object_object_get_ex(js, "port", &jp)) {
+		eprintf("[uartbridge] needs {\"port\": N}\n");
+		return RC_ERROR;
+	}
+	s->fd = -1;
+	s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)json_object_get_int(jp));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&sin, sizeof sin) || listen(s->listen_fd, 1)
+	    || fcntl(s->listen_fd, F_SETFL, O_NONBLOCK)) {
+		eprintf("[uartbridge] cannot listen on port %d\n", json_object_get_int(jp));
+		return RC_ERROR;
+	}
+	*sess = s;
+	return RC_OK;
+}
+
+#define PAD(pad, field) do { if (!strcmp(pads[i].name, pad)) s->field = (void *)pads[i].signal; } while (0)
+
+static int uartbridge_add_pads(void *sess, struct pad_list_s *plist)
+{
+	struct session_s *s = sess;
+	struct pad_s *pads = plist->pads;
+	if (!strcmp(plist->name, "sys_clk")) {
+		s->sys_clk = (char *)pads[0].signal;
+		return RC_OK;
+	}
+	if (strcmp(plist->name, "serial"))
+		return RC_OK;
+	for (int i = 0; pads[i].name; i++) {
+		PAD("sink_data", rx); PAD("sink_valid", rx_valid); PAD("sink_ready", rx_ready);
+		PAD("source_data", tx); PAD("source_valid", tx_valid); PAD("source_ready", tx_ready);
+	}
+	return RC_OK;
+}
+
+static void drop_host(struct session_s *s)
+{
+	close(s->fd);
+	s->fd = -1;
+}
+
+/* accept a host, or take what fits of what it sent */
+static void poll_socket(struct session_s *s)
+{
+	if (s->fd < 0) {
+		int one = 1;
+		s->fd = accept(s->listen_fd, NULL, NULL);
+		if (s->fd >= 0)
+			setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		return;
+	}
+	while (s->len < RX_BYTES) {
+		unsigned tail = (s->head + s->len) % RX_BYTES;
+		unsigned room = tail >= s->head ? RX_BYTES - tail : s->head - tail;
+		ssize_t n = recv(s->fd, s->buf + tail, room, MSG_DONTWAIT);
+		if (n > 0) {
+			s->len += (unsigned)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			drop_host(s);
+		return;
+	}
+}
+
+static int uartbridge_tick(void *sess, uint64_t time_ps)
+{
+	struct session_s *s = sess;
+	(void)time_ps;
+	if (!clk_pos_edge(&s->edge, *s->sys_clk))
+		return RC_OK;
+	if (++s->edges % POLL_EDGES == 0)
+		poll_socket(s);
+	*s->tx_ready = 1;
+	if (*s->tx_valid && s->fd >= 0) {
+		uint8_t c = (uint8_t)*s->tx;
+		if (send(s->fd, &c, 1, MSG_NOSIGNAL) != 1)
+			drop_host(s);
+	}
+	if (s->len && (*s->rx_valid & 1) && (*s->rx_ready & 1)) { /* the byte offered last edge was taken */
+		s->head = (s->head + 1) % RX_BYTES;
+		s->len--;
+	}
+	*s->rx_valid = s->len ? 1 : 0;
+	if (s->len)
+		*s->rx = (char)s->buf[s->head];
+	return RC_OK;
+}
+
+static struct ext_module_s ext_mod = {
+	"uartbridge", uartbridge_start, uartbridge_new, uartbridge_add_pads, NULL, uartbridge_tick
+};
+
+int litex_sim_ext_module_init(int (*register_module)(struct ext_module_s *))
+{
+	return register_module(&ext_mod);
+}
