@@ -127,9 +127,10 @@ def decode(data: bytes) -> list[FixedTables]:
     """The models a blob holds; NandrigError when it is not a well-formed FLARES_TABLES blob."""
     if len(data) < HEAD.size:
         raise NandrigError(f"FLARES tables of {len(data)} bytes are shorter than their head")
-    fmt, models, _gf_m, t_min, t_max, pe_cols, t_grid, cw_bytes, pe_step = HEAD.unpack(data[:HEAD.size])
+    fmt, models, gf_m, t_min, t_max, pe_cols, t_grid, cw_bytes, pe_step = HEAD.unpack(data[:HEAD.size])
     t_count = t_max - t_min + 1
-    if fmt != FORMAT or not 1 <= models <= spec.Limit.FLARES_TABLES_MODELS or t_count < 1 or pe_cols < 2:
+    if (fmt != FORMAT or not 1 <= models <= spec.Limit.FLARES_TABLES_MODELS or t_count < 1 or pe_cols < 2
+            or gf_m != gf_degree(cw_bytes * 8, t_max)):
         raise NandrigError("FLARES tables head is malformed")
     if len(data) != expected_bytes(models, t_count, pe_cols, t_grid):
         raise NandrigError(f"FLARES tables are {len(data)} bytes; their head says "

@@ -37,6 +37,12 @@ def rig_tables() -> FixedTables:
     return RIG_TABLES.build()[0]
 
 
+@lru_cache(maxsize=4)
+def _decoded(blob: bytes) -> list[FixedTables]:
+    """Tables sent to the rig, read once (every FLARES operation decides with them)."""
+    return blobs.decode(blob)
+
+
 # -- the spare-area record: p_cur 7 bits, pecycles 17, writestamp 32 (big-endian), then 5 parity bytes --
 @lru_cache(maxsize=None)
 def _record_bch() -> bchlib.BCH:
@@ -79,7 +85,7 @@ class RigFlares:
 
     @property
     def tables(self) -> list[FixedTables]:
-        return blobs.decode(self.loaded) if self.loaded is not None else [rig_tables()]
+        return _decoded(self.loaded) if self.loaded is not None else [rig_tables()]
 
     @property
     def flares(self) -> Flares:
@@ -102,7 +108,7 @@ class RigFlares:
         if blobs.TablesBlob(data).crc != crc:
             return False
         try:
-            blobs.check_fits(blobs.decode(data), blobs.TablesDims.of(rig_tables()))
+            blobs.check_fits(_decoded(data), blobs.TablesDims.of(rig_tables()))
         except NandrigError:
             return False
         self.loaded = data

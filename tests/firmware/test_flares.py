@@ -250,7 +250,8 @@ def test_tables_sent_at_run_time_are_read_as_written_or_refused_whole(tmp_path):
     grid_at = blob.HEAD.size + 8 * (fts[0].t_max - fts[0].t_min + 1)
     flat[grid_at + 4:grid_at + 8] = flat[grid_at:grid_at + 4]  # two equal time-grid points
     for bad in (blob.encode([narrow]).data,  # t up to 40: not this build's range
-                sent.data[:-1], sent.data + b"\0", bytes(flat), b"\2" + sent.data[1:]):
+                sent.data[:-1], sent.data + b"\0", bytes(flat), b"\2" + sent.data[1:],
+                sent.data[:2] + b"\x0f" + sent.data[3:]):  # GF(2^15): not this engine's
         assert lib.decode_tables(bad) is None
     with pytest.raises(NandrigError, match="bytes"):
         blob.decode(sent.data[:-1])
