@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from nandrig.boards.ulx3s.build import SEED
+
 BOARDS = click.Choice(["ulx3s"])
 
 
@@ -17,7 +19,7 @@ def board_grp() -> None:
 @board_grp.command("build")
 @click.argument("board", type=BOARDS, metavar="BOARD")
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=50.0, show_default=True, help="System clock.")
-@click.option("--seed", type=int, default=1, show_default=True, help="nextpnr placement seed.")
+@click.option("--seed", type=int, default=SEED, show_default=True, help="nextpnr placement seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
 def build_cmd(board, clock_mhz, seed, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
