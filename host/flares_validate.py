@@ -53,7 +53,7 @@ import numpy as np
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
-from nandrig.characterization.flares_wire import RIG_DIMS, rig_blob
+from nandrig.characterization.flares_wire import RIG_DIMS, TablesBlob, rig_blob
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.characterization.uber import uber
@@ -428,21 +428,19 @@ def plan(good: list[int], calibrate_model: bool) -> dict[str, list[int]]:
     return out
 
 
-def live_tables(rig: Rig, params: list[RberParams], echo: Callable[[str], None]) -> dict:
-    """Give the rig FLARES tables made from ``params`` (one model, or lower and upper); what it then decides
-    with."""
-    sent = rig_blob(params, UBER)
+def live_tables(rig: Rig, sent: TablesBlob, echo: Callable[[str], None]) -> dict:
+    """Give the rig FLARES tables (``rig_blob`` of one model, or lower and upper); what it then decides with."""
     echo(f"sending FLARES tables ({len(sent.data):,} bytes, CRC {sent.crc:08x}) to the rig")
     got = rig.flares_tables(sent)
     return {"crc": f"{got.crc:08x}", "models": got.models, "codeword_bytes": RIG_DIMS.codeword_bytes,
             "t_range": list(RIG_DIMS.t_range), "bytes": len(sent.data)}
 
 
-def configure_live(rig: Rig, live: FlaresConfig, params: list[RberParams]) -> None:
+def configure_live(rig: Rig, live: FlaresConfig, sent: TablesBlob) -> None:
     """FLARES' constants on the rig; a rig that lost the tables sent (a power cycle, a reset) gets them again."""
     cfg = rig.flares_config(live)
-    if cfg.tables.crc != rig_blob(params, UBER).crc:
-        live_tables(rig, params, lambda s: None)
+    if cfg.tables.crc != sent.crc:
+        live_tables(rig, sent, lambda s: None)
         rig.flares_config(live)
 
 
@@ -470,16 +468,17 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
         echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
         models, model = calibrate(rig, cal, on_wear=wore)
         params = [models[False], models[True]]
-    sent = None
-    if live:  # the rig decides with tables made from the same models, sent to it
-        sent, models = live_tables(rig, params, echo), None
+    blob = sent = None
+    if live:  # the rig decides with tables made from the same models, sent to it; nothing is replayed
+        blob = rig_blob(params, UBER)
+        sent, models = live_tables(rig, blob, echo), None
     v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore)
     runs, traces, wear = [], {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
              + (" with FLARES in the rig" if live else ""))
         if live:
-            configure_live(rig, live, params)  # every scenario starts without page history
+            configure_live(rig, live, blob)  # every scenario starts without page history
         tr = v.measure(scenario, use[scenario], scale)
         if bad := tr.wear_mismatches():
             raise NandrigError(f"{scenario}: blocks {use[scenario]} reached P/E {bad[0][1]} where the plan says "

@@ -124,12 +124,12 @@ def test_flares_in_the_rig_with_tables_sent_from_a_fit(run_cli):
 
 
 def test_a_rig_that_lost_its_tables_gets_them_again():
-    models = load_models("mlc-3x-demo")
+    sent = rig_blob(load_models("mlc-3x-demo"))
     with Rig.open("sim", chip="mlc-small", seed=3) as rig:
-        live_tables(rig, models, lambda s: None)
+        live_tables(rig, sent, lambda s: None)
         rig.flares_tables(None)  # as after a power cycle
-        configure_live(rig, FlaresConfig(), models)
-        assert rig.flares_config(FlaresConfig()).tables.crc == rig_blob(models).crc
+        configure_live(rig, FlaresConfig(), sent)
+        assert rig.flares_config(FlaresConfig()).tables.crc == sent.crc
 
 
 @pytest.mark.parametrize("args, message", [
