@@ -429,11 +429,15 @@ class Runner:
             self.store.save_context(self.c.id, self.context)
         done = self.oven.wait(step.meta, self.context[key], lambda: self.store.save_context(self.c.id, self.context))
         self.context[key].update(done)
-        self._add_time(done)
+        self._add_time(done, step.meta.get("fresh", False))
         with self.store.tx() as db:
             self.store.finish_step(db, self.c.id, i, self.context)
 
-    def _add_time(self, done: dict) -> None:
+    def _add_time(self, done: dict, fresh: bool) -> None:
+        """Retention so far; ``fresh``: the pages were programmed anew since the last wait, so it starts here."""
+        if fresh:
+            for k in ("equiv_h", "actual_h", "bakes"):
+                self.context.pop(k, None)
         self.context["equiv_h"] = self.context.get("equiv_h", 0.0) + done["equiv_h"]
         self.context["actual_h"] = self.context.get("actual_h", 0.0) + done["actual_h"]
         self.context["temp_c"] = done["temp_c"]
@@ -473,7 +477,7 @@ class Runner:
                                bool(r.chip_status & StatusBit.FAIL), r.busy_ns)
 
     def _record_advance(self, db: Database, i: int, step: Step, reply) -> None:
-        self._add_time(step.meta)
+        self._add_time(step.meta, step.meta.get("fresh", False))
 
     def _record_read_disturb(self, db: Database, i: int, step: Step, reply) -> None:
         pass  # the reads are recorded with the next checkpoint

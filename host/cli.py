@@ -382,6 +382,7 @@ def _common(f):
                      "without asking)."),
         click.option("--link-patience", type=click.FloatRange(min=1), default=120, show_default=True,
                      help="Seconds of nothing but damaged replies before a noisy link is given up on."),
+        click.option("--json", "as_json", is_flag=True, help="End with the campaign's results as JSON."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -393,7 +394,8 @@ def run_grp() -> None:
     """Start a characterization campaign (it can be resumed if interrupted)."""
 
 
-def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict) -> None:
+def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict,
+           as_json: bool = False) -> None:
     from nandrig.host.campaigns import (check_plan, create, format_blocks, known_chip, open_for_chip, parse_blocks,
                                         run)
     from nandrig.host.store import Store
@@ -423,19 +425,26 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
             click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.params['blocks']))} ({c.steps} steps) "
                        f"in {db}", err=True)
             c = _interruptible(store, cid, lambda: run(store, rig, cid))
-        _ended(store, c)
+        _ended(store, c, as_json)
     finally:
         store.close()
 
 
-def _ended(store, c) -> None:
-    """A campaign's last word: its state and, when done, a summary of its results."""
+def _ended(store, c, as_json: bool = False) -> None:
+    """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON)."""
     from nandrig.host.summary import summary
 
+    k = KINDS.get(c.kind)
+    res = k.results(store, c, k.params.from_mapping(c.params), store.page_map(c.chip_id)) \
+        if k and k.results and c.state == "done" else None
+    lines = summary(store, c) + (k.summary(res) if res and k.summary else []) if c.state == "done" else []
+    if as_json:
+        click.echo(json.dumps({"campaign": c.id, "kind": c.kind, "state": c.state,
+                               **(res if res is not None else {"summary": lines})}, indent=2))
+        return
     click.echo(f"campaign {c.id} {c.state}")
-    if c.state == "done":
-        for line in summary(store, c):
-            click.echo(line)
+    for line in lines:
+        click.echo(line)
 
 
 def _interruptible(store, campaign_id: int | None, work):
@@ -465,9 +474,10 @@ def _interruptible(store, campaign_id: int | None, work):
 def _kind_command(k: CampaignKind) -> click.Command:
     """``nandrig run NAME``: the common options, then the ones the kind declares."""
 
-    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, link_patience, **opts) -> None:
+    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, link_patience, as_json,
+              **opts) -> None:
         _start(url, db, profile, seed, chip_label, blocks, take_over, link_patience, k.name,
-               {"seed": pattern_seed, **k.from_cli(**opts)})
+               {"seed": pattern_seed, **k.from_cli(**opts)}, as_json)
 
     for option in reversed(k.options):
         start = option(start)

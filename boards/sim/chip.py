@@ -54,7 +54,7 @@ STATUS_NOT_PROTECTED = StatusBit.WP_N
 FEATURE_TIMING_MODE = Feature.TIMING_MODE
 FEATURE_READ_RETRY = Feature.READ_RETRY
 NS_PER_HOUR = 3_600_000_000_000
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: blocks keep their wear apart from their P/E count
 
 
 @record
@@ -74,7 +74,7 @@ class PageData:
 class Wordline:
     lsb: PageData | None = None
     msb: PageData | None = None
-    n: int = 0  # block P/E count when programmed
+    n: float = 0.0  # the block's wear (MLC-equivalent P/E) when programmed: what the physics ages by
     t_prog_h: float = 0.0  # equivalent-hours clock at the last program of this wordline
     serial: int = 0  # program events on this wordline since erase (keys its noise)
     pd: int = 0  # extra program pulses from neighbouring wordlines
@@ -84,7 +84,8 @@ class Wordline:
 @record
 @dataclass
 class Block:
-    pe: int = 0
+    pe: int = 0  # erases: the P/E count every rig and store counts
+    wear: float = 0.0  # MLC-equivalent cycles: a pSLC cycle stresses the oxide less (Physics.pslc_stress)
     reads: int = 0  # reads since erase
     last_page: int = -1
     wls: dict[int, Wordline] = field(default_factory=dict)
@@ -233,9 +234,9 @@ class VirtualChip:
     def erase(self, block: int) -> ChipOp:
         self._check_block(block)
         blk = self.blocks.setdefault(block, Block())
-        busy = self._jitter(self._t_bers(blk.pe), block, -1, blk.pe, 0)
-        fail = self._wearout_fails(block, blk.pe, 0)
-        self.blocks[block] = Block(pe=blk.pe + 1)
+        busy = self._jitter(self._t_bers(blk.wear), block, -1, blk.pe, 0)
+        fail = self._wearout_fails(block, blk.pe, 0, blk.wear)
+        self.blocks[block] = Block(pe=blk.pe + 1, wear=blk.wear + self._cycle_stress(block, blk))
         return self._done(STATUS_FAIL if fail else 0, busy)
 
     def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> ChipOp:
@@ -256,7 +257,7 @@ class VirtualChip:
         if page < blk.last_page or (upper and (wl is None or wl.lsb is None)):
             return self._done(STATUS_FAIL, 10_000)  # order violation: rejected, nothing written
         t_us = self.profile.timing.t_prog_msb_us if upper else self.profile.timing.t_prog_lsb_us
-        busy = self._jitter(t_us * self._prog_factor(blk.pe) * 1_000, block, page, blk.pe, 1 + (wl.serial if wl else 0))
+        busy = self._jitter(t_us * self._prog_factor(blk.wear) * 1_000, block, page, blk.pe, 1 + (wl.serial if wl else 0))
         if wl is None:
             wl = blk.wls[wl_idx] = Wordline()
         if page == blk.last_page:  # second program without erase: only 1 -> 0, neighbours disturbed
@@ -264,7 +265,7 @@ class VirtualChip:
             content = PageData(raw=bytes(a & b for a, b in zip(old.bytes(g.raw_page_bytes), content.bytes(g.raw_page_bytes))))
             for nb in (wl_idx - 1, wl_idx + 1):
                 if 0 <= nb < g.wordlines:
-                    blk.wls.setdefault(nb, Wordline(n=blk.pe)).pd += 1
+                    blk.wls.setdefault(nb, Wordline(n=blk.wear)).pd += 1
         if upper:
             wl.msb = content
             prev = blk.wls.get(wl_idx - 1)
@@ -272,9 +273,9 @@ class VirtualChip:
                 prev.coupled = True
         else:
             wl.lsb = content
-        wl.n, wl.t_prog_h, wl.serial = blk.pe, self.equiv_h + busy / NS_PER_HOUR, wl.serial + 1
+        wl.n, wl.t_prog_h, wl.serial = blk.wear, self.equiv_h + busy / NS_PER_HOUR, wl.serial + 1
         blk.last_page = page
-        fail = self._wearout_fails(block, blk.pe, 1 + page)
+        fail = self._wearout_fails(block, blk.pe, 1 + page, blk.wear)
         return self._done(STATUS_FAIL if fail else 0, busy)
 
     def read(self, block: int, page: int) -> ChipRead:
@@ -324,7 +325,7 @@ class VirtualChip:
                 continue
             wls = [m[2] for m in members]
             cond = PageCondition(
-                n=np.array([wl.n if wl else blk.pe for wl in wls], float),
+                n=np.array([wl.n if wl else blk.wear for wl in wls], float),
                 t_h=np.array([max(self.equiv_h - wl.t_prog_h, 0.0) if wl and wl.lsb else 0.0 for wl in wls]),
                 reads=np.array([m[1] for m in members], float),
                 onset=np.full(len(members), onset),
@@ -345,9 +346,11 @@ class VirtualChip:
         self._done(0, int(busy.sum()))
         return PageCounts(pages, e10, e01, self.cells, busy)
 
-    def cycle(self, block: int, count: int, seed: int, program: bool = True) -> tuple[int, bool]:
+    def cycle(self, block: int, count: int, seed: int, program: bool = True, pslc: bool = False) -> tuple[int, bool]:
         """``count`` erase + program-all cycles with PRBS pages, in bulk (mean busy times).
 
+        ``pslc``: each round programs only the lower pages (pseudo-SLC), which
+        ages the block by ``Physics.pslc_stress`` per cycle instead of one.
         Returns (cycles done, failed): cycling stops at the first erase or
         program FAIL of a worn-out block. The block ends programmed with the
         pattern of ``seed`` (or erased when ``program`` is false).
@@ -358,31 +361,38 @@ class VirtualChip:
         g, t = self.geometry, self.profile.timing
         blk = self.blocks.setdefault(block, Block())
         start = blk.pe
-        n = np.arange(start, start + count, dtype=float)
+        stress = self._physics(block).pslc_stress if (program and pslc) else 1.0
+        # wear at each erase k: the first erase ends what the block holds now, the later ones this mode's rounds
+        first = self._cycle_stress(block, blk)
+        at_erase = blk.wear + np.concatenate([[0.0], first + stress * np.arange(max(count - 1, 0))])[:count]
+        worn = at_erase + np.where(np.arange(count) == 0, first, stress)  # wear while each round programs
         done, failed = count, False
         onset = self._wearout_onset(block)
-        if count and start + count > onset:
-            for k in range(max(0, int(onset) - start), count):
-                if self._wearout_fails(block, start + k, 0) or (program and self._wearout_fails(block, start + k + 1, 1)):
+        if count and worn[-1] > onset:
+            for k in range(int(np.searchsorted(worn, onset)), count):
+                if self._wearout_fails(block, start + k, 0, at_erase[k]) or (
+                        program and self._wearout_fails(block, start + k + 1, 1, worn[k])):
                     done, failed = k + 1, True
                     break
-            n = n[:done]
-        per_cycle = self._t_bers(n)
+            at_erase, worn = at_erase[:done], worn[:done]
+        per_cycle = self._t_bers(at_erase)
+        lower = [page_of(w, False, g.pages_per_block) for w in range(g.wordlines)]
         if program:
             half = g.pages_per_block // 2
-            per_cycle = per_cycle + half * (t.t_prog_lsb_us + t.t_prog_msb_us) * 1_000 * self._prog_factor(n + 1)
+            per_page_us = t.t_prog_lsb_us + (0.0 if pslc else t.t_prog_msb_us)
+            per_cycle = per_cycle + half * per_page_us * 1_000 * self._prog_factor(worn)
         total = int(np.sum(per_cycle))
-        self.blocks[block] = Block(pe=start + done)
+        self.blocks[block] = Block(pe=start + done, wear=float(worn[-1]) if done else blk.wear)
         self.advance_ns(total)
         if program and not failed:
             new = self.blocks[block]
             for w in range(g.wordlines):
                 new.wls[w] = Wordline(
-                    lsb=PageData(seed=page_seed(seed, block, page_of(w, False, g.pages_per_block))),
-                    msb=PageData(seed=page_seed(seed, block, page_of(w, True, g.pages_per_block))),
-                    n=new.pe, t_prog_h=self.equiv_h, serial=1, coupled=w < g.wordlines - 1,
+                    lsb=PageData(seed=page_seed(seed, block, lower[w])),
+                    msb=None if pslc else PageData(seed=page_seed(seed, block, page_of(w, True, g.pages_per_block))),
+                    n=new.wear, t_prog_h=self.equiv_h, serial=1, coupled=not pslc and w < g.wordlines - 1,
                 )
-            new.last_page = g.pages_per_block - 1
+            new.last_page = max(lower) if pslc else g.pages_per_block - 1
         return done, failed
 
     def hammer(self, block: int, page: int, count: int) -> int:
@@ -416,8 +426,11 @@ class VirtualChip:
 
     @classmethod
     def from_state(cls, state: dict) -> "VirtualChip":
-        if state.get("version") != STATE_VERSION:
-            raise NandrigError(f"chip state has version {state.get('version')}, expected {STATE_VERSION}")
+        if state.get("version") == 1:  # every cycle was a full one: wear = P/E
+            for blk in state["blocks"].values():
+                blk.wear = float(blk.pe)
+        elif state.get("version") != STATE_VERSION:
+            raise NandrigError(f"chip state has version {state.get('version')}, expected 1 or {STATE_VERSION}")
         chip = cls(ChipProfile.from_mapping(state["profile"]), state["seed"])
         for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status", "blocks"):
             setattr(chip, k, state[k])
@@ -472,22 +485,29 @@ class VirtualChip:
         z = rng.generator(rng.DEFECT, self.seed, block, 1).standard_normal()
         return d.wearout_median * math.exp(d.wearout_sigma * z)
 
-    def _wearout_fails(self, block: int, pe: int, op: int) -> bool:
-        """Past its onset a block's program/erase fails more and more often; factory-bad blocks often."""
+    def _wearout_fails(self, block: int, pe: int, op: int, wear: float) -> bool:
+        """Past its onset (in wear) a block's program/erase fails more and more often; factory-bad blocks often.
+        The draw is keyed by the P/E count, so the same history fails at the same operation."""
         onset = self._wearout_onset(block)
         p = 0.3 if block in self.factory_bad else 0.0
-        if pe >= onset:
-            p = max(p, min(1.0, 0.02 + (pe - onset) / onset))
+        if wear >= onset:
+            p = max(p, min(1.0, 0.02 + (wear - onset) / onset))
         return p > 0 and rng.uniform(rng.DEFECT, self.seed, block, pe, op) < p
 
-    def _prog_factor(self, pe) -> np.ndarray | float:
+    def _cycle_stress(self, block: int, blk: Block) -> float:
+        """Wear the erase of ``blk`` adds: a pSLC cycle's (lower pages only) or a full one. Erasing a block that
+        holds no page counts as full: the rigs' erase-only bulk wear stands for MLC cycling."""
+        wls = [wl for wl in blk.wls.values() if wl.lsb is not None]
+        return self._physics(block).pslc_stress if wls and all(wl.msb is None for wl in wls) else 1.0
+
+    def _prog_factor(self, wear) -> np.ndarray | float:
         t = self.profile.timing
-        life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 1.5)
+        life = np.minimum(np.asarray(wear, float) / self.profile.onfi["endurance_cycles"], 1.5)
         return self._time_scale * (1.0 - t.t_prog_drop * life)
 
-    def _t_bers(self, pe) -> np.ndarray | float:
+    def _t_bers(self, wear) -> np.ndarray | float:
         t = self.profile.timing
-        life = np.minimum(np.asarray(pe, float) / self.profile.onfi["endurance_cycles"], 2.0)
+        life = np.minimum(np.asarray(wear, float) / self.profile.onfi["endurance_cycles"], 2.0)
         return t.t_bers_us * 1_000 * self._time_scale * (1.0 + t.t_bers_growth * life)
 
     def _t_r_us(self, page: int) -> float:
@@ -522,7 +542,7 @@ class VirtualChip:
         states, has_lsb, full = self._wl_states(wl)
         if upper and not full:
             return np.ones(self.cells, np.uint8)  # unprogrammed upper page: the chip's flag reads 0xFF
-        n = wl.n if wl else blk.pe
+        n = wl.n if wl else blk.wear
         serial = wl.serial if wl else 0
         gen = rng.generator(rng.PROGRAM_NOISE, self.seed, block, wl_idx, blk.pe, serial)
         z_prog = gen.standard_normal(self.cells)

@@ -13,6 +13,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE
 from nandrig.boards.sim.rig_base import Reject, RigIO
+from nandrig.chip.geometry import page_of
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
 from nandrig.chip.vendor import BAD_BLOCK_MARK, bad_block_pages
 from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
@@ -252,33 +253,54 @@ class ChipCommands:
         r = self.chip.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
         return P.BYTE_REPLY.pack(r.status)
 
+    def _cycle_pages(self, req: Frame, flags: int) -> tuple[int, ...]:
+        """The pages each CYCLE round programs: all, or the request's page set."""
+        ppb = self.chip.geometry.pages_per_block if self.ident else 0
+        if not flags & CycleFlag.PAGE_SET:
+            if len(req.payload) != P.CYCLE_REQ.size:
+                raise Reject(Err.BAD_FRAME)
+            return tuple(range(ppb))
+        bitmap = req.payload[P.CYCLE_REQ.size:]
+        if len(bitmap) != -(-ppb // 8):
+            raise Reject(Err.BAD_FRAME)
+        pages = P.page_set(bitmap)
+        if not pages or pages[-1] >= ppb:
+            raise Reject(Err.BAD_PARAMETER)
+        return pages
+
     def _cmd_cycle(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, cycles, seed, flags = self._args(req, P.CYCLE_REQ)
+        if len(req.payload) < P.CYCLE_REQ.size:
+            raise Reject(Err.BAD_FRAME)
+        first, n_blocks, cycles, seed, flags = P.CYCLE_REQ.unpack(req.payload[:P.CYCLE_REQ.size])
         if n_blocks > Limit.CYCLE_MAX_BLOCKS:
             raise Reject(Err.OUT_OF_RANGE)
         if cycles > Limit.CYCLE_MAX_ROUNDS:
             raise Reject(Err.BAD_PARAMETER)
         self._block(first, n_blocks)
         self._flags(flags, P.all_flags(CycleFlag))
+        pages = self._cycle_pages(req, flags)
+        g = self.chip.geometry
+        # the chip's bulk path knows two page sets: every page, and the lower pages alone (pseudo-SLC)
+        pslc = pages == tuple(page_of(w, False, g.pages_per_block) for w in range(g.wordlines))
+        exact = self.exact or not (pslc or len(pages) == g.pages_per_block)
         blocks = range(first, first + n_blocks)
         for b in blocks:
             self._guard(b, flags & CycleFlag.FORCE)
         done = {b: 0 for b in blocks}
         failed = {b: False for b in blocks}
         job = self._start(req, n_blocks * cycles)
-        g = self.chip.geometry
         rounds = 0
         while rounds < cycles and not job.abort:
-            step = 1 if self.exact else min(CYCLE_CHUNK, cycles - rounds)
+            step = 1 if exact else min(CYCLE_CHUNK, cycles - rounds)
             for b in blocks:
                 if failed[b]:
                     continue
-                if self.exact:
+                if exact:
                     ok = not self.chip.erase(b).fail and all(
-                        not self.chip.program(b, p, seed=page_seed(seed, b, p)).fail for p in range(g.pages_per_block))
+                        not self.chip.program(b, p, seed=page_seed(seed, b, p)).fail for p in pages)
                     n, bad = 1, not ok
                 else:
-                    n, bad = self.chip.cycle(b, step, seed)
+                    n, bad = self.chip.cycle(b, step, seed, pslc=pslc)
                 done[b] += n
                 failed[b] = bad
                 job.done += n

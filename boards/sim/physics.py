@@ -68,6 +68,9 @@ class Physics:
     retry_step: float  # V per read-retry offset unit
     rd_wear: float = 0.0  # relative growth of the read-disturb shift per 10k P/E
     knee: float = 0.0  # relative core widening per (N/1e4 - 1)**2 past 10k P/E
+    # wear of a pSLC cycle (lower pages only: cells go no higher than LM) in full MLC cycles. SLC parts are rated
+    # for 10x the cycles of MLC ones of the same node (Kgil et al., ISCA'08 Table 1; Grupp et al., MICRO'09)
+    pslc_stress: float = 0.1
 
     def core_sigma(self, n: np.ndarray) -> np.ndarray:
         x = np.asarray(n, float) / 1e4

@@ -275,14 +275,20 @@ uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)
 
 /* ---- loops at chip speed ------------------------------------------------------------------------- */
 
-/* one P/E round of a block: erase, then every page with its pattern; nonzero on the first FAIL.
- * Each page's seed is computed while the chip is busy with the operation before it. */
-static int cycle_block(uint32_t block, uint32_t seed)
+static int in_set(const uint8_t *set, uint32_t page) { return !set || (set[page / 8] >> (page % 8) & 1); }
+
+/* one P/E round of a block: erase, then every page of the set (NULL: all) with its pattern; nonzero on the
+ * first FAIL. Each page's seed is computed while the chip is busy with the operation before it. */
+static int cycle_block(uint32_t block, uint32_t seed, const uint8_t *set)
 {
 	onfi_begin_erase(rig.chip, block);
 	uint32_t next = page_seed(seed, block, 0);
 	struct op_result r = onfi_finish();
 	for (uint32_t p = 0; p < rig.chip->pages_per_block && !r.timed_out && !(r.status & ONFI_STATUS_FAIL); p++) {
+		if (!in_set(set, p)) {
+			next = page_seed(seed, block, p + 1);
+			continue;
+		}
 		onfi_begin_program(rig.chip, block, p, ONFI_SRC_PRBS, next, raw_bytes());
 		next = page_seed(seed, block, p + 1);
 		r = onfi_finish();
@@ -290,9 +296,36 @@ static int cycle_block(uint32_t block, uint32_t seed)
 	return r.timed_out || (r.status & ONFI_STATUS_FAIL);
 }
 
+/* CYCLE's page set (flags PAGE_SET): NULL for every page; *st set when the bitmap is malformed */
+static const uint8_t *cycle_page_set(const struct request *q, uint8_t flags, int *st)
+{
+	uint32_t ppb = rig.chip->pages_per_block, n = (ppb + 7) / 8;
+	if (!(flags & CYCLE_FLAG_PAGE_SET)) {
+		if (q->len != CYCLE_REQ_BYTES)
+			*st = E_BAD_FRAME;
+		return 0;
+	}
+	if (q->len != CYCLE_REQ_BYTES + n) {
+		*st = E_BAD_FRAME;
+		return 0;
+	}
+	const uint8_t *set = q->payload + CYCLE_REQ_BYTES;
+	uint32_t any = 0;
+	for (uint32_t p = 0; p < 8 * n; p++)
+		if (in_set(set, p)) {
+			any = 1;
+			if (p >= ppb)
+				*st = E_BAD_PARAMETER;
+		}
+	if (!any)
+		*st = E_BAD_PARAMETER;
+	return set;
+}
+
 uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st)
 {
-	NEED(CYCLE_REQ);
+	if (q->len < CYCLE_REQ_BYTES)
+		FAIL(E_BAD_FRAME);
 	uint32_t first = CYCLE_REQ_FIRST_BLOCK(q->payload), n = CYCLE_REQ_N_BLOCKS(q->payload);
 	uint32_t cycles = CYCLE_REQ_CYCLES(q->payload), seed = CYCLE_REQ_PATTERN_SEED(q->payload);
 	uint8_t flags = CYCLE_REQ_FLAGS(q->payload);
@@ -300,6 +333,10 @@ uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st)
 		FAIL(E_OUT_OF_RANGE);
 	if (cycles > CYCLE_MAX_ROUNDS || flags & ~CYCLE_FLAGS_ALL)
 		FAIL(E_BAD_PARAMETER);
+	int bad = 0;
+	const uint8_t *set = cycle_page_set(q, flags, &bad);
+	if (bad)
+		FAIL(bad);
 	for (uint32_t i = 0; i < n; i++)
 		if (is_bad(first + i) && !(flags & CYCLE_FLAG_FORCE))
 			FAIL(E_BAD_BLOCK);
@@ -313,7 +350,7 @@ uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st)
 			uint8_t *b = rec + CYCLE_BLOCK_BYTES * i;
 			if (CYCLE_BLOCK_FAILED(b))
 				continue;
-			SET_CYCLE_BLOCK_FAILED(b, cycle_block(first + i, seed));
+			SET_CYCLE_BLOCK_FAILED(b, cycle_block(first + i, seed, set));
 			SET_CYCLE_BLOCK_CYCLES_DONE(b, CYCLE_BLOCK_CYCLES_DONE(b) + 1);  /* a failed round still wore the block */
 			job.done++;
 		}

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 7
+#define PROTOCOL_VERSION_MINOR 8
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -130,8 +130,9 @@ enum {
 /* CycleFlag bits; others get E_BAD_PARAMETER */
 enum {
 	CYCLE_FLAG_FORCE = 0x01,
+	CYCLE_FLAG_PAGE_SET = 0x02,
 };
-#define CYCLE_FLAGS_ALL 0x01u
+#define CYCLE_FLAGS_ALL 0x03u
 
 /* FlaresProgramFlag bits; others get E_BAD_PARAMETER */
 enum {

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from nandrig.errors import NandrigError
-from nandrig.host.kinds import bitmap, endurance, latency, program_disturb, read_disturb, retention, vth
+from nandrig.host.kinds import (bitmap, density, endurance, latency, program_disturb, read_disturb, retention,
+                                vth)
 from nandrig.host.kinds.base import CampaignKind, KindParams
 
 KINDS: dict[str, CampaignKind] = {m.KIND.name: m.KIND for m in
-                                  (endurance, retention, read_disturb, program_disturb, latency, vth, bitmap)}
+                                  (endurance, retention, read_disturb, program_disturb, latency, vth, bitmap,
+                                                     density)}
 
 
 def kind(name: str) -> CampaignKind:

@@ -18,7 +18,7 @@ from nandrig.host.oven import SCPI, check_oven
 
 if TYPE_CHECKING:
     from nandrig.host.report import Report
-    from nandrig.host.store import Campaign
+    from nandrig.host.store import Campaign, Store
 
 P = TypeVar("P", bound="KindParams")
 
@@ -59,6 +59,9 @@ class CampaignKind:
     from_cli: Callable[..., dict]  # those options' values -> the kind's own parameter fields
     report: Callable[["Report", "Campaign", Any, PageMap], None]
     feeds_fit: bool = False  # its checkpoints are (P/E, retention, RBER) points for the RBER model
+    # the kind's own results (`nandrig run NAME --json`) and the lines they add to the end-of-run summary
+    results: Callable[["Store", "Campaign", Any, PageMap], dict] | None = None
+    summary: Callable[[dict], list[str]] | None = None
 
 
 # retention time source and temperature, for the kinds that wait

@@ -7,7 +7,7 @@ from nandrig import protocol as P
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
-from nandrig.protocol import Limit, Opcode, ReadFlag
+from nandrig.protocol import CycleFlag, Limit, Opcode, ReadFlag
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,15 @@ def contiguous(blocks: list[int]) -> list[list[int]]:
     return runs
 
 
-def _cycle_steps(blocks: list[int], cycles: int, seed: int) -> list[Step]:
+def _cycle_steps(blocks: list[int], cycles: int, seed: int, page_set: bytes | None) -> list[Step]:
     steps = []
+    flags, tail = (CycleFlag.PAGE_SET, page_set) if page_set else (0, b"")
     for i in range(0, len(blocks), Limit.CYCLE_MAX_BLOCKS):
         chunk = blocks[i:i + Limit.CYCLE_MAX_BLOCKS]
         left = cycles
         while left > 0:
             n = min(left, Limit.CYCLE_MAX_ROUNDS)
-            steps.append(Step("cycle", Opcode.CYCLE, P.CYCLE_REQ.pack(chunk[0], len(chunk), n, seed, 0),
+            steps.append(Step("cycle", Opcode.CYCLE, P.CYCLE_REQ.pack(chunk[0], len(chunk), n, seed, flags) + tail,
                               {"blocks": chunk, "cycles": n}))
             left -= n
     return steps
@@ -60,9 +61,11 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_
     return steps
 
 
-def cycle_to(blocks: list[int], have: int, want: int, seed: int) -> list[Step]:
-    """CYCLE requests that take the blocks from ``have`` to ``want`` P/E."""
-    return [s for run in contiguous(blocks) for s in _cycle_steps(run, want - have, seed)] if want > have else []
+def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes | None = None) -> list[Step]:
+    """CYCLE requests that take the blocks from ``have`` to ``want`` P/E; ``page_set`` (P.page_set_bytes): each
+    round programs only those pages (pseudo-SLC: the lower ones)."""
+    return [s for run in contiguous(blocks) for s in _cycle_steps(run, want - have, seed, page_set)] \
+        if want > have else []
 
 
 def measure(blocks: list[int], seed: int, g: Geometry, meta: dict, **kw) -> list[Step]:
@@ -71,11 +74,12 @@ def measure(blocks: list[int], seed: int, g: Geometry, meta: dict, **kw) -> list
     return [s for run in contiguous(blocks) for s in _measure_steps(run, seed, g, meta, **kw)]
 
 
-def wait(oven: str, temp_c: float, equiv_h: float) -> Step:
+def wait(oven: str, temp_c: float, equiv_h: float, fresh: bool = False) -> Step:
     """Retention of ``equiv_h`` 25 degC-equivalent hours: a journaled ADVANCE on a virtual oven,
-    a real wait or an operator's bake otherwise (resumable through their committed start)."""
+    a real wait or an operator's bake otherwise (resumable through their committed start). ``fresh``: the pages
+    read after it were programmed since the last wait, so their retention counts from this one's start."""
     actual = equiv_h / acceleration_factor(temp_c)
-    meta = {"equiv_h": equiv_h, "actual_h": actual, "temp_c": temp_c}
+    meta = {"equiv_h": equiv_h, "actual_h": actual, "temp_c": temp_c, **({"fresh": True} if fresh else {})}
     if oven == "virtual":
         ns = int(round(actual * 3.6e12))
         return Step("advance", Opcode.ADVANCE, P.ADVANCE_REQ.pack(ns, int(round(temp_c * 100))), meta)
@@ -108,9 +112,9 @@ def set_offset(offset: int) -> Step:
     return Step("set_offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset), {"offset": offset})
 
 
-def groups(blocks: list[int], n: int) -> list[list[int]]:
+def groups(blocks: list[int], n: int, what: str = "wear levels") -> list[list[int]]:
     """``blocks`` in ``n`` equal groups (the rest unused)."""
     if len(blocks) < n:
-        raise NandrigError(f"{n} wear levels need at least {n} blocks, got {len(blocks)}")
+        raise NandrigError(f"{n} {what} need at least {n} blocks, got {len(blocks)}")
     size = len(blocks) // n
     return [blocks[i * size:(i + 1) * size] for i in range(n)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 7)
+VERSION = (1, 8)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -162,6 +162,9 @@ class ReadFlag(enum.IntFlag):
 
 class CycleFlag(enum.IntFlag):
     FORCE = 0x01
+    # the request ends with a bitmap of the pages each round programs (bit p of byte p/8, LSB first;
+    # ceil(pages_per_block/8) bytes): a block run as pseudo-SLC programs only its lower pages
+    PAGE_SET = 0x02
 
 
 # FLARES on the rig takes the page's type from the host (the chip's page map): with two models, an upper page's
@@ -352,7 +355,8 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
             ("count bytes of the page as the last READ left it (decoded when read with t), from offset; "
              "OUT_OF_RANGE beyond data+spare",)),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
-    Command(Opcode.CYCLE, (CYCLE_REQ,), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
+    Command(Opcode.CYCLE, (CYCLE_REQ, "then, with flags bit 1 (PAGE_SET), ceil(pages_per_block/8) bytes: bit p "
+                                      "(LSB first) set for each page a round programs"), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
     Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),
     Command(Opcode.READ_DISTURB, (READ_DISTURB_REQ,), (READ_DISTURB_REPLY,), long=True),
     Command(Opcode.TIME, (EMPTY_REQ,), (CLOCK_REPLY,), cached=False),
@@ -364,6 +368,21 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
     Command(Opcode.FLARES_TABLES, (FLARES_TABLES_REQ, "then the chunk"), (FLARES_TABLES_REPLY,), FlaresTablesFlag),
 )}
+
+def page_set_bytes(pages, pages_per_block: int) -> bytes:
+    """CYCLE's page-set bitmap (flags PAGE_SET): bit p, LSB first, for each page a round programs."""
+    out = bytearray(-(-pages_per_block // 8))
+    for p in pages:
+        if not 0 <= p < pages_per_block:
+            raise ValueError(f"page {p} is outside 0..{pages_per_block - 1}")
+        out[p // 8] |= 1 << (p % 8)
+    return bytes(out)
+
+
+def page_set(bitmap: bytes) -> tuple[int, ...]:
+    """The pages a page-set bitmap names, in order."""
+    return tuple(p for p in range(8 * len(bitmap)) if bitmap[p // 8] >> (p % 8) & 1)
+
 
 def read_reply_bytes(page_bytes: int, spare_bytes: int, codeword_bytes: int) -> int:
     """READ's reply with the raw page: its head, counts per data codeword and for the spare, the page."""
