@@ -100,6 +100,7 @@ class Decision:
     proj: int = 0  # projected RBER, Q48
     alarm: bool = False
     invalidate: bool = False
+    beyond_reach: bool = False  # the projection needs more than t_cap corrects (the C module's ``beyond``)
 
 
 @dataclass
@@ -117,11 +118,23 @@ class Flares:
         cap = self.config.t_cap
         return min(cap, self.tables.t_max) if cap else self.tables.t_max
 
+    def _cold_proj(self, pe: int, page_type: int) -> int:
+        ft = self.model(page_type)
+        return 2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
+
+    def reach(self, page_type: int = 0) -> int:
+        """The largest RBER (Q48) t_cap corrects: a projection above it is beyond the rig's reach."""
+        ft = self.model(page_type)
+        return ft.rber_max[self.t_cap - ft.t_min]
+
     def cold_start(self, pe: int, page_type: int = 0) -> int:
         """The t for a page with no history at wear ``pe``: the model's projection with a margin of 2,
         the model's stated accuracy (a measurement corrects it after the first window)."""
-        ft = self.model(page_type)
-        return min(ft.t_for(2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))), self.t_cap)
+        return min(self.model(page_type).t_for(self._cold_proj(pe, page_type)), self.t_cap)
+
+    def cold_start_beyond(self, pe: int, page_type: int = 0) -> bool:
+        """Whether that projection needs more than t_cap corrects."""
+        return self._cold_proj(pe, page_type) > self.reach(page_type)
 
     def new_page(self, t: int | None = None, pe: int = 0) -> Pprof:
         """A profile for a page with no history, encoded at ``t``, its block at wear ``pe``."""
@@ -189,4 +202,4 @@ class Flares:
             pp.p_next = pp.p_cur
         pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
         pp.errc = pp.reads = 0
-        return Decision(zone, p, proj, alarm, invalidate)
+        return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))

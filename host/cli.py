@@ -509,6 +509,9 @@ for _k in KINDS.values():
 @click.option("--mix", type=click.FloatRange(0.0, 1.0), help="MIX for --on-rig.  [default: 0.5]")
 @click.option("--evaluate-on-alarm", is_flag=True, help="With --on-rig: a rewrite alarm does not end FLARES' "
               "evaluation (the paper's Alg. 2 stops; docs/flares.md). Host replays try both.")
+@click.option("--density-control/--no-density-control", default=True, show_default=True,
+              help="With --on-rig: a block whose page FLARES finds beyond the rig's ECC runs as pseudo-SLC from its "
+                   "next erase (lower pages only), and is retired when that is not enough either.")
 @click.option("--db", type=DatabaseLocation(),
               help="The chip's database: blocks campaigns hold or that carry wear are refused, the wear this run "
                    "gives is recorded, the run is stored for `nandrig report` (needed on a real rig).")
@@ -516,7 +519,7 @@ for _k in KINDS.values():
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale, on_rig, wsize, mix,
-                        evaluate_on_alarm, db, chip_label, take_over, as_json) -> None:
+                        evaluate_on_alarm, density_control, db, chip_label, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
@@ -536,16 +539,20 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
             raise click.BadParameter("this wears a real chip's blocks: name its database (--db) so their wear is "
                                      "recorded and campaigns' blocks are left alone")
         with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, lambda b: None)
+            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control,
+                                             lambda b: None)
     else:
         result, pages = _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
-                                                  params, scale, echo, live)
+                                                  params, scale, echo, live, density_control)
     if as_json:
         click.echo(dumps(result))
         return
     for scenario, w in result["wear"].items():
         click.echo(f"{scenario}: blocks {format_blocks(w['blocks'])}, P/E planned {_span(w['planned_pe'])}, "
                    f"actual {_span(w['actual_pe'])}")
+        for sw in (result["density_control"] or {}).get(scenario, {}).get("switches", []):
+            click.echo(f"  density control: block {sw['block']} {sw['from']} -> {sw['to']} at P/E {sw['pe']} "
+                       f"(operation {sw['op']})")
     click.echo(f"{'scenario':<17} {'page':>9} {'alarm':>9} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'uncov':>6} "
                f"{'fails':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
     for r in summary(result)["runs"]:
@@ -557,7 +564,8 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
 
 
-def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken, on_wear=lambda block, cycles: None):
+def _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control, taken,
+                     on_wear=lambda block, cycles: None):
     """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
     database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
     from nandrig.errors import NandrigError
@@ -573,11 +581,12 @@ def _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken, on
     else:
         wanted = [b for b in range(info.blocks) if not taken(b)][:64]
     bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
-    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear), pages
+    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear,
+                    density_control), pages
 
 
 def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo,
-                              live):
+                              live, density_control):
     """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
     database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
     from nandrig.errors import NandrigError
@@ -605,8 +614,8 @@ def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blo
                 store.add_cycles(tx, None, chip_id, block, cycles, False, cycles)
 
         with rig:
-            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, taken(chip_id),
-                                             record)
+            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control,
+                                             taken(chip_id), record)
         store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}")
         store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
         return result, pages

@@ -60,7 +60,7 @@ from nandrig.characterization.uber import uber
 from nandrig.chip.geometry import page_map
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.host.rig import Rig
+from nandrig.host.rig import FlaresStep, Rig
 
 UBER = 1e-11
 BAKE_C = 125.0
@@ -126,9 +126,18 @@ class Trace:
     failed: list[tuple[bool, ...]] = field(default_factory=list)
     zone: list[tuple[int, ...]] = field(default_factory=list)
     alarm: list[tuple[bool, ...]] = field(default_factory=list)  # rewrite alarms
+    beyond: list[tuple[bool, ...]] = field(default_factory=list)  # BEYOND_REACH: the projection needs > t_cap
+    # density control (live runs): the block's mode at each operation, and which pages under test it holds
+    mode: list[str] = field(default_factory=list)  # "mlc" or "pslc"
+    present: list[tuple[bool, ...]] = field(default_factory=list)
+    switches: list[dict] = field(default_factory=list)  # each mode change: op index, block, P/E, from, to
 
     def column(self, name: str, i: int) -> np.ndarray:
         return np.array([v[i] for v in getattr(self, name)])
+
+    def in_service(self, i: int) -> np.ndarray:
+        """Per operation, whether page ``i`` held data (a pSLC block leaves its upper pages unwritten)."""
+        return self.column("present", i).astype(bool) if self.present else np.ones(len(self.ops), bool)
 
     def wear_mismatches(self) -> list[tuple[int, int]]:
         return [(p, a) for p, a in zip(self.planned_pe, self.actual_pe) if p != a]
@@ -174,6 +183,10 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
     return models, about
 
 
+class BlockRetired(Exception):
+    """Density control took a block out of service: not even pSLC keeps its pages within the rig's reach."""
+
+
 class Validator:
     """Measures scenarios on the rig. ``models`` gives FLARES' RBER model per page type (False: lower, True:
     upper). With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ, the tables it holds, its
@@ -181,9 +194,14 @@ class Validator:
 
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
-                 on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> None:
-        """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record)."""
+                 on_wear: Callable[[int, int], None] = lambda block, cycles: None, density: bool = True) -> None:
+        """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record).
+        ``density`` (live runs): when FLARES in the rig says a page under test is beyond its reach, the block runs
+        as pseudo-SLC from its next erase (only lower pages written), and is retired when that is not enough."""
         self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
+        self.density = density and live is not None
+        self.mode: dict[int, str] = {}  # block -> "mlc", "pslc" or "retired"
+        self.pending: set[int] = set()  # blocks a BEYOND_REACH decision asks to step down at their next erase
         self.on_wear = on_wear
         info = rig.info()
         self.pages_per_block = info.pages_per_block
@@ -193,6 +211,7 @@ class Validator:
         if live and not info.capabilities & P.Cap.FLARES:
             raise NandrigError("this rig does not run FLARES itself (it needs a BCH decoder and room for parity)")
         self.upper = tuple(page_map(p, info.pages_per_block)[1] for p in self.pages)
+        self.lower_pages = frozenset(p for p in range(info.pages_per_block) if not page_map(p, info.pages_per_block)[1])
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
         # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own
@@ -211,23 +230,48 @@ class Validator:
     def now_s(self) -> int:
         return int(self.rig.time_ns() // 1_000_000_000 + self.bake_credit_s)
 
-    def _to_wear(self, block: int, pe: int) -> None:
-        """Cycle ``block`` so that its next program is its ``pe``-th (never backwards)."""
+    def _to_wear(self, trace: Trace, block: int, pe: int) -> None:
+        """Cycle ``block`` so that its next program is its ``pe``-th (never backwards); a pSLC block's cycles
+        program its lower pages only."""
         have = self.wear.setdefault(block, 0)
         if pe - 1 > have:
-            res = self.rig.cycle(block, 1, pe - 1 - have, self.seed)
+            self._step_down(trace, block)  # the cycles begin with an erase
+            pages = sorted(self.lower_pages) if self.mode.get(block) == "pslc" else None
+            res = self.rig.cycle(block, 1, pe - 1 - have, self.seed, pages=pages)
             self.wear[block] = have + res.done[block]
             self.on_wear(block, res.done[block])
 
+    def _step_down(self, trace: Trace, block: int) -> None:
+        """Density control at the block's erase: MLC -> pSLC -> retired, after a BEYOND_REACH decision."""
+        if block not in self.pending:
+            return
+        self.pending.discard(block)
+        was = self.mode.get(block, "mlc")
+        now = "pslc" if was == "mlc" else "retired"
+        self.mode[block] = now
+        trace.switches.append({"op": len(trace.ops), "block": block, "pe": self.wear.get(block, 0) + 1,
+                               "from": was, "to": now})
+        self.echo(f"  block {block} beyond FLARES' reach as {was.upper()}: "
+                  + ("run as pSLC from this erase" if now == "pslc" else "retired"))
+        if now == "retired":
+            raise BlockRetired(block)
+
     def _program(self, trace: Trace, block: int, point: int, retention_h: float, temp_c: float) -> None:
+        self._step_down(trace, block)
+        pslc = self.mode.get(block) == "pslc"
         self.rig.erase(block)
         self.wear[block] = self.wear.get(block, 0) + 1
         self.on_wear(block, 1)
         self.programs += 1
         seed = self.seed * 1_000_003 + self.programs
         steps, busy = [], []
-        for p in range(self.pages_per_block):  # the whole block, in page order
-            if self.live and p in self.pages:
+        for p in range(self.pages_per_block):  # the whole block, in page order (pSLC: its lower pages)
+            if pslc and p not in self.lower_pages:
+                continue
+            if self.live and p in self.pages and pslc:  # FLARES' MLC models do not describe pSLC pages
+                res = self.rig.program(block, p, seed=seed, t=self.t_reach)
+                steps.append(self._fixed_step())
+            elif self.live and p in self.pages:
                 res = self.rig.flares_program(block, p, seed=seed, pe=self.wear[block],
                                               upper=self.upper[self.pages.index(p)])
                 steps.append(res.step)
@@ -242,13 +286,25 @@ class Validator:
         self._record(trace, FlaresAccess.PROGRAM, (0,) * len(self.pages), now, point, block)
         trace.prog_busy_ns.extend(busy)
         if self.live:
-            self._record_live(trace, steps, [False] * len(steps))
+            self._record_live(trace, block, steps, [False] * len(self.pages))
 
     def _read(self, trace: Trace, block: int, point: int) -> None:
         seed = self.seed * 1_000_003 + self.programs
         errors, steps, failed = [], [], []
         for p, upper in zip(self.pages, self.upper):
-            if self.live:
+            if not self._holds(block, p):
+                errors.append(0)
+                steps.append(None)
+                failed.append(False)
+                continue
+            if self.live and self.mode.get(block) == "pslc":
+                r = self.rig.read(block, p, seed=seed, t=self.t_reach)
+                used = [c.corrected for c in r.codewords[:self.data_codewords]]
+                steps.append(self._fixed_step())
+                failed.append(min(used) < 0)
+                if min(used) < 0 or max(used) > self.t_reach // 2:  # pSLC's margin half gone: retire the block
+                    self.pending.add(block)
+            elif self.live:
                 fr = self.rig.flares_read(block, p, seed=seed, upper=upper)
                 r = fr.read
                 steps.append(fr.step)
@@ -259,14 +315,30 @@ class Validator:
             trace.read_busy_ns.append(r.busy_ns)
         self._record(trace, FlaresAccess.READ, tuple(errors), self.now_s(), point, block)
         if self.live:
-            self._record_live(trace, steps, failed)
+            self._record_live(trace, block, steps, failed)
 
-    @staticmethod
-    def _record_live(trace: Trace, steps: list, failed: list[bool]) -> None:
-        trace.t_used.append(tuple(s.t for s in steps))
+    def _fixed_step(self) -> FlaresStep:
+        """A pSLC page's operation: written and read at the rig's strongest t, outside FLARES."""
+        return FlaresStep(self.t_reach, Zone.NONE, 0, P.Decide(0))
+
+    def _holds(self, block: int, page: int) -> bool:
+        return self.mode.get(block) != "pslc" or page in self.lower_pages
+
+    def _record_live(self, trace: Trace, block: int, steps: list, failed: list[bool]) -> None:
+        """One operation's decisions, page by page (None: the page holds no data in the block's mode)."""
+        if len(steps) < len(self.pages):  # a program's steps: the pages under test that were written
+            written = iter(steps)
+            steps = [next(written) if self._holds(block, p) else None for p in self.pages]
+        flag = lambda s, f: s is not None and bool(s.flags & f)  # noqa: E731
+        trace.t_used.append(tuple(s.t if s else 0 for s in steps))
         trace.failed.append(tuple(failed))
-        trace.zone.append(tuple(int(s.zone) for s in steps))
-        trace.alarm.append(tuple(bool(s.flags & P.Decide.ALARM) for s in steps))
+        trace.zone.append(tuple(int(s.zone) if s else int(Zone.NONE) for s in steps))
+        trace.alarm.append(tuple(flag(s, P.Decide.ALARM) for s in steps))
+        trace.beyond.append(tuple(flag(s, P.Decide.BEYOND_REACH) for s in steps))
+        trace.mode.append(self.mode.get(block, "mlc"))
+        trace.present.append(tuple(s is not None for s in steps))
+        if self.density and any(trace.beyond[-1]):
+            self.pending.add(block)
 
     def _record(self, trace: Trace, op: FlaresAccess, errors: tuple[int, ...], now: int, point: int,
                 block: int) -> None:
@@ -278,7 +350,7 @@ class Validator:
 
     def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:
         """An operating point opens with the block's ``pe``-th program."""
-        self._to_wear(block, pe)
+        self._to_wear(tr, block, pe)
         self._program(tr, block, point, retention_h, temp_c)
         tr.planned_pe.append(pe)
         tr.actual_pe.append(self.wear[block])
@@ -298,26 +370,33 @@ class Validator:
                 else:
                     self._read(tr, block, point)
 
-        if scenario == "operating-points":
-            if len(blocks) < len(wear):
-                raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
-            for k, pe in enumerate(wear):
-                self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
-                ops(blocks[k], k, AGED_H, BAKE_C)
-                self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
-        elif scenario == "long-retention":
-            self._start_point(tr, blocks[0], 0, LONG_RETENTION_PE, 2 * YEAR_H, 25.0)
-            ops(blocks[0], 0, 2 * YEAR_H, 25.0)
-        elif scenario == "continuous-wear":
-            points = max(10, int(1000 * scale))
-            for k in range(points):
-                self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
-                for _ in range(9):
-                    self._read(tr, blocks[0], k)
-                if (k + 1) % 100 == 0:
-                    self.echo(f"  continuous wear: {k + 1}/{points} operating points (P/E {self.wear[blocks[0]]})")
-        else:
+        if scenario not in SCENARIOS:
             raise NandrigError(f"unknown scenario {scenario!r}")
+        try:  # a retired block ends its operating point (and a one-block scenario)
+            if scenario == "operating-points":
+                if len(blocks) < len(wear):
+                    raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
+                for k, pe in enumerate(wear):
+                    try:
+                        self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
+                        ops(blocks[k], k, AGED_H, BAKE_C)
+                    except BlockRetired:
+                        continue
+                    self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
+            elif scenario == "long-retention":
+                self._start_point(tr, blocks[0], 0, LONG_RETENTION_PE, 2 * YEAR_H, 25.0)
+                ops(blocks[0], 0, 2 * YEAR_H, 25.0)
+            else:
+                points = max(10, int(1000 * scale))
+                for k in range(points):
+                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
+                    for _ in range(9):
+                        self._read(tr, blocks[0], k)
+                    if (k + 1) % 100 == 0:
+                        self.echo(f"  continuous wear: {k + 1}/{points} operating points "
+                                  f"(P/E {self.wear[blocks[0]]})")
+        except BlockRetired:
+            pass
         return tr
 
     # -- FLARES over a trace -------------------------------------------------------------
@@ -326,54 +405,66 @@ class Validator:
         neighbourhood's, in continuous wear) requires, ``t_max + 1`` where no t of the table is enough
         (uncoverable), and that RBER."""
         ops, errs, point = np.array(tr.ops), tr.column("errors", i).astype(float), np.array(tr.point)
-        reads = ops == int(FlaresAccess.READ)
+        mode = np.array(tr.mode) if tr.mode else np.full(len(ops), "mlc")
+        reads = (ops == int(FlaresAccess.READ)) & tr.in_service(i)
         target = np.zeros(len(ops), dtype=int)
         rber = np.zeros(len(ops))
         n_points = point.max() + 1
         half = 25 if n_points > 50 else 0  # continuous wear: smooth over +-25 operating points
         for k in range(n_points):
-            sel = reads & (np.abs(point - k) <= half)
-            r = min(max(errs[sel].sum() / max(sel.sum() * self.page_bits, 1), 1e-12), 0.49)
-            rber[point == k] = r
-            target[point == k] = int(self.table.t_for(r))
+            for m in set(mode[point == k]):  # a pSLC block's reads say nothing about it as MLC, and back
+                sel = reads & (np.abs(point - k) <= half) & (mode == m)
+                r = min(max(errs[sel].sum() / max(sel.sum() * self.page_bits, 1), 1e-12), 0.49)
+                here = (point == k) & (mode == m)
+                rber[here] = r
+                target[here] = int(self.table.t_for(r))
         target[target < 0] = self.table.t_max + 1
         return target, rber
 
     def outcome(self, tr: Trace, target: np.ndarray, rber: np.ndarray, chosen: list[int], fails: int,
-                alarm_ops: list[int], under_after: int) -> dict:
-        """A run's figures from the t chosen per operation against the target t."""
-        chosen_a = np.array(chosen)
+                alarm_ops: list[int], under_after: int, keep: np.ndarray | None = None) -> dict:
+        """A run's figures from the t chosen per operation against the target t, over the operations ``keep``
+        marks (those where the page held data; default all)."""
+        keep = np.ones(len(tr.ops), bool) if keep is None else keep
+        kept = np.flatnonzero(keep)  # operation numbers
+        chosen_a, target, rber = np.array(chosen)[keep], target[keep], rber[keep]
         coverable = target <= self.t_reach
         below = chosen_a < target
         under = np.flatnonzero(below & coverable)
         below_ops = np.flatnonzero(below)
         # the UBER each operation below its target was exposed to, at its page's measured RBER
         ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
-        reads = [c for c, op in zip(chosen, tr.ops) if op == FlaresAccess.READ]
-        return {"ops": len(tr.ops), "reads": len(reads),
+        reads = [int(c) for c, op in zip(chosen_a, np.array(tr.ops)[keep]) if op == FlaresAccess.READ]
+        return {"ops": int(keep.sum()), "reads": len(reads),
                 "under_target_ops": int(under.size),
                 "under_target_ops_after_first_evaluation": int(under_after),
                 "uncoverable_ops": int(np.sum(~coverable)),
                 "below_target_uber_max": max(ubers, default=0.0),
                 "below_target_uber": ubers,
-                "first_below_target_op": int(below_ops[0]) if below_ops.size else None,
+                "first_below_target_op": int(kept[below_ops[0]]) if below_ops.size else None,
                 "first_alarm_op": alarm_ops[0] if alarm_ops else None,
                 "decode_failures": int(fails),
                 "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
                 "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
-                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(map(int, chosen))}
+                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(map(int, chosen_a))}
 
     def live_run(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
-        reads = np.array(tr.ops) == int(FlaresAccess.READ)
+        keep = tr.in_service(i)
+        reads = (np.array(tr.ops) == int(FlaresAccess.READ)) & keep
         fails = int(np.sum(tr.column("failed", i) & reads))
         zone = tr.column("zone", i)
         t_used = tr.column("t_used", i)
         evaluated = np.cumsum(zone != Zone.NONE) > 0
-        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.t_reach)))
-        return self.outcome(tr, target, rber, t_used.tolist(), fails, np.flatnonzero(tr.column("alarm", i)).tolist(),
-                            under_after)
+        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.t_reach) & keep))
+        beyond = np.flatnonzero(tr.column("beyond", i))
+        mode = np.array(tr.mode)
+        density = {"beyond_reach_decisions": int(beyond.size),
+                   "first_beyond_reach_op": int(beyond[0]) if beyond.size else None,
+                   "pslc_ops": int(np.sum(keep & (mode == "pslc"))), "not_in_service_ops": int(np.sum(~keep))}
+        return {**self.outcome(tr, target, rber, t_used.tolist(), fails,
+                               np.flatnonzero(tr.column("alarm", i) & keep).tolist(), under_after, keep), **density}
 
     def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
                evaluate_on_alarm: bool = False) -> dict:
@@ -446,7 +537,7 @@ def configure_live(rig: Rig, live: FlaresConfig, sent: TablesBlob) -> None:
 
 def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
              echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
-             on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> dict:
+             on_wear: Callable[[int, int], None] = lambda block, cycles: None, density_control: bool = True) -> dict:
     """Run the three scenarios on fresh ``blocks``. FLARES' models: ``params`` (one model for both page types,
     or lower and upper), or with None one per page type calibrated on 8 more blocks first.
 
@@ -472,8 +563,8 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     if live:  # the rig decides with tables made from the same models, sent to it; nothing is replayed
         blob = rig_blob(params, UBER)
         sent, models = live_tables(rig, blob, echo), None
-    v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore)
-    runs, traces, wear = [], {}, {}
+    v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control)
+    runs, traces, wear, density = [], {}, {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
              + (" with FLARES in the rig" if live else ""))
@@ -484,6 +575,9 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
             raise NandrigError(f"{scenario}: blocks {use[scenario]} reached P/E {bad[0][1]} where the plan says "
                                f"{bad[0][0]} (a block failed or was not fresh); nothing reported")
         wear[scenario] = {"blocks": use[scenario], "planned_pe": tr.planned_pe, "actual_pe": tr.actual_pe}
+        if live:
+            density[scenario] = {"switches": tr.switches, "pslc_ops": int(np.sum(np.array(tr.mode) == "pslc")),
+                                 "retired_blocks": [s["block"] for s in tr.switches if s["to"] == "retired"]}
         traces[scenario] = {"pe": tr.pe, "point": tr.point, "ops": tr.ops, "pages": list(pages), "target_t": {}}
         for i, page in enumerate(pages):
             target, rber = v.targets(tr, i)
@@ -502,6 +596,7 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
         "blocks": use, "pages": list(pages), "model": model, "uber": UBER,
         "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max, "t_reach": v.t_reach,
         "flares_in_rig": live is not None, "rig_tables": sent, "wear": wear,
+        "density_control": density if live and v.density else None,
         "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
             "; decode failures are the rig decoder's" if live else "; failures inferred from errors > t"),
@@ -511,7 +606,8 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
 
 
 SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "ops", "under_target_ops",
-                "under_target_ops_after_first_evaluation", "uncoverable_ops", "below_target_uber_max",
+                "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
+                "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
                 "first_below_target_op", "first_alarm_op", "decode_failures", "mean_overprovision",
                 "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t")
 

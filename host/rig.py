@@ -525,8 +525,12 @@ class Rig:
     def set_read_offset(self, offset: int) -> int:
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset)).payload).value
 
-    def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False) -> CycleResult:
-        f = self.call(Opcode.CYCLE, P.CYCLE_REQ.pack(first, n_blocks, cycles, seed, CycleFlag.FORCE if force else 0),
+    def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False,
+              pages: list[int] | None = None) -> CycleResult:
+        """``pages``: each round programs only these (pseudo-SLC: the lower pages); default every page."""
+        flags = (CycleFlag.FORCE if force else 0) | (CycleFlag.PAGE_SET if pages is not None else 0)
+        tail = P.page_set_bytes(pages, self.info().pages_per_block) if pages is not None else b""
+        f = self.call(Opcode.CYCLE, P.CYCLE_REQ.pack(first, n_blocks, cycles, seed, flags) + tail,
                       ok=(Err.OK, Err.ABORTED))
         done, failed = decode_cycle_reply(f.payload, first, n_blocks)
         return CycleResult(done, failed, f.status == Err.ABORTED)

@@ -1,4 +1,4 @@
-"""Fifty mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
+"""Sixty-odd mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
 every one ends with one line on stderr and a non-zero exit, no traceback, and the database and the chip's state
 are left byte for byte as they were. The table (command, exit code, the line) is written to
 build/bad-inputs.md."""
@@ -34,6 +34,8 @@ CASES = [
     (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--times", "3parsecs"), "3parsecs"),
     (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "kiln"), "--oven"),
     (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-6", "--wear", "1,2,3"), "need at least 3 blocks"),
+    (("run", "density", *SIM, "--db", "{db}", "--blocks", "5"), "(MLC and pSLC) need at least 2 blocks"),
+    (("run", "density", *SIM, "--db", "{db}", "--blocks", "5-6", "--checkpoints", "0,3"), "start at 1"),
     (("run", "read-disturb", *SIM, "--db", "{db}", "--blocks", "5", "--page", "200"), "page"),
     (("run", "read-disturb", *SIM, "--db", "{db}", "--blocks", "5", "--points", "0"), "--points"),
     (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "scpi:"), "--oven"),

@@ -70,8 +70,6 @@ class ChipCommands:
                 np.array([r.busy_ns for r in reads]))
 
     # -- commands ---------------------------------------------------------------
-
-    # -- commands ---------------------------------------------------------------
     def _cmd_hello(self, req: Frame, io: RigIO) -> bytes:
         # another major version may lay HELLO out otherwise: its first field is enough to answer it
         if len(req.payload) >= 2 and struct.unpack_from("<H", req.payload)[0] != P.VERSION[0]:

@@ -102,6 +102,6 @@ def _page_type(flags: int) -> int:
 
 def _decision(t: int, d: rig_flares.Decision, new: bool) -> bytes:
     flags = ((P.Decide.ALARM if d.alarm else 0) | (P.Decide.INVALIDATE if d.invalidate else 0)
-             | (P.Decide.NEW_PROFILE if new else 0))
+             | (P.Decide.NEW_PROFILE if new else 0) | (P.Decide.BEYOND_REACH if d.beyond_reach else 0))
     return P.FLARES_DECISION.pack(t, int(d.zone), d.p, int(flags))
 

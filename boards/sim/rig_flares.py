@@ -137,7 +137,10 @@ class RigFlares:
         if new:
             pp = self.profiles[key] = f.new_page(f.cold_start(pe, page_type), pe - 1)
         pp.pecycles = pe - 1  # the host counts the block's wear; upPage adds this program
-        return pp, f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now, page_type), new
+        d = f.up_page(pp, FlaresAccess.PROGRAM, 0, False, now, page_type)
+        if new and f.cold_start_beyond(pe, page_type):
+            d = replace(d, beyond_reach=True)
+        return pp, d, new
 
     def profile_for_read(self, key: tuple[int, int], record: bytes) -> tuple[Pprof | None, ProfileSource]:
         if key in self.profiles:

@@ -30,7 +30,7 @@ class Pprof(ctypes.Structure):
 
 class Decision(ctypes.Structure):
     _fields_ = [("zone", ctypes.c_uint8), ("p", ctypes.c_uint8), ("alarm", ctypes.c_uint8),
-                ("invalidate", ctypes.c_uint8), ("proj", ctypes.c_uint64)]
+                ("invalidate", ctypes.c_uint8), ("beyond", ctypes.c_uint8), ("proj", ctypes.c_uint64)]
 
 
 def build(header_text: str, workdir: Path, extra_sources: tuple[Path, ...] = ()) -> Path:
@@ -73,6 +73,8 @@ class Native:
         lib.flares_pprof_unpack.restype = ctypes.c_int
         lib.flares_cold_start.argtypes = [ctypes.POINTER(Config), ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_cold_start.restype = ctypes.c_uint8
+        lib.flares_cold_start_beyond.argtypes = [ctypes.POINTER(Config), ctypes.c_uint8, ctypes.c_uint32]
+        lib.flares_cold_start_beyond.restype = ctypes.c_uint8
         lib.flares_tables_builtin.argtypes = [ctypes.c_void_p]
         lib.flares_tables_decode.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p]
         lib.flares_tables_decode.restype = ctypes.c_int

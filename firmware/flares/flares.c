@@ -65,11 +65,27 @@ static uint8_t cap(const flares_config_t *cfg)
     return cfg->t_cap && cfg->t_cap < FLARES_T_MAX ? cfg->t_cap : (uint8_t)FLARES_T_MAX;
 }
 
-uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
+/* the largest RBER the rig's t_cap corrects: a projection above it is beyond the rig's reach */
+static uint64_t reach(const flares_config_t *cfg)
+{
+    return cfg->tables->corr_rber_max[cap(cfg) - FLARES_T_MIN];
+}
+
+static uint64_t cold_proj(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
 {
     const flares_tables_t *tab = cfg->tables;
-    uint8_t t = flares_t_for(tab, 2u * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s)));
+    return 2u * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s));
+}
+
+uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
+{
+    uint8_t t = flares_t_for(cfg->tables, cold_proj(cfg, page_type, pe));
     return t < cap(cfg) ? t : cap(cfg);
+}
+
+uint8_t flares_cold_start_beyond(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
+{
+    return cold_proj(cfg, page_type, pe) > reach(cfg);
 }
 
 void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe)
@@ -98,6 +114,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     out->proj = 0;
     out->alarm = 0;
     out->invalidate = 0;
+    out->beyond = 0;
     pp->pe_win = pp->pecycles;
     if (col > FLARES_PE_COLS - 1u)
         col = FLARES_PE_COLS - 1u;
@@ -151,6 +168,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     pp->reads = 0;
     out->p = p;
     out->proj = proj;
+    out->beyond = proj > reach(cfg);
 }
 
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
@@ -174,6 +192,7 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
         out->proj = 0;
         out->alarm = 0;
         out->invalidate = 0;
+        out->beyond = 0;
         return;
     }
     pp->ops = 0;

@@ -91,6 +91,7 @@ typedef struct {
     uint8_t p;
     uint8_t alarm;
     uint8_t invalidate;
+    uint8_t beyond; /* the projection needs more than t_cap corrects: density control (pSLC) or retire */
     uint64_t proj;
 } flares_decision_t;
 
@@ -101,6 +102,8 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
 /* the t for a page with no history at wear pe: the model's projection with a margin of 2, the
  * model's stated accuracy (a measurement corrects it after the first window) */
 uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe);
+/* whether that projection needs more than the rig's t_cap corrects */
+uint8_t flares_cold_start_beyond(const flares_config_t *cfg, uint8_t page_type, uint32_t pe);
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
                      flares_decision_t *out);
 

@@ -55,7 +55,8 @@ static void decision(uint8_t *out, uint8_t t, const flares_decision_t *d, uint8_
 	SET_FLARES_DECISION_T(out, t);
 	SET_FLARES_DECISION_ZONE(out, d->zone);
 	SET_FLARES_DECISION_P(out, d->p);
-	SET_FLARES_DECISION_FLAGS(out, (d->alarm ? DECIDE_ALARM : 0) | (d->invalidate ? DECIDE_INVALIDATE : 0) | extra);
+	SET_FLARES_DECISION_FLAGS(out, (d->alarm ? DECIDE_ALARM : 0) | (d->invalidate ? DECIDE_INVALIDATE : 0) |
+	                               (d->beyond ? DECIDE_BEYOND_REACH : 0) | extra);
 }
 
 uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
@@ -144,7 +145,7 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 		if (!(pp = profiles_add(block, page)))
 			FAIL(E_NO_SPACE);
 		flares_new_page(pp, flares_cold_start(&fcfg, type, pe), pe - 1);
-		extra = DECIDE_NEW_PROFILE;
+		extra = DECIDE_NEW_PROFILE | (flares_cold_start_beyond(&fcfg, type, pe) ? DECIDE_BEYOND_REACH : 0);
 	}
 	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
 	flares_decision_t d;

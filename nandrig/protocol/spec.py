@@ -217,6 +217,9 @@ class Decide(enum.IntFlag):
     ALARM = 0x1  # rewrite alarm: the data is older than its t protects for
     INVALIDATE = 0x2  # too many decode failures: the page's data should be moved
     NEW_PROFILE = 0x4  # the page had no profile; FLARES started one at the model's t
+    # the model's projection for the page needs more than the rig's t_cap corrects (on a new profile: the program
+    # just made; else the page's next program): density control runs the block as pSLC, or retires it
+    BEYOND_REACH = 0x8
 
 
 # ---- records -----------------------------------------------------------------------------------

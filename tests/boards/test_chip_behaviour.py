@@ -175,3 +175,49 @@ def test_blocks_start_failing_late_in_life():
 def test_bad_operations_raise_clear_errors(call, msg):
     with pytest.raises(NandrigError, match=msg):
         call(VirtualChip("mlc-small"))
+
+
+def lower_pages(chip):
+    ppb = chip.geometry.pages_per_block
+    return [p for p in range(ppb) if not page_map(p, ppb)[1]]
+
+
+def test_a_bulk_pslc_cycle_leaves_the_block_as_the_operations_do():
+    bulk, ops = VirtualChip("mlc-3x", seed=3), VirtualChip("mlc-3x", seed=3)
+    blk = good_blocks(bulk)[5]
+    bulk.cycle(blk, 40, seed=2, pslc=True)
+    for _ in range(40):
+        assert not ops.erase(blk).fail
+        assert not any(ops.program(blk, p, seed=page_seed(2, blk, p)).fail for p in lower_pages(ops))
+    a, b = bulk.blocks[blk], ops.blocks[blk]
+    assert (a.pe, a.last_page) == (b.pe, b.last_page) == (40, max(lower_pages(ops)))
+    assert a.wear == pytest.approx(b.wear) == pytest.approx(1 + 39 * bulk._physics(blk).pslc_stress)
+    assert {w: (wl.lsb, wl.msb, wl.n) for w, wl in a.wls.items()} == \
+           {w: (wl.lsb, wl.msb, pytest.approx(wl.n)) for w, wl in b.wls.items()}
+
+
+def test_pslc_outlasts_mlc_by_its_stress_and_reads_with_far_fewer_errors():
+    chip = VirtualChip("mlc-3x", seed=0)
+    ph = chip._physics(7)
+    mlc, pslc = VirtualChip("mlc-3x", seed=0), VirtualChip("mlc-3x", seed=0)
+    n_mlc, failed = mlc.cycle(7, 200_000, seed=1)
+    assert failed
+    n_pslc, failed = pslc.cycle(7, 2_000_000, seed=1, pslc=True)
+    assert failed and n_pslc / n_mlc == pytest.approx(1 / ph.pslc_stress, rel=0.05)
+    # 10k P/E and a year at 25 degC: MLC pages (both types) against pSLC ones of the same P/E count
+    cond = lambda wear, coupled: PageCondition(np.array([wear]), np.array([8760.0]), np.zeros(1), np.full(1, 1e6),  # noqa: E731
+                                               np.zeros(1), np.array([coupled]), np.zeros(1))
+    mlc_rber = np.mean([sum(page_error_probs(ph, cond(1e4, True), msb)) / 2 for msb in (False, True)])
+    pslc_rber = sum(lsb_only_error_probs(ph, cond(1e4 * ph.pslc_stress, False))) / 2
+    assert pslc_rber < 1e-3 * mlc_rber
+
+
+def test_a_version_1_state_takes_each_blocks_wear_from_its_pe():
+    chip = VirtualChip("mlc-small", seed=4)
+    chip.cycle(3, 25, seed=1)
+    st = chip.state()
+    st["version"] = 1
+    for blk in st["blocks"].values():
+        blk.wear = 0.0
+    again = VirtualChip.from_state(st)
+    assert again.blocks[3].wear == again.blocks[3].pe == 25

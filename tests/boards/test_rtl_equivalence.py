@@ -29,6 +29,8 @@ from nandrig.host.transport import InProcessTransport
 pytestmark = pytest.mark.slow
 PROFILE, SEED = "mlc-small", 21
 CYCLES, CHECKPOINTS = 24, [1, 8, 24]
+DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page set) on the pSLC block; read
+# fresh and after 3 years at 25 degC, so there are errors to compare
 BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 
@@ -39,19 +41,23 @@ def chip() -> VirtualChip:
     return c
 
 
-def endurance(rig: Rig, db) -> tuple[list[dict], list[tuple]]:
+def campaigns(rig: Rig, db) -> dict[str, tuple[list[dict], list[tuple], list[tuple]]]:
+    """An endurance campaign on two blocks and a density one (an MLC and a pSLC block, programs timed) on two more:
+    each one's export, measurements and operation times."""
     store = Store(db)
     try:
         info = rig.info()
         chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
         bad = set(rig.scan_bad(0, info.blocks))
-        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:2]
-        cid = create(store, rig, chip_id, "endurance",
-                     {"blocks": blocks, "seed": 5, "cycles": CYCLES, "checkpoints": CHECKPOINTS, "oven": "virtual"},
-                     "equivalence")
-        c = run(store, rig, cid, progress=False)
-        assert c.state == "done"
-        return export_rows(store, c), store.rows(cid)
+        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:4]
+        out = {}
+        for kind, params in (("endurance", {"blocks": blocks[:2], "cycles": CYCLES, "checkpoints": CHECKPOINTS}),
+                             ("density", {"blocks": blocks[2:], "checkpoints": DENSITY_CHECKPOINTS, "times_h": [26280.0]})):
+            cid = create(store, rig, chip_id, kind, {**params, "seed": 5, "oven": "virtual"}, "equivalence")
+            c = run(store, rig, cid, progress=False)
+            assert c.state == "done"
+            out[kind] = export_rows(store, c), store.rows(cid), store.op_times(cid)
+        return out
     finally:
         store.close()
 
@@ -145,7 +151,7 @@ def results(tmp_path_factory):
             "rtl-ulx3s": lambda bch: rtl_rig(RtlRig(chip(), bch=bch, board="ulx3s"))}  # at the board's clock
     for name, open_rig in rigs.items():
         with open_rig(False) as r:
-            out[name] = {"endurance": endurance(r, tmp / f"{name}.db"), "flares": flares(r)}
+            out[name] = {**campaigns(r, tmp / f"{name}.db"), "flares": flares(r)}
         with open_rig(True) as r:
             out[name]["ecc"] = ecc_reads(r)
             out[name]["rig_flares"] = rig_flares(r)
@@ -157,7 +163,7 @@ RTL_BUILDS = pytest.mark.parametrize("rtl", ["rtl", "rtl-ulx3s"])
 
 @RTL_BUILDS
 def test_endurance_campaign_exports_the_same_measurements(results, rtl):
-    (v_rows, v_pages), (r_rows, r_pages) = results["virtual"]["endurance"], results[rtl]["endurance"]
+    (v_rows, v_pages, _), (r_rows, r_pages, _) = results["virtual"]["endurance"], results[rtl]["endurance"]
     v_rows, r_rows = [dict(x) for x in v_rows], [dict(x) for x in r_rows]  # the comparison pops fields
     assert [row["pe"] for row in v_rows] == CHECKPOINTS
     assert sum(row["errors"] for row in v_rows) > 0  # something to compare
@@ -167,6 +173,22 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
     assert len(v_pages) == len(r_pages) == len(CHECKPOINTS) * 2 * 32
     for v, r in zip(v_pages, r_pages):
         assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
+        assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
+
+
+@RTL_BUILDS
+def test_density_campaign_programs_reads_and_times_the_same(results, rtl):
+    """The pSLC block's CYCLE carries a page set (its lower pages): the firmware programs only those, as the
+    virtual rig does, so the chip holds the same cells and the two rigs measure the same errors."""
+    (_, v_pages, v_ops), (_, r_pages, r_ops) = results["virtual"]["density"], results[rtl]["density"]
+    lower = sum(1 for p in range(32) if not page_map(p, 32)[1])
+    assert len(v_pages) == len(r_pages) == 2 * len(DENSITY_CHECKPOINTS) * (32 + lower)  # fresh, after 3 years
+    assert sum(v.err_1to0 + v.err_0to1 for v in v_pages) > 0
+    for v, r in zip(v_pages, r_pages, strict=True):
+        assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
+        assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
+    assert [(o.op, o.block, o.page, o.pe) for o in v_ops] == [(o.op, o.block, o.page, o.pe) for o in r_ops]
+    for v, r in zip(v_ops, r_ops):
         assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
 
 

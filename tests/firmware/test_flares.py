@@ -113,7 +113,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
-    sequences = decisions = evaluations = alarms_evaluated = 0
+    sequences = decisions = evaluations = alarms_evaluated = beyond = 0
     zones = set()
     for k in range(50_000):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
@@ -126,6 +126,9 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
         pe0, page_type = rng.randrange(0, 12_000), rng.randrange(2)
         assert ref.cold_start(pe0, page_type) == lib.lib.flares_cold_start(lib.config(cfg, ctab), page_type, pe0) <= ref.t_cap
+        assert ref.cold_start_beyond(pe0, page_type) == bool(
+            lib.lib.flares_cold_start_beyond(lib.config(cfg, ctab), page_type, pe0))
+        beyond += ref.cold_start_beyond(pe0, page_type)
         py, c, ccfg = ref.new_page(t0, pe0), lib.new_page(t0, pe0), lib.config(cfg, ctab)
         gen = scenario_sequence if k % 2 else random_sequence
         for op, deterr, fail, now, pe in gen(rng, rng.randrange(1, 40)):
@@ -133,7 +136,9 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
                 py.pecycles = c.pecycles = pe - 1
             d = ref.up_page(py, op, deterr, fail, now, page_type)
             e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type)
-            assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate) == (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate))
+            assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate, d.beyond_reach) == \
+                (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate), bool(e.beyond))
+            beyond += d.beyond_reach
             assert all(getattr(py, f) == getattr(c, f) for f, _ in fw.Pprof._fields_)
             assert py.p_next <= ref.t_cap
             decisions += 1
@@ -144,6 +149,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     assert sequences == 50_000 and evaluations > 100_000
     assert zones == set(Zone)  # every zone was exercised
     assert alarms_evaluated > 1000  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
+    assert beyond > 1000  # and projections beyond the rig's t_cap (density control's signal)
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):

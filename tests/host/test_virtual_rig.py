@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nandrig.boards.sim import ecc
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig import protocol as P
@@ -228,3 +228,31 @@ def test_one_host_session_holds_the_rig_others_look_or_take_over():
         assert vr.holder == c.session
     rep = raw_call(vr, Opcode.HELLO, P.HELLO_REQ.pack(*P.VERSION, 5, 0x80))
     assert rep.status == Err.BAD_PARAMETER
+
+
+def test_cycle_with_a_page_set_programs_only_those_pages():
+    vr, rig = make("mlc-3x", seed=2)
+    g = vr.chip.geometry
+    lower = [p for p in range(g.pages_per_block) if not page_map(p, g.pages_per_block)[1]]
+    assert rig.cycle(10, 2, 600, seed=3, pages=lower).done == {10: 600, 11: 600}
+    assert rig.cycle(12, 1, 3, seed=3, pages=[0, 1, 3]).done == {12: 3}  # a set the bulk path does not know
+    for b, programmed in ((10, lower), (12, [0, 1, 3])):
+        blk = vr.chip.blocks[b]
+        assert blk.pe == (600 if b == 10 else 3)
+        assert sorted(page_of(w, False, g.pages_per_block) for w, wl in blk.wls.items() if wl.lsb) == programmed
+        assert not any(wl.msb for wl in blk.wls.values())  # no upper page: every cell at L0 or LM
+    # a pSLC round ages the block by the chip's pslc_stress, not by a whole MLC cycle
+    assert vr.chip.blocks[10].wear == pytest.approx(1 + 599 * vr.chip._physics(10).pslc_stress)
+    errs = rig.measure(10, 1, seed=3).errors[0]
+    assert all(errs[p] < 10 for p in lower)  # the lower pages hold the pattern
+    upper = next(p for p in range(g.pages_per_block) if p not in lower)
+    assert set(rig.read(10, upper, seed=3, raw=True).data) == {0xFF}  # an upper page holds nothing
+
+
+@pytest.mark.parametrize("tail, status", [(b"", Err.BAD_FRAME), (b"\xff" * 3, Err.BAD_FRAME),
+                                          (bytes(16), Err.BAD_PARAMETER)])
+def test_a_malformed_page_set_is_refused_and_wears_nothing(tail, status):
+    vr, rig = make("mlc-3x", seed=2)
+    rep = raw_call(vr, Opcode.CYCLE, P.CYCLE_REQ.pack(10, 1, 5, 1, P.CycleFlag.PAGE_SET) + tail, seq=rig.next_seq())
+    assert rep.status == status
+    assert vr.chip.pe_count(10) == 0
