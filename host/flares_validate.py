@@ -447,7 +447,7 @@ class Validator:
                 "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
                 "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
-                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": list(map(int, chosen_a))}
+                "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": [int(c) if k else None for c, k in zip(chosen, keep)]}  # None: out of service
 
     def live_run(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""

@@ -132,7 +132,7 @@ def flares_section(r: Report, runs: list) -> None:
                 # continuous wear: against the P/E the page had; operating points: in operation order
                 along = pe if scenario == "continuous-wear" and len(pe) == len(target) else np.arange(len(target))
                 for ax, x in zip(axes.ravel(), sel):
-                    ax.plot(along, x["chosen_t"], lw=0.8, label="t chosen by FLARES")
+                    ax.plot(along, np.array(x["chosen_t"], dtype=float), lw=0.8, label="t chosen by FLARES")  # gaps: pSLC
                     ax.plot(along, target, ":", color="k", lw=1, label="target t")
                     ax.set_title(f"WSIZE {x['wsize']}, MIX {x['mix']:g}"
                                  + (f", alarm {x['on_alarm']}" if "on_alarm" in x else ""), fontsize=9)

@@ -29,16 +29,23 @@ from nandrig.host.transport import InProcessTransport
 pytestmark = pytest.mark.slow
 PROFILE, SEED = "mlc-small", 21
 CYCLES, CHECKPOINTS = 24, [1, 8, 24]
-DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page set) on the pSLC block; read
-# fresh and after 3 years at 25 degC, so there are errors to compare
+DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page set) on the pSLC block; both blocks
+# worn 3,000 P/E beforehand and read fresh and after 3 years at 25 degC, so there are errors to compare
 BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 
 
 def chip() -> VirtualChip:
     c = VirtualChip(PROFILE, SEED)
-    c.cycle(FLARES_BLOCK, PRE_WEAR, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
+    # bulk wear (ends erased, factory mark intact) on FLARES' block and the density campaign's, so there are errors
+    for b in (FLARES_BLOCK, *campaign_blocks(c)[2:]):
+        c.cycle(b, PRE_WEAR, seed=9, program=False)
     return c
+
+
+def campaign_blocks(c: VirtualChip) -> list[int]:
+    """Two blocks for the endurance campaign, two for the density one."""
+    return [b for b in range(1, c.geometry.blocks) if b not in c.factory_bad and b != FLARES_BLOCK][:4]
 
 
 def campaigns(rig: Rig, db) -> dict[str, tuple[list[dict], list[tuple], list[tuple]]]:
@@ -50,6 +57,7 @@ def campaigns(rig: Rig, db) -> dict[str, tuple[list[dict], list[tuple], list[tup
         chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
         bad = set(rig.scan_bad(0, info.blocks))
         blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:4]
+        assert blocks == campaign_blocks(VirtualChip(PROFILE, SEED))
         out = {}
         for kind, params in (("endurance", {"blocks": blocks[:2], "cycles": CYCLES, "checkpoints": CHECKPOINTS}),
                              ("density", {"blocks": blocks[2:], "checkpoints": DENSITY_CHECKPOINTS, "times_h": [26280.0]})):

@@ -113,7 +113,7 @@ def test_flares_in_the_rig_run_and_report(run_cli, tmp_path):
 def test_flares_in_the_rig_with_tables_sent_from_a_fit(run_cli):
     """--on-rig --params: the rig decides with tables made from that fit (per page type), sent at run time."""
     res = run_cli("run", "flares-validate", "--rig", "sim", "--chip", "mlc-small", "--on-rig", "--params",
-                  "mlc-3x-demo", "--scale", "0.02", "--json")
+                  "mlc-3x-demo", "--scale", "0.02", "--json", "--no-density-control")  # both page types throughout
     assert res.code == 0, res.err
     j = json.loads(res.out)
     sent = rig_blob(load_models("mlc-3x-demo"))
@@ -187,3 +187,25 @@ def test_with_its_database_the_validation_wears_only_free_fresh_blocks_and_recor
     before = Path(state).read_bytes()
     run_cli(*base, "--blocks", f"{min(used)}-{min(used) + 20}").assert_one_line_error(f"block {min(used)}", "fresh")
     assert Path(state).read_bytes() == before  # refused before the rig was opened
+
+
+def test_density_control_runs_a_block_beyond_reach_as_pslc_from_its_next_erase(run_cli):
+    """mlc-small's spare gives t <= 14 per 1 KB codeword: the upper page goes beyond reach early in continuous wear.
+    FLARES in the rig says so (BEYOND_REACH); from the block's next erase only its lower pages are written (at the
+    rig's strongest t, outside FLARES), the upper page is out of service, and every P/E is still counted."""
+    args = ("run", "flares-validate", "--rig", "sim", "--chip", "mlc-small", "--on-rig", "--params", "mlc-3x-demo",
+            "--scale", "0.02", "--json")
+    on, off = (json.loads(run_cli(*args, *extra).out) for extra in ((), ("--no-density-control",)))
+    runs = {(r["scenario"], r["page_type"]): r for r in on["runs"]}
+    sw = on["density_control"]["continuous-wear"]["switches"]
+    assert sw and sw[0]["from"] == "mlc" and sw[0]["to"] == "pslc"
+    upper, lower = runs["continuous-wear", "upper"], runs["continuous-wear", "lower"]
+    assert upper["first_beyond_reach_op"] < sw[0]["op"]  # the decision came first, the switch at the next erase
+    total = 20 * 10  # 20 operating points at scale 0.02, a program and nine reads each; the lower page held them all
+    assert upper["ops"] == sw[0]["op"] and upper["ops"] + upper["not_in_service_ops"] == total
+    assert lower["ops"] == total and lower["pslc_ops"] == total - sw[0]["op"] and lower["decode_failures"] == 0
+    assert on["wear"]["continuous-wear"]["actual_pe"][-1] == 10000  # pSLC cycles count as P/E like any other
+    assert off["density_control"] is None
+    assert all(r["not_in_service_ops"] == 0 and r["pslc_ops"] == 0 for r in off["runs"])
+    assert {r["scenario"]: r["beyond_reach_decisions"] for r in off["runs"] if r["page_type"] == "upper"}[
+        "continuous-wear"] > 0  # without density control the rig keeps saying so, and the page stays beyond reach
