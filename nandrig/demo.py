@@ -3,7 +3,9 @@
 Campaigns through the rig protocol into a measurement database (endurance to
 10,000 P/E, retention series at four wear levels to one year, latency, read
 disturb, a read-retry Vth sweep), then the RBER fit, the FLARES tables and
-their C header, and the HTML report.
+their C header, FLARES validated on a rig of the same chip with tables from
+that fit sent to it (a tenth of the paper's operations; density control on),
+and the HTML report.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from nandrig.host.store import Store
 
 CHIP, SEED = "mlc-3x", 1
 UBER = 1e-11
+VALIDATION_SCALE = 0.1  # of the paper's operations: the loop closed once, in seconds
 
 
 def model_plans(endur: list[int], reten: list[int]) -> list[tuple[str, object]]:
@@ -48,6 +51,31 @@ def free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
         out.append(list(range(b, b + n)))
         b += n
     return out
+
+
+def validate_on_rig(params: list) -> str:
+    """The loop closed: the rig gets FLARES tables from this fit (per page type) and runs FLARES itself on fresh
+    blocks; one line on what it did. On a volatile rig over the same chip seed (the same cells): the demo's own
+    rig writes its chip to disk after every command, which host-paced FLARES (a command per page) would make
+    minutes of."""
+    from nandrig.characterization.flares import FlaresConfig
+    from nandrig.host.flares_validate import pages_under_test, validate
+    from nandrig.host.rig import Rig
+
+    with Rig.open("sim", chip=CHIP, seed=SEED) as rig:
+        info = rig.info()
+        bad = set(rig.scan_bad(0, 64))
+        res = validate(rig, params, [b for b in range(64) if b not in bad], pages_under_test(info.pages_per_block),
+                       VALIDATION_SCALE, live=FlaresConfig())
+    cw = {r["page_type"]: r for r in res["runs"] if r["scenario"] == "continuous-wear"}
+    switches = res["density_control"]["continuous-wear"]["switches"]
+    return (f"FLARES in the rig (tables from this fit, CRC {res['rig_tables']['crc']}, sent at run time; "
+            f"{VALIDATION_SCALE:g} of the paper's operations): continuous wear 1,000-10,000 P/E under target "
+            f"lower {cw['lower']['under_target_ops']} / upper {cw['upper']['under_target_ops']} of "
+            f"{cw['lower']['ops']} / {cw['upper']['ops']} (first at operation "
+            f"{cw['lower']['first_below_target_op']} / {cw['upper']['first_below_target_op']}), beyond reach "
+            f"{cw['lower']['uncoverable_ops'] + cw['upper']['uncoverable_ops']}"
+            + "".join(f"; block {s['block']} {s['from']} -> {s['to']} at P/E {s['pe']}" for s in switches))
 
 
 def run_demo(out: Path) -> dict:
@@ -100,6 +128,7 @@ def run_demo(out: Path) -> dict:
     (out / "tables.json").write_text(json.dumps({**tables_json(params, table, grid), "page_types": {
         t: tables_json(p, table, RetentionGrid.build(p, table, 10_000, 250))
         for t, p in models.items() if t != "all"}}, allow_nan=False) + "\n")
+    loop = validate_on_rig([models["lower"], models["upper"]])
     report = write_report(db, out)
     wall = time.perf_counter() - t0
     click.echo(f"chip: virtual {CHIP}, seed {SEED}; database {db}")
@@ -114,6 +143,7 @@ def run_demo(out: Path) -> dict:
     click.echo(f"required t (UBER {UBER:g}, {PAPER_CODEWORD_BYTES}-byte codeword): fresh {int(table.t_for(params.rber(0)))}; "
                "10k P/E + 1 year: " + ", ".join(f"{t} pages {need(p)}" for t, p in models.items()))
     click.echo(f"FLARES tables: {out / 'flares_tables.h'}")
+    click.echo(loop)
     click.echo(f"report: {report.resolve()}")
     click.echo(f"wall time: {wall:.1f} s")
     return {"report": str(report), "wall_s": wall, "fit": res}

@@ -35,3 +35,6 @@ def test_demo_runs_end_to_end(tmp_path):
     (tmp_path / "t.c").write_text(f'#include "{out / "flares_tables.h"}"\n'
                                   "int main(void) { return (int)(flares_max_ret_time_min[0][0][0] & 0u); }\n")
     subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "t"), str(tmp_path / "t.c")], check=True)
+    # the loop closed: tables from this fit sent to the rig, FLARES run there (density control on)
+    loop = next(line for line in r.stdout.splitlines() if line.startswith("FLARES in the rig"))
+    assert "sent at run time" in loop and "continuous wear" in loop and "beyond reach 0" in loop

@@ -20,7 +20,7 @@ from nandrig import protocol as P
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.chip.geometry import page_map
 from nandrig.protocol import Err, Opcode, ProfileSource, TablesSource
-from nandrig.host.rig import Rig, RigError
+from nandrig.host.rig import FlaresStep, Rig, RigError
 from nandrig.host.campaigns import create, run
 from nandrig.host.export import export_rows
 from nandrig.host.store import Store
@@ -231,4 +231,6 @@ def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
     assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
     assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable
     assert sum(x[2] for x in reads) > 0  # the decoder corrected errors, which FLARES counted
+    steps = [x for x in v if isinstance(x, FlaresStep)] + [x[0] for x in reads]
+    assert any(s.flags & P.Decide.BEYOND_REACH for s in steps)  # projections past t_cap 14, said alike
     assert v == r
