@@ -57,7 +57,7 @@ from nandrig.characterization.flares_wire import RIG_DIMS, TablesBlob, rig_blob
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.characterization.uber import uber
-from nandrig.chip.geometry import page_map
+from nandrig.chip.geometry import PageMap, PageType, page_map
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.host.rig import FlaresStep, Rig
@@ -211,7 +211,7 @@ class Validator:
         if live and not info.capabilities & P.Cap.FLARES:
             raise NandrigError("this rig does not run FLARES itself (it needs a BCH decoder and room for parity)")
         self.upper = tuple(page_map(p, info.pages_per_block)[1] for p in self.pages)
-        self.lower_pages = frozenset(p for p in range(info.pages_per_block) if not page_map(p, info.pages_per_block)[1])
+        self.lower_pages = frozenset(PageMap.shuffled_mlc(info.pages_per_block).of_type(PageType.LOWER))
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
         # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own

@@ -13,7 +13,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE
 from nandrig.boards.sim.rig_base import Reject, RigIO
-from nandrig.chip.geometry import page_of
+from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
 from nandrig.chip.vendor import BAD_BLOCK_MARK, bad_block_pages
 from nandrig.chip.pattern import bits, flips, page_bits, page_seed, prbs31_bytes
@@ -253,7 +253,7 @@ class ChipCommands:
 
     def _cycle_pages(self, req: Frame, flags: int) -> tuple[int, ...]:
         """The pages each CYCLE round programs: all, or the request's page set."""
-        ppb = self.chip.geometry.pages_per_block if self.ident else 0
+        ppb = self.chip.geometry.pages_per_block
         if not flags & CycleFlag.PAGE_SET:
             if len(req.payload) != P.CYCLE_REQ.size:
                 raise Reject(Err.BAD_FRAME)
@@ -279,7 +279,7 @@ class ChipCommands:
         pages = self._cycle_pages(req, flags)
         g = self.chip.geometry
         # the chip's bulk path knows two page sets: every page, and the lower pages alone (pseudo-SLC)
-        pslc = pages == tuple(page_of(w, False, g.pages_per_block) for w in range(g.wordlines))
+        pslc = pages == PageMap.shuffled_mlc(g.pages_per_block).of_type(PageType.LOWER)
         exact = self.exact or not (pslc or len(pages) == g.pages_per_block)
         blocks = range(first, first + n_blocks)
         for b in blocks:

@@ -28,16 +28,12 @@ def mode_groups(p: DensityParams) -> dict[str, list[int]]:
     return dict(zip(MODES, steps.groups(list(p.blocks), 2, "modes (MLC and pSLC)")))
 
 
-def lower_pages(pm: PageMap) -> list[int]:
-    return [q for q in range(len(pm.pages)) if pm.page_type(q) == PageType.LOWER]
-
-
 def label(mode: str, pe: int, hours: float) -> str:
     return f"{mode} pe={pe}" + (f" t={hours:g}h" if hours else "")
 
 
 def plan(p: DensityParams, g: Geometry) -> list[steps.Step]:
-    lower = lower_pages(PageMap.shuffled_mlc(g.pages_per_block))  # the one page order the chips here use
+    lower = list(PageMap.shuffled_mlc(g.pages_per_block).of_type(PageType.LOWER))  # the one page order here
     pages = {"mlc": list(range(g.pages_per_block)), "pslc": lower}
     page_set = {"mlc": None, "pslc": P.page_set_bytes(lower, g.pages_per_block)}
     grps = mode_groups(p)

@@ -57,6 +57,10 @@ class PageMap:
     def is_upper(self, page: int) -> bool:
         return self.pages[page][1] == PageType.UPPER
 
+    def of_type(self, page_type: PageType) -> tuple[int, ...]:
+        """The block's pages of one type, in program order (the lower ones: what a pseudo-SLC block programs)."""
+        return tuple(p for p, (_, t) in enumerate(self.pages) if t == page_type)
+
     def page_of(self, wordline: int, page_type: PageType) -> int:
         return self.pages.index((wordline, PageType(page_type)))
 
