@@ -14,21 +14,23 @@ PRIM_POLY = {13: 0x201B, 14: 0x402B, 15: 0x8003, 16: 0x1100B}
 class BchConfig:
     """A binary BCH code over GF(2^m) for ``k_bytes`` data bytes, correcting 1..t_max errors chosen at run time.
 
-    The default suits 4096-byte pages: four 1024-byte codewords per page,
-    m = 14 (a 1024-byte codeword needs 8192 + 14 t bits <= 16383), t_max = 40.
-    A 224-byte spare holds four codewords' parity beside the FLARES profile up
-    to t = 29 (the rig's layout); t = 40 needs 4 * 70 + 14 = 294 spare bytes.
+    The default suits 4096 + 224-byte pages: two 2048-byte codewords per page,
+    m = 15 (a 2048-byte codeword needs 16384 + 15 t bits <= 32767), t_max = 56,
+    exactly what the 224-byte spare holds beside the bad-block mark and the
+    FLARES profile (2 + 12 + 2 * 105 bytes). docs/bch.md says why this layout.
     """
 
-    m: int = 14
-    k_bytes: int = 1024
-    t_max: int = 40
+    m: int = 15
+    k_bytes: int = 2048
+    t_max: int = 64
     prim_poly: int = field(default=0)
     width: int = 8  # datapath bits per cycle
-    chien_parallelism: int = 8
+    # degrees the Chien search covers per cycle (whole bytes): 16 keeps the last codeword's search of a
+    # 2048-byte codeword within the decode budget (1.3x the page's input)
+    chien_parallelism: int = 16
     # Berlekamp-Massey multiplier bank: "half" ((t_max + 3) // 2 multipliers, 3-6 cycles per iteration)
     # or "full" (t_max + 2 multipliers, 3 cycles); docs/bch.md has both measured
-    bm_bank: str = "half"
+    bm_bank: str = "full"
 
     def __post_init__(self) -> None:
         if self.bm_bank not in ("half", "full"):
@@ -37,6 +39,9 @@ class BchConfig:
             raise NandrigError(f"m must be one of {sorted(PRIM_POLY)}, got {self.m}")
         if not self.prim_poly:
             object.__setattr__(self, "prim_poly", PRIM_POLY[self.m])
+        if self.chien_parallelism not in (8, 16, 24, 32):
+            raise NandrigError(f"the Chien search takes whole bytes per cycle (8, 16, 24 or 32 degrees), "
+                               f"got {self.chien_parallelism}")
         if self.width != 8:
             raise NandrigError("the datapath is 8 bits wide (one byte per cycle)")
         if self.t_max < 1 or self.k_bytes < 1:

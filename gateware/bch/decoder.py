@@ -330,42 +330,63 @@ class BchChien(wiring.Component):
             # erased pages, clean codewords and locators of degree > t (a certain failure) need no search
             mod.d.sync += searching.eq((src.zero > src.t) & (src.deg != 0) & (src.deg <= src.t))
 
-        # lane p evaluates the locator at a^-p, the step multiplies coefficient i by a^-8i; all are
+        # lane p evaluates the locator at a^-p, the step multiplies coefficient i by a^-(lanes i); all are
         # XORs of locator bits, built from XORs of 4-bit pieces of each coefficient shared by all
+        lanes, group = cfg.chien_parallelism, cfg.chien_parallelism // 8  # degrees and bytes per cycle
         nloc = (tm + 1) * m
-        lane_rows = [[0] * m for _ in range(8)]
+        lane_rows = [[0] * m for _ in range(lanes)]
         step_rows = []
         for i in range(tm + 1):
-            for p in range(8):
+            for p in range(lanes):
                 for k, row in enumerate(G.const_mul_rows(gf, gf.pow(-p * i), i * m)):
                     lane_rows[p][k] |= row
-            step_rows += G.const_mul_rows(gf, gf.pow(-8 * i), i * m)
+            step_rows += G.const_mul_rows(gf, gf.pow(-lanes * i), i * m)
         shared, rows = G.share_pieces([r for lane in lane_rows for r in lane] + step_rows, nloc, word=m)
         pieces = mod.submodules.chien_pieces = G.PieceXors(nloc, shared)
         mod.d.comb += pieces.x.eq(Cat(*loc))
         terms = pieces.y
-        step = mod.submodules.chien_step = G.XorNetwork(len(terms), tuple(rows[8 * m:]))
+        step = mod.submodules.chien_step = G.XorNetwork(len(terms), tuple(rows[lanes * m:]))
         mod.d.comb += step.x.eq(terms)
         # two register stages after the lanes (their values, then the root mask) keep the XOR depth
         # off the locator's wide enable; a whole-pipeline stall stands for the errors stream's ready
+        # and, with several bytes per cycle, for sending a group's bytes with roots one at a time
         stall = Signal()
-        v1, ok1, col1 = G.reg_array(8, m, "chien_v"), Signal(), Signal(16)
-        mask2, ok2, col2 = Signal(8), Signal(), Signal(16)
-        for p in range(8):
+        v1, ok1, col1 = G.reg_array(lanes, m, "chien_v"), Signal(), Signal(16)
+        mask2, ok2, col2 = Signal(lanes), Signal(), Signal(16)
+        # byte b of a group holds its degrees 8 b .. 8 b + 7; the first group's pad degrees are not positions,
+        # nor is anything before the codeword's first byte
+        for p in range(lanes):
             lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
             mod.d.comb += lane.x.eq(terms)
             with mod.If(~stall):
-                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & ((col1 != 0) | (s3_pad <= p)))]
+                inside = ((col1 != 0) | (s3_pad <= p)) & (group * col1 + p // 8 < s3_bytes)
+                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & inside)]
         with mod.If(~stall):
             mod.d.sync += [ok1.eq(busy3 & searching), col1.eq(col), ok2.eq(ok1), col2.eq(col1)]
-        mod.d.comb += [self.errors.valid.eq(ok2 & (mask2 != 0)), self.errors.payload.byte.eq(s3_bytes - 1 - col2),
-                       self.errors.payload.mask.eq(mask2), stall.eq(self.errors.valid & ~self.errors.ready)]
+        byte_masks = [mask2[8 * b:8 * b + 8] for b in range(group)]
+        sent = Signal(group)  # bytes of the group in stage 2 already out on the errors stream
+        todo = [(byte_masks[b] != 0) & ~sent[b] for b in range(group)]
+        more = Signal()  # a byte with roots stays after the one going out now
+        pick_mask, pick_byte = Signal(8), Signal(16)
+        for b in reversed(range(group)):  # the lowest byte of the group with roots not yet sent
+            with mod.If(todo[b]):
+                mod.d.comb += [pick_mask.eq(byte_masks[b]), pick_byte.eq(s3_bytes - 1 - group * col2 - b),
+                               more.eq(Cat(*todo[b + 1:]).any() if b + 1 < group else 0)]
+        mod.d.comb += [self.errors.valid.eq(ok2 & Cat(*todo).any()), self.errors.payload.byte.eq(pick_byte),
+                       self.errors.payload.mask.eq(pick_mask),
+                       stall.eq(self.errors.valid & (~self.errors.ready | more))]
+        with mod.If(self.errors.valid & self.errors.ready):
+            for b in range(group):
+                with mod.If(todo[b] & ~Cat(*todo[:b]).any() if b else todo[b]):
+                    mod.d.sync += sent[b].eq(more)
+            with mod.If(~more):
+                mod.d.sync += sent.eq(0)
         with mod.If(ok2 & ~stall):
             mod.d.sync += count.eq(count + popcount(mask2))
         with mod.If(busy3 & searching & ~stall):
             mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
             mod.d.sync += col.eq(col + 1)
-            with mod.If(col == s3_bytes - 1):
+            with mod.If((col + 1) * group >= s3_bytes):
                 mod.d.sync += searching.eq(0)
         erased = s3_zero <= s3_t
         fail = ~erased & ((s3_deg > s3_t) | (count != s3_deg))

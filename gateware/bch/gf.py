@@ -67,6 +67,12 @@ class Multiplier(wiring.Component):
         return mod
 
 
+def wide_cat(target, bits: list, chunk: int = 256) -> list:
+    """``target.eq(Cat(*bits))`` in slices: the simulator compiles one Cat as one nested expression, whose
+    depth past about 3,000 terms exceeds Python's recursion limit."""
+    return [target[i:i + chunk].eq(Cat(*bits[i:i + chunk])) for i in range(0, len(bits), chunk)]
+
+
 class XorNetwork(wiring.Component):
     """y[k] = XOR of the bits of x that ``rows[k]`` (an integer bit mask) selects: a GF(2)-linear map.
 
@@ -83,7 +89,7 @@ class XorNetwork(wiring.Component):
         for r in self.rows:  # the slice spanning the row first: the simulator's cost grows with the width
             lo, hi = (r & -r).bit_length() - 1, r.bit_length()
             bits.append((self.x[lo:hi] & Const(r >> lo, hi - lo)).xor() if r else Const(0, 1))
-        mod.d.comb += self.y.eq(Cat(*bits))
+        mod.d.comb += wide_cat(self.y, bits)
         return mod
 
 
@@ -100,7 +106,7 @@ class PieceXors(wiring.Component):
         out = []
         for lo, hi, subs in self.pieces:
             out += [(self.x[lo:hi] & s).xor() for s in subs]
-        mod.d.comb += self.y.eq(Cat(*out))
+        mod.d.comb += wide_cat(self.y, out)
         return mod
 
 

@@ -45,14 +45,14 @@ class Limit:
     PERMILLE_MAX = 1000  # mix_pm, saferange_pm
     FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
     PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
-    RIG_CODEWORD_BYTES = 1024  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
+    RIG_CODEWORD_BYTES = 2048  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
     CAPTURE_TRIM_MIN = -8  # the read-capture trim a rig sweeps at start-up, in controller clock cycles
     CAPTURE_TRIM_MAX = 7  # (INFO's trim_pass: bit i for trim CAPTURE_TRIM_MIN + i)
     ECC_PROFILE_OFFSET = 2  # spare bytes 0-1 keep the bad-block mark
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
     ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
     FLARES_TABLES_MODELS = 2  # FLARES models a rig holds at run time: one for every page, or lower and upper
-    RIG_TABLES_T_MAX = 40  # a rig's FLARES tables serve t 1..this on RIG_CODEWORD_BYTES codewords
+    RIG_TABLES_T_MAX = 64  # a rig's FLARES tables serve t 1..this on RIG_CODEWORD_BYTES codewords
     RIG_TABLES_PE_STEP = 250  # and tabulate P/E 0, 250, ... (RIG_TABLES_PE_COLS columns)
     RIG_TABLES_PE_COLS = 41
 

@@ -57,6 +57,7 @@ def test_each_identity_is_one_a_host_accepts_without_contradiction(name):
     spare and the rig's decoder can meet; a real tCCS; a maker that owns its ID."""
     from nandrig.boards.sim import ecc
     from nandrig.boards.sim.profile import BAD_BLOCK_MARK_BYTES, parity_bytes
+    from nandrig.characterization.uber import required_t, rber_max
     from nandrig.chip.vendor import NANDRIG_MAKER_ID, decode_read_id
 
     prof = load_profile(name)
@@ -72,8 +73,10 @@ def test_each_identity_is_one_a_host_accepts_without_contradiction(name):
             g.page_bytes, g.page_bytes * g.pages_per_block, 2, 8)
     g = prof.geometry
     assert parity_bytes(d.ecc, g.page_bytes) <= g.spare_bytes - BAD_BLOCK_MARK_BYTES
-    # the rig's own code reaches the chip's requirement, scaled to its codeword
-    assert ecc.t_max(g.page_bytes, g.spare_bytes) >= d.ecc.bits * ecc.CODEWORD_BYTES // d.ecc.step_bytes
+    # the rig's own code reaches the chip's requirement, carried to its codeword at equal strength: the t that
+    # meets UBER 1e-11 at the RBER the chip's own t meets it on its own step
+    rber = rber_max(d.ecc.bits, 1e-11, d.ecc.step_bytes * 8)
+    assert ecc.t_max(g.page_bytes, g.spare_bytes) >= required_t(rber, 1e-11, ecc.CODEWORD_BYTES * 8, t_max=200)
     assert 0 < d.page.t_ccs_ns <= 500
 
 

@@ -22,14 +22,17 @@ def codeword(rng, cfg, t, k, nerr):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("m,bank", [(13, "half"), (14, "half"), (16, "half"), (14, "full")])
-def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank):
-    cfg = BchConfig(m=m, k_bytes=32, t_max=6, bm_bank=bank)
-    rng = random.Random(m)
+@pytest.mark.parametrize("m,bank,lanes,k", [(13, "half", 8, 32), (14, "half", 8, 32), (16, "half", 8, 32),
+                                            (14, "full", 8, 32), (15, "half", 16, 32), (15, "half", 16, 31),
+                                            (14, "half", 24, 29)])
+def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank, lanes, k):
+    """Every Chien width, on codewords whose byte count does and does not fill its last group of bytes."""
+    cfg = BchConfig(m=m, k_bytes=k, t_max=6, bm_bank=bank, chien_parallelism=lanes)
+    rng = random.Random(m + lanes + k)
     jobs, truth = [], []
     for t in (1, 2, 3, 6, 4, 6):
         for nerr in sorted({0, 1, t, rng.randrange(t + 1)}):
-            data, d, e = codeword(rng, cfg, t, 32, nerr)
+            data, d, e = codeword(rng, cfg, t, k, nerr)
             ref_d, ref_e = bytearray(d), bytearray(e)
             ref = bchlib.BCH(t, prim_poly=cfg.prim_poly)
             assert ref.decode(ref_d, ref_e) == nerr
@@ -64,14 +67,23 @@ def test_beyond_t_is_reported_as_failure_or_miscorrected(bank):
     assert failures >= 50, failures
 
 
-def test_a_slow_error_consumer_loses_no_correction():
-    cfg = BchConfig(k_bytes=32, t_max=6)
+@pytest.mark.parametrize("lanes", [8, 16])
+def test_a_slow_error_consumer_loses_no_correction(lanes):
+    cfg = BchConfig(k_bytes=32, t_max=6, chien_parallelism=lanes)
     rng = random.Random(9)
     jobs, truth = [], []
     for t, nerr in ((6, 6), (3, 2), (6, 5)):
         data, d, e = codeword(rng, cfg, t, 32, nerr)
         jobs.append((d, e, t))
         truth.append((data, nerr))
+    # and errors in neighbouring bytes: with 16 lanes two of them share a search step and go out one by one
+    data = bytes(rng.randrange(256) for _ in range(32))
+    e = bytes(bchlib.BCH(6, prim_poly=cfg.prim_poly).encode(data))
+    d = bytearray(data)
+    for i in (9, 10, 11):
+        d[i] ^= 0x11
+    jobs.append((bytes(d), e, 6))
+    truth.append((data, 6))
     results, _ = simulate_decode_many(jobs, cfg, ready_every=3)
     assert results == truth
 

@@ -40,7 +40,7 @@ def workload(rig: Rig, vr: VirtualRig, steps: int, seed: int) -> dict:
             expected[b] += 1
             assert not rig.program(b, 0, seed=rng.randrange(1 << 31)).fail
         elif kind == "read":
-            assert len(rig.read(b, rng.randrange(32), seed=1).codewords) == 3
+            assert len(rig.read(b, rng.randrange(32), seed=1).codewords) == 2
         elif kind == "measure":
             assert rig.measure(b, 1, seed=1).errors.shape == (1, 32)
         else:

@@ -197,7 +197,7 @@ def test_tables_sent_at_run_time_decide_per_page_type_and_are_refused_whole():
         assert rig.flares_read(BLOCK, 2, seed=1, upper=True).step.t > rig.flares_read(BLOCK, 1, seed=1).step.t
 
         bad = [blobs.TablesBlob(sent.data[:-1] + bytes([sent.data[-1] ^ 1])),  # a flipped bit: the CRC names it
-               blobs.encode([dataclasses.replace(rig_flares.RIG_TABLES, t_max=60).fixed()])]  # beyond the engine
+               blobs.encode([dataclasses.replace(rig_flares.RIG_TABLES, t_max=70).fixed()])]  # beyond the engine
         crc_of = lambda b: blobs.TablesBlob(b.data).crc
         with pytest.raises(RigError) as e:  # a corrupted copy, sent as the host would
             for k in range(0, len(bad[0].data), 8192):
@@ -205,7 +205,7 @@ def test_tables_sent_at_run_time_decide_per_page_type_and_are_refused_whole():
                     k, len(sent.data), sent.crc, P.FlaresTablesFlag.COMMIT if k + 8192 >= len(sent.data) else 0)
                     + bad[0].data[k:k + 8192])
         assert e.value.code == Err.BAD_PARAMETER
-        with pytest.raises(NandrigError, match=r"t range 1\.\.60 do not fit the rig's engine \(t range 1\.\.40\)"):
+        with pytest.raises(NandrigError, match=r"t range 1\.\.70 do not fit the rig's engine \(t range 1\.\.64\)"):
             rig.flares_tables(bad[1])
         with pytest.raises(RigError) as e:  # the same, past the host's check
             rig.call(Opcode.FLARES_TABLES, P.FLARES_TABLES_REQ.pack(0, len(bad[1].data), crc_of(bad[1]),

@@ -44,7 +44,7 @@ def test_erase_program_read_round_trip_counts_errors_per_codeword():
     assert not rig.erase(2).fail
     assert not rig.program(2, 0, seed=99).fail
     r = rig.read(2, 0, seed=99, raw=True)
-    assert len(r.codewords) == 3  # 2 x 1024-byte data codewords + spare
+    assert len(r.codewords) == 2  # one 2048-byte data codeword + spare
     want = prbs31_bytes(page_seed(99, 2, 0), 2112)
     got_errors = int(np.sum(np.unpackbits(np.frombuffer(want, np.uint8)) != np.unpackbits(np.frombuffer(r.data, np.uint8))))
     assert r.errors == got_errors
@@ -60,29 +60,31 @@ def flip(buf: bytearray, positions) -> None:
 
 def test_ecc_layout_program_encodes_and_read_decodes_with_lib_bch():
     vr, rig = make()
-    assert rig.info().t_max == 14  # 14 + 2 x ceil(14 t / 8) <= 64 spare bytes
+    assert rig.info().t_max == 26  # 14 + ceil(15 t / 8) <= 64 spare bytes: one 2048-byte codeword over GF(2^15)
     rig.erase(2)
     rng = np.random.default_rng(3)
     data = rng.integers(0, 256, 2048, dtype=np.uint8).tobytes()
     good = ecc.encode_page(data + b"\xff" * 64, 2048, 6)
     assert good[2048:2062] == b"\xff" * 14  # bad-block mark and the empty page-profile slot
-    assert good[2062:2062 + 11] == bytes(bchlib.BCH(6, prim_poly=0x402B).encode(data[:1024]))
+    assert good[2062:2062 + 12] == bytes(bchlib.BCH(6, prim_poly=0x8003).encode(data))
     bad = bytearray(good)
-    flip(bad, [5, 900, 4000, 8000, 2062 * 8 + 3, 2062 * 8 + 77])  # 4 in data, 2 in its parity
-    flip(bad, [(1024 + k * 97) * 8 for k in range(9)])  # beyond t in codeword 1
+    flip(bad, [5, 900, 4000, 16000, 2062 * 8 + 3, 2062 * 8 + 77])  # 4 in data, 2 in its parity
     rig.program(2, 0, data=bytes(bad))  # t = 0: the page as given
     r = rig.read(2, 0, t=6, raw=True)
-    assert [c.corrected for c in r.codewords] == [6, -1, 0]
-    assert r.data[:1024] == data[:1024] and r.data[1024:2048] == bytes(bad[1024:2048])  # a failure stays as read
+    assert [c.corrected for c in r.codewords] == [6, 0] and r.data[:2048] == data
+    flip(bad, [(1024 + k * 97) * 8 for k in range(3)])  # 9 errors: beyond t
+    rig.program(2, 1, data=bytes(bad))
+    r = rig.read(2, 1, t=6, raw=True)
+    assert [c.corrected for c in r.codewords] == [-1, 0] and r.data[:2048] == bytes(bad[:2048])  # stays as read
     # PROGRAM at t writes the layout itself; a compared READ counts the ECC area out of the spare entry
-    rig.program(2, 1, seed=99, t=6)
-    r = rig.read(2, 1, seed=99, t=6, raw=True)
-    want = ecc.encode_page(prbs31_bytes(page_seed(99, 2, 1), 2112), 2048, 6)
+    rig.program(2, 2, seed=99, t=6)
+    r = rig.read(2, 2, seed=99, t=6, raw=True)
+    want = ecc.encode_page(prbs31_bytes(page_seed(99, 2, 2), 2112), 2048, 6)
     assert r.data[2048:] == want[2048:] and all(c.errors == c.corrected == 0 for c in r.codewords)
     erased = rig.read(2, 5, t=6, raw=True)
-    assert [c.corrected for c in erased.codewords] == [0, 0, 0] and erased.data == b"\xff" * 2112
+    assert [c.corrected for c in erased.codewords] == [0, 0] and erased.data == b"\xff" * 2112
     with pytest.raises(RigError, match="BAD_PARAMETER"):
-        rig.read(2, 1, t=15)
+        rig.read(2, 2, t=27)
 
 
 def test_factory_bad_blocks_refused_unless_forced():
