@@ -73,7 +73,7 @@ def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
-@click.option("--bch", is_flag=True, help="With the BCH engine (t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
+@click.option("--bch", is_flag=True, help="With the BCH engine (cut to t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
 @click.option("--board", type=click.Choice(["ulx3s"]), help="Run at this board's system clock (default: 100 MHz).")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
 def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring) -> None:

@@ -23,13 +23,14 @@ PROFILE_OFFSET = Limit.ECC_PROFILE_OFFSET  # spare bytes 0-1: the bad-block mark
 PARITY_OFFSET = Limit.ECC_PARITY_OFFSET  # after the FLARES page profile
 
 
-def t_max(page_bytes: int, spare_bytes: int) -> int:
-    """The largest t whose parity for every data codeword fits the spare area (0 if none does)."""
+def t_max(page_bytes: int, spare_bytes: int, engine_t_max: int = CONFIG.t_max) -> int:
+    """The largest t whose parity for every data codeword fits the spare area (0 if none does), at most what
+    the engine corrects (a SoC may be built with a smaller t_max than the default, as the RTL rig's is)."""
     n_cw, rest = divmod(page_bytes, CODEWORD_BYTES)
     if n_cw == 0 or rest:
         return 0
     t = 0
-    while t < CONFIG.t_max and PARITY_OFFSET + n_cw * CONFIG.ecc_bytes(t + 1) <= spare_bytes:
+    while t < engine_t_max and PARITY_OFFSET + n_cw * CONFIG.ecc_bytes(t + 1) <= spare_bytes:
         t += 1
     return t
 

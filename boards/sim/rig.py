@@ -52,14 +52,16 @@ MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, O
 
 class VirtualRig(ChipCommands, FlaresCommands):
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
-                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False) -> None:
-        """``clk_hz``: the controller clock the read-capture calibration is for; ``wiring``: the adapter."""
+                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False,
+                 bch_t_max: int = ecc.CONFIG.t_max) -> None:
+        """``clk_hz``: the controller clock the read-capture calibration is for; ``wiring``: the adapter;
+        ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
         self.chip = chip
         self.boot = secrets.randbits(32) or 1
         self.volatile = volatile
         self._saved_at = 0.0
         self.codeword_bytes = ecc.CODEWORD_BYTES
-        self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes)
+        self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes, bch_t_max)
         self.exact = exact
         self.state_path = Path(state_path) if state_path else None
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)

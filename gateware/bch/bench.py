@@ -8,7 +8,6 @@ import bchlib
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.bch.sim import simulate_decode_many, simulate_encode_many
 
-T_VALUES = (1, 2, 4, 8, 16, 24, 32, 40)
 PAGE_BYTES = 4096
 PAPER = ((1, 8390), (50, 19400))  # FLARES paper: 83.9 us and 194 us at 100 MHz for a 4 KB codeword
 
@@ -48,7 +47,7 @@ def measure_t(t: int, cfg: BchConfig = BchConfig(), seed: int = 1) -> dict:
 
 
 
-def bench_bch(t_values=T_VALUES, synth: bool = True, echo=lambda s: None) -> dict:
+def bench_bch(t_values, synth: bool = True, echo=lambda s: None) -> dict:
     cfg = BchConfig()
     rows = []
     for t in t_values:

@@ -116,4 +116,4 @@ def test_bench_bch_reports_latency_against_the_input_bound(run_cli):
 
 
 def test_bench_bch_bad_t(run_cli):
-    run_cli("bench", "bch", "--t", "0,41", "--no-synth").assert_one_line_error("--t")
+    run_cli("bench", "bch", "--t", "0,65", "--no-synth").assert_one_line_error("--t")

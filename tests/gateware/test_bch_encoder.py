@@ -9,10 +9,10 @@ from nandrig.gateware.bch import BchConfig, simulate_encode, simulate_encode_man
 
 
 def test_parity_matches_bchlib_for_several_t_in_one_simulation():
-    cfg = BchConfig()  # m = 14, 1024-byte codewords, t_max = 40
+    cfg = BchConfig()  # the rig's code: m = 15, 2048-byte codewords, t_max = 64
     rng = random.Random(1)
     jobs = [(bytes(rng.randrange(256) for _ in range(n)), t)
-            for n, t in ((1024, 1), (1024, 2), (700, 4), (1024, 8), (33, 16), (1024, 24), (1024, 40), (1024, 3))]
+            for n, t in ((2048, 1), (2048, 2), (700, 4), (2048, 8), (33, 16), (2048, 40), (2048, 64), (2048, 3))]
     parities, cycles = simulate_encode_many(jobs, cfg)
     for (data, t), parity in zip(jobs, parities):
         assert parity == bytes(bchlib.BCH(t, prim_poly=cfg.prim_poly).encode(data)), t

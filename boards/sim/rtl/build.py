@@ -19,9 +19,9 @@ BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 UART = Path(__file__).resolve().parent / "uartbridge"  # LiteX's serial2tcp overwrites its 2 KiB buffer on longer frames
 SYS_CLK_HZ = 100_000_000  # the default build; a board's build runs at that board's system clock
 BUILD_BCH = REPO / "build" / "rtl-rig-bch"
-# the BCH variant's engine: the default code with t_max = 14, what a 64-byte spare holds beside the page
-# profile (mlc-small). Verilator evaluates every register's next value each clock, the decoder's too,
-# which slows the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds
+# the BCH variant's engine: the default code cut to t_max = 14 (mlc-small's 64-byte spare would hold 26 beside
+# the page profile). Verilator evaluates every register's next value each clock, the decoder's too, which slows
+# the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds and the small t_max
 RTL_BCH = BchConfig(t_max=14)
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE,
            REPO / "firmware" / "flares", BRIDGE, UART, Path(__file__),
