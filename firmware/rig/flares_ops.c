@@ -5,7 +5,7 @@
 #include "profiles.h"
 
 #if FLARES_CODEWORD_BYTES != RIG_CODEWORD_BYTES
-#error "rig_flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 1024)"
+#error "rig_flares_tables.h must be generated for the rig's codewords (nandrig tables --codeword-bytes 2048)"
 #endif
 #if FLARES_T_MAX != RIG_TABLES_T_MAX || FLARES_PE_STEP != RIG_TABLES_PE_STEP || FLARES_PE_COLS != RIG_TABLES_PE_COLS
 #error "rig_flares_tables.h must have the t range and P/E grid the protocol promises hosts (RIG_TABLES_*)"

@@ -14,9 +14,10 @@ Three components, joined by streams, work on three codewords at once (see model.
    keeps every multiplier's operands in fixed registers, selected by one-hot
    registers, and the discrepancy is summed a cycle after its products, so no
    path has more than 7 LUT levels (docs/bch.md).
-3. CHIEN evaluates the locator at 8 degrees per cycle, walking from the end
-   of the codeword (degree 0) so it starts from lambda itself; each byte with
-   roots goes out on ``errors`` as (byte index, bit mask, MSB = bit 7), then
+3. CHIEN evaluates the locator at ``chien_parallelism`` degrees (whole bytes)
+   per cycle, walking from the end of the codeword (degree 0) so it starts
+   from lambda itself; each byte with roots goes out on ``errors`` as (byte
+   index, bit mask, MSB = bit 7), one per beat, then
    ``status`` says how many were corrected or that decoding failed
    (locator degree > t, or roots != degree).
 
@@ -295,7 +296,8 @@ class BchSolver(wiring.Component):
 
 
 class BchChien(wiring.Component):
-    """Stage 3: the Chien search, 8 degrees per cycle; each byte with roots out on ``errors``, then ``status``."""
+    """Stage 3: the Chien search, ``chien_parallelism`` degrees per cycle; each byte with roots out on ``errors``,
+    then ``status``."""
 
     def __init__(self, config: BchConfig = BchConfig()) -> None:
         self.config = config

@@ -66,6 +66,6 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
     assert j["meets_sys_clk"] and j["sys_margin"] >= 0.10, j["fmax_mhz"]  # the board issue asks 10 % margin
-    assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (40, 1024)  # the BCH engine is in the SoC:
-    assert j["lut4"]["used"] > 20_000  # its decoder alone maps to about 20 k LUT4 (docs/bch.md)
+    assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (64, 2048)  # the rig's BCH engine is in the SoC:
+    assert j["lut4"]["used"] > 30_000  # its decoder alone maps to more than 30 k LUT4 (docs/ulx3s.md)
     assert 0 < j["lut4"]["used"] < j["lut4"]["available"]
