@@ -34,6 +34,7 @@ DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page 
 # worn 3,000 P/E beforehand and read fresh and after 3 years at 25 degC, so there are errors to compare
 BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
+FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
 
 
 def chip() -> VirtualChip:
@@ -96,7 +97,7 @@ def ecc_reads(rig: Rig) -> list[tuple]:
     for page, t in enumerate(ts):
         rig.program(FLARES_BLOCK, page, seed=77, t=t)
     rig.program(FLARES_BLOCK, len(ts), seed=77)
-    rig.advance(hours=25, temp_c=125)  # years of retention at room temperature
+    rig.advance(hours=12, temp_c=125)  # years of retention at room temperature
     out = []
     for page, t in enumerate((*ts, 4)):
         r = rig.read(FLARES_BLOCK, page, seed=77, t=t, raw=True)
@@ -118,7 +119,7 @@ def rig_flares(rig: Rig) -> list[tuple]:
         rig.erase(FLARES_BLOCK)
         pe += 1
         steps += [rig.flares_program(FLARES_BLOCK, page, seed=50 + rnd, pe=pe).step for page in range(3)]
-        rig.advance(hours=16, temp_c=125)
+        rig.advance(hours=FLARES_BAKE_H, temp_c=125)
         for _ in range(3):
             steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=50 + rnd)) for page in range(3)]
     rig.program(FLARES_BLOCK, 3, seed=1)
@@ -230,7 +231,7 @@ def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
     programs = sent[5:9]  # pages 0-3: page 2 is the upper page, whose model asks more of its t
     assert programs[2].t > max(programs[k].t for k in (0, 1, 3))
     reads = [x for x in v if isinstance(x, tuple)]
-    assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.OVERCORRECTION}  # FLARES decided
+    assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.SAFE, Zone.FAILURE}  # FLARES decided
     assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable
     assert sum(x[2] for x in reads) > 0  # the decoder corrected errors, which FLARES counted
     steps = [x for x in v if isinstance(x, FlaresStep)] + [x[0] for x in reads]
