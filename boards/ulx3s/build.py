@@ -83,7 +83,13 @@ def _output_to(log: Path):
                 os.close(fd)
 
 
-def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = SEED, bch: BchConfig | None = BchConfig(),
+# The rig's code (2048-byte codewords over GF(2^15)) with the engine cut to t_max 40 on the board: the full engine
+# (t_max 64) maps to 65,186 LUT4 + 1,034 CCU2C, 80 % of the LFE5U-85F, and nextpnr had not placed and routed it
+# after 77 CPU-minutes here (docs/ulx3s.md). ``nandrig board build ulx3s --bch-t-max 64`` builds it.
+BOARD_BCH = BchConfig(t_max=40)
+
+
+def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = SEED, bch: BchConfig | None = BOARD_BCH,
           echo=lambda s: None) -> dict:
     """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock."""
     from litex.soc.integration.builder import Builder

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from nandrig.boards.ulx3s.build import SEED
+from nandrig.boards.ulx3s.build import BOARD_BCH, SEED
+from nandrig.gateware.bch.config import BchConfig
 
 BOARDS = click.Choice(["ulx3s"])
 
@@ -20,12 +21,14 @@ def board_grp() -> None:
 @click.argument("board", type=BOARDS, metavar="BOARD")
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=50.0, show_default=True, help="System clock.")
 @click.option("--seed", type=int, default=SEED, show_default=True, help="nextpnr placement seed.")
+@click.option("--bch-t-max", type=click.IntRange(1, BchConfig().t_max), default=BOARD_BCH.t_max, show_default=True,
+              help="The BCH engine's t_max (the rig's code, cut to fit the board's place and route).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
-def build_cmd(board, clock_mhz, seed, as_json) -> None:
+def build_cmd(board, clock_mhz, seed, bch_t_max, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
-    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, echo=(lambda s: None) if as_json else
+    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, bch=BchConfig(t_max=bch_t_max), echo=(lambda s: None) if as_json else
                 (lambda s: click.echo(s, err=True)))
     if as_json:
         click.echo(json.dumps(res, indent=2))
