@@ -28,8 +28,8 @@ def build_cmd(board, clock_mhz, seed, bch_t_max, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
-    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, bch=BchConfig(t_max=bch_t_max), echo=(lambda s: None) if as_json else
-                (lambda s: click.echo(s, err=True)))
+    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, bch=BchConfig(t_max=bch_t_max),
+                echo=(lambda s: None) if as_json else (lambda s: click.echo(s, err=True)))
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return

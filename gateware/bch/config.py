@@ -14,10 +14,10 @@ PRIM_POLY = {13: 0x201B, 14: 0x402B, 15: 0x8003, 16: 0x1100B}
 class BchConfig:
     """A binary BCH code over GF(2^m) for ``k_bytes`` data bytes, correcting 1..t_max errors chosen at run time.
 
-    The default suits 4096 + 224-byte pages: two 2048-byte codewords per page,
-    m = 15 (a 2048-byte codeword needs 16384 + 15 t bits <= 32767), t_max = 56,
-    exactly what the 224-byte spare holds beside the bad-block mark and the
-    FLARES profile (2 + 12 + 2 * 105 bytes). docs/bch.md says why this layout.
+    The default is the rig's code: 2048-byte codewords, m = 15 (16384 + 15 t
+    bits <= 32767), t_max = 64. A 4096 + 224-byte page holds two codewords and
+    their parity up to t = 56 beside the bad-block mark and the FLARES profile
+    (2 + 12 + 2 * 105 bytes); larger spares reach 64. docs/bch.md says why.
     """
 
     m: int = 15
