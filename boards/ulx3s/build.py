@@ -83,10 +83,11 @@ def _output_to(log: Path):
                 os.close(fd)
 
 
-# The rig's code (2048-byte codewords over GF(2^15)) with the engine cut to t_max 40 on the board: the full engine
-# (t_max 64) maps to 65,186 LUT4 + 1,034 CCU2C, 80 % of the LFE5U-85F, and nextpnr had not placed and routed it
-# after 77 CPU-minutes here (docs/ulx3s.md). ``nandrig board build ulx3s --bch-t-max 64`` builds it.
-BOARD_BCH = BchConfig(t_max=40)
+# The rig's code (2048-byte codewords over GF(2^15)) with a smaller engine on the board: t_max 40, 8 Chien degrees
+# per cycle, half multiplier bank. With 16 Chien lanes nextpnr had not placed and routed the SoC after 77 CPU-minutes
+# at t_max 64 (65,186 LUT4) nor after 84 minutes in CI at t_max 40; with 8 lanes at t_max 64 not after 27. This one
+# builds in about 13 minutes; its decode takes 1.50-1.54x a page's input at one byte per cycle (docs/ulx3s.md).
+BOARD_BCH = BchConfig(t_max=40, chien_parallelism=8, bm_bank="half")
 
 
 def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = SEED, bch: BchConfig | None = BOARD_BCH,
@@ -145,7 +146,8 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = SEED, bch
         lines = [ln for ln in logs.splitlines() if ln.startswith("ERROR")]
         raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
     return {**summary(report, bit, sys_clk_hz), "bch_t_max": bch.t_max if bch else 0,
-            "bch_codeword_bytes": bch.k_bytes if bch else 0}
+            "bch_codeword_bytes": bch.k_bytes if bch else 0, "bch_chien_lanes": bch.chien_parallelism if bch else 0,
+            "bch_bm_bank": bch.bm_bank if bch else None}
 
 
 def summary(report: Path, bit: Path, sys_clk_hz: int) -> dict:

@@ -1,6 +1,7 @@
 """``nandrig board build|load ulx3s``."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -22,13 +23,16 @@ def board_grp() -> None:
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=50.0, show_default=True, help="System clock.")
 @click.option("--seed", type=int, default=SEED, show_default=True, help="nextpnr placement seed.")
 @click.option("--bch-t-max", type=click.IntRange(1, BchConfig().t_max), default=BOARD_BCH.t_max, show_default=True,
-              help="The BCH engine's t_max (the rig's code, cut to fit the board's place and route).")
+              help="The BCH engine's t_max (the rig's code).")
+@click.option("--bch-lanes", type=click.Choice(["8", "16", "24", "32"]), default=str(BOARD_BCH.chien_parallelism),
+              show_default=True, help="Chien search degrees per cycle (area against decode time).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
-def build_cmd(board, clock_mhz, seed, bch_t_max, as_json) -> None:
+def build_cmd(board, clock_mhz, seed, bch_t_max, bch_lanes, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
-    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, bch=BchConfig(t_max=bch_t_max),
+    bch = dataclasses.replace(BOARD_BCH, t_max=bch_t_max, chien_parallelism=int(bch_lanes))
+    res = build(sys_clk_hz=int(clock_mhz * 1e6), seed=seed, bch=bch,
                 echo=(lambda s: None) if as_json else (lambda s: click.echo(s, err=True)))
     if as_json:
         click.echo(json.dumps(res, indent=2))
@@ -36,7 +40,8 @@ def build_cmd(board, clock_mhz, seed, bch_t_max, as_json) -> None:
     click.echo(f"bitstream: {res['bitstream']} ({res['bitstream_bytes']} bytes) for {res['device']}")
     for k in ("lut4", "ff", "bram"):
         click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
-    click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword")
+    click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword, "
+               f"{res['bch_chien_lanes']} Chien degrees per cycle")
     ok = "meets" if res["meets_sys_clk"] else "MISSES"
     click.echo(f" Fmax: {res['sys_fmax_mhz']} MHz for the system clock ({ok} {res['sys_clk_mhz']} MHz, "
                f"margin {res['sys_margin']:+.1%})")

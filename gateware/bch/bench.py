@@ -1,6 +1,7 @@
-"""``nandrig bench bch``: encode/decode cycles per t at the default configuration, and ECP5 area/Fmax."""
+"""``nandrig bench bch``: encode/decode cycles per t at the default configuration (or a board's), and ECP5 area/Fmax."""
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import bchlib
@@ -47,14 +48,13 @@ def measure_t(t: int, cfg: BchConfig = BchConfig(), seed: int = 1) -> dict:
 
 
 
-def bench_bch(t_values, synth: bool = True, echo=lambda s: None) -> dict:
-    cfg = BchConfig()
+def bench_bch(t_values, synth: bool = True, echo=lambda s: None, cfg: BchConfig = BchConfig()) -> dict:
     rows = []
     for t in t_values:
         rows.append(measure_t(t, cfg))
         echo(f"t = {t}: decode {rows[-1]['decode_cycles']} cycles")
     out = {"config": {"m": cfg.m, "k_bytes": cfg.k_bytes, "t_max": cfg.t_max, "prim_poly": hex(cfg.prim_poly),
-                      "chien_parallelism": cfg.chien_parallelism, "page_bytes": PAGE_BYTES},
+                      "chien_parallelism": cfg.chien_parallelism, "bm_bank": cfg.bm_bank, "page_bytes": PAGE_BYTES},
            "paper": "FLARES: 83.9 us (t=1) and 194 us (t=50) for a 4 KB codeword at 8-bit parallelism, 100 MHz",
            "per_t": rows,
            "max_ratio_to_input_bound": max(r["ratio_to_input_bound"] for r in rows),
@@ -63,7 +63,7 @@ def bench_bch(t_values, synth: bool = True, echo=lambda s: None) -> dict:
     # the solver options side by side: decode cycles at t_max (and yosys LUT4 with synth)
     options = {}
     for bank in ("half", "full"):
-        c = BchConfig(bm_bank=bank)
+        c = dataclasses.replace(cfg, bm_bank=bank)
         options[bank] = {"multipliers": c.bm_multipliers,
                          "decode_cycles_at_t_max": measure_t(c.t_max, c)["decode_cycles"]}
     if synth:
@@ -75,7 +75,7 @@ def bench_bch(t_values, synth: bool = True, echo=lambda s: None) -> dict:
                        "decoder": synthesize(BchDecoder(cfg), "bch_decoder", freq_mhz=60, hierarchical=True)}
         for bank, row in options.items():
             if bank != cfg.bm_bank:
-                net = netlist(BchDecoder(BchConfig(bm_bank=bank)), f"bch_decoder_{bank}", hierarchical=True)
+                net = netlist(BchDecoder(dataclasses.replace(cfg, bm_bank=bank)), f"bch_decoder_{bank}", hierarchical=True)
                 row["yosys"] = cell_counts(net)
             else:
                 row["yosys"] = out["ecp5"]["decoder"]["yosys"]

@@ -12,17 +12,21 @@ T_VALUES = (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
 
 @click.command("bch")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
-@click.option("--t", "t_list", default=",".join(map(str, T_VALUES)), show_default=True, help="t values to measure.")
+@click.option("--t", "t_list", help=f"t values to measure [default: {','.join(map(str, T_VALUES))} up to the engine's t_max].")
 @click.option("--no-synth", is_flag=True, help="Skip the ECP5 synthesis (minutes).")
-def bench_bch_cmd(as_json, t_list, no_synth) -> None:
+@click.option("--board", type=click.Choice(["ulx3s"]), help="The engine this board's build carries (default: the rig's).")
+def bench_bch_cmd(as_json, t_list, no_synth, board) -> None:
     """Encode/decode cycles per t for a 4096-byte page (simulated gateware) and ECP5 area/Fmax."""
     from nandrig.gateware.bch.bench import bench_bch
 
-    t_max = BchConfig().t_max
+    cfg = BchConfig()
+    if board == "ulx3s":
+        from nandrig.boards.ulx3s.build import BOARD_BCH as cfg
+    t_max = cfg.t_max
     try:
-        ts = tuple(int(x) for x in t_list.split(","))
+        ts = tuple(int(x) for x in t_list.split(",")) if t_list else tuple(t for t in T_VALUES if t <= t_max)
     except ValueError:
         raise click.BadParameter(f"--t must be a comma-separated list of integers, got {t_list!r}") from None
     if any(not 1 <= t <= t_max for t in ts):
-        raise click.BadParameter(f"--t values must lie in 1..{t_max} (the default configuration's t_max)")
-    click.echo(json.dumps(bench_bch(ts, not no_synth, echo=lambda s: click.echo(s, err=True)), indent=2))
+        raise click.BadParameter(f"--t values must lie in 1..{t_max} (the engine's t_max)")
+    click.echo(json.dumps(bench_bch(ts, not no_synth, echo=lambda s: click.echo(s, err=True), cfg=cfg), indent=2))

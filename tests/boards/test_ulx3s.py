@@ -68,7 +68,8 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
     assert j["meets_sys_clk"] and j["sys_margin"] >= 0.10, j["fmax_mhz"]  # the board issue asks 10 % margin
-    # the rig's code is in the SoC, its engine cut to the board's t_max; the engine alone maps to about 35 k LUT4
+    # the rig's code is in the SoC with the board's engine (its t_max and Chien lanes)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
+    assert (j["bch_chien_lanes"], j["bch_bm_bank"]) == (BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank)
     assert j["lut4"]["used"] > 30_000
     assert 0 < j["lut4"]["used"] < j["lut4"]["available"]

@@ -116,4 +116,9 @@ def test_bench_bch_reports_latency_against_the_input_bound(run_cli):
 
 
 def test_bench_bch_bad_t(run_cli):
+    from nandrig.boards.ulx3s.build import BOARD_BCH
+
     run_cli("bench", "bch", "--t", "0,65", "--no-synth").assert_one_line_error("--t")
+    # the board's engine has its own range
+    run_cli("bench", "bch", "--board", "ulx3s", "--t", str(BOARD_BCH.t_max + 1), "--no-synth").assert_one_line_error(
+        f"1..{BOARD_BCH.t_max}")
