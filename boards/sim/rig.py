@@ -48,6 +48,8 @@ record(Frame)  # the reply cache's entries, in the state file
 # HELLO changes the rig's state only when it changes who holds it (handle() compares)
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
                           Opcode.HELLO}
+# parts of the state file written on their own: an operation changes one block, so a save encodes only it
+STATE_APART = frozenset({("chip", "blocks", "*"), ("flares",)})
 
 
 class VirtualRig(ChipCommands, FlaresCommands):
@@ -60,6 +62,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.boot = secrets.randbits(32) or 1
         self.volatile = volatile
         self._saved_at = 0.0
+        self._saved_parts: dict = {}  # the state file's parts as last written (save_state reuses unchanged ones)
         self.codeword_bytes = ecc.CODEWORD_BYTES
         self.t_max = ecc.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes, bch_t_max)
         self.exact = exact
@@ -150,7 +153,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
             self._saved_at = time.monotonic()
             save_state(self.state_path, {"chip": self.chip.state(), "boot": self.boot, "cache": list(self.cache.items()),
                                          "bad": self.bad, "session": self.session, "holder": self.holder,
-                                         "flares": self.flares.state()})
+                                         "flares": self.flares.state()}, STATE_APART, self._saved_parts)
 
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:

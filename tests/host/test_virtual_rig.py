@@ -9,6 +9,7 @@ from nandrig.boards.sim.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig import protocol as P
+from nandrig.errors import NandrigError
 from nandrig.protocol import Err, Opcode
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
@@ -208,6 +209,52 @@ def test_a_state_file_is_data_that_cannot_run_code(tmp_path, monkeypatch, run_cl
     assert not (tmp_path / "planted").exists()
     with pytest.raises(TypeError, match="cannot hold"):
         save_state(tmp_path / "x", {"f": _Planted()})
+
+
+def test_state_file_rewrites_only_changed_parts_and_reads_every_format(tmp_path, run_cli):
+    import json
+    import zlib
+
+    from nandrig.boards.sim.rig import STATE_APART
+    from nandrig.boards.sim.state_file import MAGIC, MAGIC_PARTS, encode, load_state, save_state
+
+    state = tmp_path / "rig.state"
+    with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as rig:
+        rig.cycle(2, 2, 5, seed=1)
+        rig.program(4, 0, seed=2)
+        rig.read(4, 0, raw=True)
+        rig.read_disturb(4, 0, 100)
+        rig.measure(2, 2, seed=1)
+        rig.erase(5)
+    vr = VirtualRig.open("mlc-small", 8, state)
+    live = {"chip": vr.chip.state(), "bad": vr.bad, "flares": vr.flares.state()}
+    back = load_state(state)
+    assert {k: back[k] for k in live} == live  # every block, written apart, comes back in its place
+    assert sorted(back["chip"]["blocks"]) == sorted(vr.chip.blocks)
+
+    parts: dict = {}
+    st = {"chip": vr.chip.state(), "flares": vr.flares.state()}
+    save_state(state, st, STATE_APART, parts)
+    before = dict(parts)
+    vr.chip.program(5, 0, seed=3)  # one block changes
+    st = {"chip": vr.chip.state(), "flares": vr.flares.state()}
+    save_state(state, st, STATE_APART, parts)
+    changed = {k for k in parts if parts[k][1] is not before.get(k, (None, None))[1]}
+    assert changed == {(), ("chip", "blocks", 5)}
+    assert load_state(state)["chip"] == vr.chip.state()
+
+    # files written before parts (one compressed JSON) still load; broken or hostile parts are refused
+    old = tmp_path / "old.state"
+    old.write_bytes(MAGIC + zlib.compress(json.dumps(encode(st)).encode()))
+    assert load_state(old)["chip"] == vr.chip.state()
+    cut = tmp_path / "cut.state"
+    cut.write_bytes(state.read_bytes()[:-7])
+    with pytest.raises(NandrigError, match="cannot load state .*truncated"):
+        load_state(cut)
+    evil = tmp_path / "evil.state"
+    name, body = b"[]", zlib.compress(b'{"chip": {"$record": "Popen", "args": ["touch", "planted"]}}')
+    evil.write_bytes(MAGIC_PARTS + len(name).to_bytes(2, "big") + len(body).to_bytes(4, "big") + name + body)
+    run_cli("rig", "info", "--rig", "sim", "--chip", "mlc-small", "--state", evil).assert_one_line_error("Popen")
 
 
 def test_one_host_session_holds_the_rig_others_look_or_take_over():
