@@ -84,8 +84,8 @@ def _decode(v: Any) -> Any:
 
 
 def _split(value: Any, path: tuple, apart: frozenset, out: list) -> Any:
-    """``value`` (at ``path``, its keys from the top) without the values recorded apart below it; those go to ``out`` as (path, value),
-    each after its parent. ``apart`` holds paths, and ``path + ("*",)`` stands for every entry of a dict."""
+    """``value`` (at ``path``: its keys from the top) less the values recorded apart below it, which go to ``out``
+    as (path, value), each after its parent. ``apart`` holds paths; ``path + ("*",)`` is every entry of a dict."""
     if not isinstance(value, dict):
         return value
     own = {}
@@ -117,7 +117,7 @@ def save_state(path: str | Path, state: dict, apart: frozenset = frozenset(), ca
             if cache is not None:
                 cache[where] = hit
         chunks.append(hit[1])
-    if cache is not None:  # forget parts that are gone (an erased block's record is replaced, not removed)
+    if cache is not None:  # forget parts the state no longer has
         for gone in set(cache) - {where for where, _ in parts}:
             del cache[gone]
     tmp = path.with_name(path.name + ".tmp")

@@ -145,9 +145,9 @@ def build(out: Path = BUILD, sys_clk_hz: int = SYS_CLK_HZ, seed: int = SEED, bch
         logs = done.stdout + done.stderr + "\n".join(p.read_text(errors="replace") for p in gw.glob("*.rpt"))
         lines = [ln for ln in logs.splitlines() if ln.startswith("ERROR")]
         raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
-    return {**summary(report, bit, sys_clk_hz), "bch_t_max": bch.t_max if bch else 0,
-            "bch_codeword_bytes": bch.k_bytes if bch else 0, "bch_chien_lanes": bch.chien_parallelism if bch else 0,
-            "bch_bm_bank": bch.bm_bank if bch else None}
+    engine = {"bch_t_max": bch.t_max, "bch_codeword_bytes": bch.k_bytes, "bch_chien_lanes": bch.chien_parallelism,
+              "bch_bm_bank": bch.bm_bank} if bch else {"bch_t_max": 0}
+    return {**summary(report, bit, sys_clk_hz), **engine}
 
 
 def summary(report: Path, bit: Path, sys_clk_hz: int) -> dict:

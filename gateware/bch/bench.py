@@ -1,4 +1,4 @@
-"""``nandrig bench bch``: encode/decode cycles per t at the default configuration (or a board's), and ECP5 area/Fmax."""
+"""``nandrig bench bch``: encode/decode cycles per t of the rig's engine (or a board's), and ECP5 area/Fmax."""
 from __future__ import annotations
 
 import dataclasses
@@ -75,7 +75,8 @@ def bench_bch(t_values, synth: bool = True, echo=lambda s: None, cfg: BchConfig 
                        "decoder": synthesize(BchDecoder(cfg), "bch_decoder", freq_mhz=60, hierarchical=True)}
         for bank, row in options.items():
             if bank != cfg.bm_bank:
-                net = netlist(BchDecoder(dataclasses.replace(cfg, bm_bank=bank)), f"bch_decoder_{bank}", hierarchical=True)
+                other = BchDecoder(dataclasses.replace(cfg, bm_bank=bank))
+                net = netlist(other, f"bch_decoder_{bank}", hierarchical=True)
                 row["yosys"] = cell_counts(net)
             else:
                 row["yosys"] = out["ecp5"]["decoder"]["yosys"]

@@ -12,9 +12,11 @@ T_VALUES = (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
 
 @click.command("bch")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
-@click.option("--t", "t_list", help=f"t values to measure [default: {','.join(map(str, T_VALUES))} up to the engine's t_max].")
+@click.option("--t", "t_list",
+              help=f"t values to measure [default: {','.join(map(str, T_VALUES))} up to the engine's t_max].")
 @click.option("--no-synth", is_flag=True, help="Skip the ECP5 synthesis (minutes).")
-@click.option("--board", type=click.Choice(["ulx3s"]), help="The engine this board's build carries (default: the rig's).")
+@click.option("--board", type=click.Choice(["ulx3s"]),
+              help="The engine this board's build carries (default: the rig's).")
 def bench_bch_cmd(as_json, t_list, no_synth, board) -> None:
     """Encode/decode cycles per t for a 4096-byte page (simulated gateware) and ECP5 area/Fmax."""
     from nandrig.gateware.bch.bench import bench_bch
