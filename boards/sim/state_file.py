@@ -104,22 +104,20 @@ def save_state(path: str | Path, state: dict, apart: frozenset = frozenset(), ca
     """Write ``state`` to ``path`` atomically and durably (write, fsync, rename). With a ``cache`` (the same dict
     on every save of one state), each part recorded ``apart`` that is unchanged since the last save is reused."""
     path = Path(path)
+    cache = {} if cache is None else cache
     out: list = []
     parts = [((), _split(state, (), frozenset(apart), out))] + out
     chunks = [MAGIC_PARTS]
     for where, value in parts:
-        key = pickle.dumps(value, 5) if cache is not None else None  # compared only, never loaded
-        hit = cache.get(where) if cache is not None else None
+        key = pickle.dumps(value, 5)  # compared only, never loaded
+        hit = cache.get(where)
         if hit is None or hit[0] != key:
             name = json.dumps(encode(list(where))).encode()
             body = zlib.compress(json.dumps(encode(value), separators=(",", ":")).encode(), 1)
-            hit = (key, _PART.pack(len(name), len(body)) + name + body)
-            if cache is not None:
-                cache[where] = hit
+            hit = cache[where] = (key, _PART.pack(len(name), len(body)) + name + body)
         chunks.append(hit[1])
-    if cache is not None:  # forget parts the state no longer has
-        for gone in set(cache) - {where for where, _ in parts}:
-            del cache[gone]
+    for gone in set(cache) - {where for where, _ in parts}:  # parts the state no longer has
+        del cache[gone]
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as fh:
