@@ -99,13 +99,14 @@ class NandBusModel:
         return MODES[self.chip.features[Feature.TIMING_MODE][0] & 0x0F]
 
     # -- the testbench ------------------------------------------------------------
-    async def run(self, ctx, pins, capture=None) -> None:
-        """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ."""
+    async def run(self, ctx, pins, capture=None, domain: str = "sync") -> None:
+        """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ;
+        ``domain``: the PHY's clock (``clk_hz``)."""
         names = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
         sigs = [getattr(pins, n) for n in names]
         n = 0
         while True:
-            await ctx.tick()
+            await ctx.tick(domain)
             n += 1
             now = n * self.period
             cur = dict(zip(names, (ctx.get(s) for s in sigs)))

@@ -11,14 +11,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from amaranth import Array, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, wiring
+from amaranth import Array, Const, DomainRenamer, Module, Mux, Signal
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.bch.frontend import BchFrontend
 from nandrig.gateware.onfi.buffer import PageBuffer
 from nandrig.gateware.onfi.counter import ErrorCounter
+from nandrig.gateware.onfi.link import NAND_DOMAIN, PhyLink
 from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
 from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
 from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, STATUS_LAYOUT,
@@ -101,7 +102,8 @@ def assemble() -> tuple[list[int], dict[OnfiOp, int]]:
     """The microcode ROM and each operation's entry point."""
     rom, entry = [], {}
     for op, steps in PROGRAMS.items():
-        assert steps[0] == SEL and steps[-2:] == [DESEL, END], op  # the sequencer's start and abort rely on it
+        # the sequencer starts on SELECT and ends on the only DESELECT (PhyLink)
+        assert steps[0] == SEL and steps[-2:] == [DESEL, END] and steps.count(DESEL) == 1, op
         entry[op] = len(rom)
         for s in steps:
             rom.append(STEP_LAYOUT.const({"end": s.kind is None, "kind": 0 if s.kind is None else s.kind,
@@ -116,8 +118,9 @@ class OnfiController(wiring.Component):
     sequencer idles, and a start of either waits for the other (``bch_ctrl``/``bch_stat``)."""
 
     def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = Limit.PAGE_BUFFER_BYTES, max_codewords: int = 32,
-                 bch: BchConfig | None = None) -> None:
+                 bch: BchConfig | None = None, nand_clk_hz: float | None = None) -> None:
         self.clk_hz = clk_hz
+        self.nand_clk_hz = nand_clk_hz  # None: the PHY runs on the system clock
         self.buffer_bytes = buffer_bytes
         self.max_codewords = max_codewords
         self.bch = bch
@@ -135,11 +138,12 @@ class OnfiController(wiring.Component):
             "cpu_wdata": In(32), "cpu_rdata": Out(32),
         })
         self._counter = counter
-        self.phy = OnfiPhy(clk_hz)  # its capture strobe is what the bus model checks read timing by
+        self.phy = OnfiPhy(nand_clk_hz or clk_hz)  # its capture strobe is what the bus model checks read timing by
 
     def elaborate(self, platform):
         mod = Module()
-        mod.submodules.phy = phy = self.phy
+        phy = self.phy
+        mod.submodules.phy = phy if self.nand_clk_hz is None else DomainRenamer(NAND_DOMAIN)(phy)
         mod.submodules.buf = buf = PageBuffer(self.buffer_bytes)
         mod.submodules.counter = cnt = self._counter
         mod.submodules.prbs = prbs = Prbs31()
@@ -155,7 +159,6 @@ class OnfiController(wiring.Component):
         rom = Array(Const(w, STEP_LAYOUT.size) for w in rom_words)
         end_of = {op: entry[op] + len(PROGRAMS[op]) - 1 for op in entry}
         entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8) for op in range(16))  # unknown ops do nothing
-        exits = Array(Const(end_of.get(op, end_of[OnfiOp.RESET]) - 1, 8) for op in range(16))  # each program's DESEL
 
         c = Signal(CONTROL_LAYOUT)  # operands latched at start
         pc = Signal(range(len(rom_words)))
@@ -163,8 +166,11 @@ class OnfiController(wiring.Component):
         running = Signal()
         step = Signal(STEP_LAYOUT)
         mod.d.comb += step.eq(rom[pc])
-        mod.d.comb += [phy.mode.eq(c.mode), phy.rd_trim.eq(c.rd_trim.as_signed()), phy.timeout.eq(c.timeout),
-                       phy.wp_n.eq(self.ctrl.wp_n)]
+        link = PhyLink(phy, self.nand_clk_hz is not None)
+        mod.submodules.link = link
+        # set at start (wp_n by the CPU) and steady while the PHY works: each crosses on its own
+        mod.d.comb += [link.mode.eq(c.mode), link.rd_trim.eq(c.rd_trim), link.timeout.eq(c.timeout),
+                       link.wp_n.eq(self.ctrl.wp_n)]
 
         def count_of(st) -> object:
             return Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
@@ -191,14 +197,11 @@ class OnfiController(wiring.Component):
                 with mod.Case(k):
                     mod.d.comb += byte.eq(v)
 
-        # a two-beat FIFO between sequencer and PHY keeps the PHY's ready off the sequencer's paths
-        mod.submodules.queue = queue = fifo.SyncFIFOBuffered(width=BEAT_LAYOUT.size, depth=2)
+        queue = link.queue
         beat = Signal(BEAT_LAYOUT)
         hold = Signal()  # buffer bytes take two cycles to read: at most one DIN beat every other cycle
         mod.d.comb += [beat.kind.eq(step.kind), beat.data.eq(byte), queue.w_data.eq(beat),
-                       queue.w_en.eq(running & ~step.end & ~hold),
-                       phy.beats.payload.eq(queue.r_data), phy.beats.valid.eq(queue.r_rdy),
-                       queue.r_en.eq(phy.beats.ready)]
+                       queue.w_en.eq(running & ~step.end & ~hold)]
         fire = queue.w_en & queue.w_rdy
         advance = fire & rep_last
         is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
@@ -220,15 +223,15 @@ class OnfiController(wiring.Component):
         wa = Signal(16)  # buf_addr + ridx
         with mod.If(fire & (step.kind == Kind.DOUT)):
             mod.d.sync += rdest.eq(step.dest)
-        arrive = phy.rdata.valid
+        arrive = link.rdata_valid
         to_data = arrive & (rdest == Dest.DATA)
         compare = c.src != OnfiSource.BUFFER
         expected = Mux(c.src == OnfiSource.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
             # one engine address (block RAM ports): no operation reads and writes the buffer at once
             buf.eng_addr.eq(Mux(to_data, wa, raddr)),
-            buf.eng_wdata.eq(phy.rdata.payload), buf.eng_we.eq(to_data),
-            cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(phy.rdata.payload),
+            buf.eng_wdata.eq(link.rdata), buf.eng_we.eq(to_data),
+            cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(link.rdata),
             cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
         ]
         with mod.If(to_data):
@@ -236,15 +239,15 @@ class OnfiController(wiring.Component):
             with mod.If(c.src == OnfiSource.PRBS):
                 mod.d.comb += prbs.advance.eq(1)
         with mod.If(arrive & (rdest == Dest.STATUS)):
-            mod.d.sync += self.stat.chip_status.eq(phy.rdata.payload)
+            mod.d.sync += self.stat.chip_status.eq(link.rdata)
 
         # start / done
         with mod.If(running):
             mod.d.sync += self.stat.op_cycles.eq(self.stat.op_cycles + 1)
-            with mod.If(step.end & ~queue.r_rdy & phy.idle):
-                mod.d.sync += running.eq(0)
-            with mod.If(phy.timeout_hit):  # R/B# never came back: release the chip and stop
-                mod.d.sync += [self.stat.timed_out.eq(1), pc.eq(exits[c.op]), rep.eq(0), rep_last.eq(1)]
+            # every program ends with its only DESELECT; after a timeout (R/B# never came back) the PHY drops
+            # the beats before it, so the chip is released either way
+            with mod.If(link.deselected):
+                mod.d.sync += [running.eq(0), self.stat.timed_out.eq(link.timed_out)]
         bch_busy = Const(0)
         if self.bch is not None:
             mod.submodules.bch = fe = BchFrontend(self.bch)
@@ -264,7 +267,7 @@ class OnfiController(wiring.Component):
                            ridx.eq(0), wa.eq(self.ctrl.buf_addr), ra.eq(self.ctrl.buf_addr), ra1.eq(self.ctrl.buf_addr + 1),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [
-            self.stat.busy.eq(running | cnt.pending), self.stat.busy_cycles.eq(phy.busy_cycles),
+            self.stat.busy.eq(running | cnt.pending), self.stat.busy_cycles.eq(link.busy_cycles),
             self.stat.err_1to0.eq(cnt.err_1to0), self.stat.err_0to1.eq(cnt.err_0to1), self.stat.max_cw.eq(cnt.max_cw),
             self.stat.codewords.eq(cnt.codewords),
         ]

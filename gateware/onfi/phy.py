@@ -177,7 +177,11 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += gate.eq(pipe == 0)
             with mod.Default():
                 mod.d.comb += gate.eq(1)
-        mod.d.comb += self.beats.ready.eq(free & gate)
+        # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
+        # cycle reaches a chip that is still busy
+        flushing = Signal()
+        drop = flushing & (b.kind != Kind.DESELECT)
+        mod.d.comb += self.beats.ready.eq(drop | (free & gate))
 
         sample = Signal(signed(w + 2))
         mod.d.comb += sample.eq(t["sample"] + self.rd_trim)
@@ -195,10 +199,12 @@ class OnfiPhy(wiring.Component):
             with mod.If((kind == Kind.WAIT_RB) & last):
                 mod.d.sync += self.busy_cycles.eq(busy - SYNC_STAGES)
                 mod.d.comb += self.timeout_hit.eq(~rb_now)
+                with mod.If(~rb_now):
+                    mod.d.sync += flushing.eq(1)
             with mod.If(last):
                 mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
 
-        with mod.If(self.beats.valid & self.beats.ready):
+        with mod.If(self.beats.valid & self.beats.ready & ~drop):
             mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1)]
             with mod.Switch(b.kind):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
@@ -211,6 +217,6 @@ class OnfiPhy(wiring.Component):
                 with mod.Case(Kind.SELECT):
                     mod.d.sync += [p.ce_n.eq(0), since_ce.eq(1)]
                 with mod.Case(Kind.DESELECT):
-                    mod.d.sync += [p.ce_n.eq(1), since_deselect.eq(1)]
+                    mod.d.sync += [p.ce_n.eq(1), since_deselect.eq(1), flushing.eq(0)]
         return mod
 

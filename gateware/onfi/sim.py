@@ -6,6 +6,7 @@ from amaranth.sim import Simulator
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 from nandrig.gateware.onfi.core import OnfiController
+from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import CONTROL, STATUS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
@@ -73,19 +74,22 @@ class Driver:
 
 
 def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
-        **model) -> tuple[object, NandBusModel]:
-    """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``).
+        nand_clk_hz: float | None = None, nand_phase: float = 0.0, **model) -> tuple[object, NandBusModel]:
+    """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``);
+    with ``nand_clk_hz`` the PHY runs on a clock of its own, its edges ``nand_phase`` of a period late.
 
     Returns (what the script returned, the bus model with its log).
     """
-    dut = OnfiController(clk_hz)
-    bfm = NandBusModel(chip, clk_hz, **model)
+    dut = OnfiController(clk_hz, nand_clk_hz=nand_clk_hz)
+    bfm = NandBusModel(chip, nand_clk_hz or clk_hz, **model)
     sim = Simulator(dut)
     sim.add_clock(1 / clk_hz)
+    if nand_clk_hz:
+        sim.add_clock(1 / nand_clk_hz, phase=nand_phase / nand_clk_hz, domain=NAND_DOMAIN)
     result = []
 
     async def bus(ctx):
-        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid)
+        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync")
 
     async def main(ctx):
         result.append(await script(Driver(ctx, dut, bfm)))
