@@ -70,9 +70,10 @@ def place_route(net: Path, freq_mhz: float = 100.0, seed: int = 1) -> dict:
         raise NandrigError(f"nextpnr failed on {name}: {pnr.stderr.strip()[-400:]}")
     rep = json.loads(report.read_text())
     util = rep["utilization"]
-    fmax = min((v["achieved"] for v in rep.get("fmax", {}).values()), default=float("nan"))
+    per_clock = {k: round(v["achieved"], 1) for k, v in rep.get("fmax", {}).items()}
+    fmax = min(per_clock.values(), default=float("nan"))
     return {"lut4": util.get("TRELLIS_COMB", {}).get("used", 0), "ff": util.get("TRELLIS_FF", {}).get("used", 0),
-            "bram": util.get("DP16KD", {}).get("used", 0), "fmax_mhz": round(fmax, 1)}
+            "bram": util.get("DP16KD", {}).get("used", 0), "fmax_mhz": fmax, "fmax_per_clock_mhz": per_clock}
 
 
 def synthesize(component, name: str, freq_mhz: float = 100.0, seed: int = 1, hierarchical: bool = False) -> dict:

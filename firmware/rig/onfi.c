@@ -9,7 +9,9 @@
 /* the controller's op codes and sources come from gateware/onfi/registers.py through soc.h */
 _Static_assert(ONFI_SRC_BUFFER == ONFI_SOURCE_BUFFER && ONFI_SRC_PRBS == ONFI_SOURCE_PRBS, "sources");
 
-#define NS_PER_CYCLE (1000000000u / CONFIG_CLOCK_FREQUENCY)
+/* the PHY counts busy times and timeouts in its own clock's cycles (the system clock's, or a faster NAND clock) */
+#define NS_PER_CYCLE (1000000000u / ONFI_CLOCK_FREQUENCY)
+_Static_assert(1000000000u % ONFI_CLOCK_FREQUENCY == 0, "whole ns per PHY cycle");
 
 static uint64_t advanced_ns;
 
@@ -138,7 +140,7 @@ int onfi_identify(struct chip *c)
 	static struct param_info p;
 	memset(c, 0, sizeof *c);
 	onfi_wp_n_write(1);
-	onfi_timeout_write(CONFIG_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
+	onfi_timeout_write(ONFI_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
 	c->capture = CAPTURE_NO_WINDOW;
 	c->param_status = PARAM_ERR_NO_VALID_COPY;

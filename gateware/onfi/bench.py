@@ -1,4 +1,4 @@
-"""``nandrig bench onfi``: per timing mode at the default clock, bandwidth, overhead and timing checks; ECP5 area."""
+"""``nandrig bench onfi``: per timing mode at a build's clocks, bandwidth, overhead and timing checks; ECP5 area."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -8,19 +8,20 @@ from nandrig.chip.pattern import page_seed
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.sim import run
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, DEFAULT_CLK_HZ, limit_ns, mode_cycles
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, limit_ns, mode_cycles
+from nandrig.gateware.soc.clocks import DEFAULT_CLOCKS, Clocks
 
 PROFILE = "mlc-small"
 
 
-def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
+def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
     """Program and read one full page per mode on the virtual chip through the pin-level model."""
     chip = VirtualChip(PROFILE, seed=seed)
     g = chip.geometry
     n = g.raw_page_bytes
     page_bits = (g.pages_per_block - 1).bit_length()
     block = next(b for b in range(1, g.blocks) if chip.read(b, 0).data[g.page_bytes] == 0xFF)
-    period = 1e9 / clk_hz
+    period, phy_period = 1e9 / clocks.sys_hz, 1e9 / clocks.phy_hz  # operations in system cycles, busy in PHY cycles
 
     async def script(d):
         rows = []
@@ -35,10 +36,10 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
             w_ns = ns_per_byte(d.model.din_times)
             r = await d.op(OnfiOp.READ, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             r_ns = ns_per_byte(d.model.dout_times)
-            c = mode_cycles(mode, clk_hz)
+            c = mode_cycles(mode, clocks.phy_hz)
             twc, trc = limit_ns(mode)
-            prog_ns = (p["op_cycles"] - p["busy_cycles"]) * period
-            read_ns = (r["op_cycles"] - r["busy_cycles"]) * period
+            prog_ns = p["op_cycles"] * period - p["busy_cycles"] * phy_period
+            read_ns = r["op_cycles"] * period - r["busy_cycles"] * phy_period
             rows.append({
                 "mode": mode, "set_features_ok": not st["chip_status"] & 1,
                 "meets": c.capture_ok, "write_cycle_ns": w_ns, "read_cycle_ns": r_ns,
@@ -56,15 +57,15 @@ def measure_modes(clk_hz: float = DEFAULT_CLK_HZ, seed: int = 1) -> list[dict]:
             })
         return rows
 
-    rows, _ = run(chip, script, clk_hz)
+    rows, _ = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz)
     return rows
 
 
-def bench_onfi(synth: bool = True, clk_hz: float = DEFAULT_CLK_HZ, echo=lambda s: None) -> dict:
-    out = {"clock_mhz": clk_hz / 1e6, "chip": PROFILE,
+def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str | None = None, echo=lambda s: None) -> dict:
+    out = {"clocks_of_board": board, **clocks.describe(), "chip": PROFILE,
            "overhead": "operation time minus chip busy minus the page's bytes at the achieved bus cycle "
                        "(beyond_mode_limit: minus the bytes at the mode's tWC/tRC instead)",
-           "modes": measure_modes(clk_hz)}
+           "modes": measure_modes(clocks)}
     out["board"] = asdict(DEFAULT_BOARD)  # the delay range and margins every read capture keeps
     out["min_write_fraction_of_limit"] = min(r["write_fraction_of_limit"] for r in out["modes"])
     out["min_read_fraction_of_limit"] = min(r["read_fraction_of_limit"] for r in out["modes"])
@@ -74,6 +75,9 @@ def bench_onfi(synth: bool = True, clk_hz: float = DEFAULT_CLK_HZ, echo=lambda s
         from nandrig.gateware.onfi.core import OnfiController
         from nandrig.gateware.synth import synthesize
 
-        res = synthesize(OnfiController(clk_hz), "onfi_controller", freq_mhz=clk_hz / 1e6)
-        out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res, "meets_clock": res["fmax_mhz"] >= clk_hz / 1e6}
+        # out of context, every clock held to the fastest one's period
+        res = synthesize(OnfiController(clocks.sys_hz, nand_clk_hz=clocks.nand_hz), "onfi_controller",
+                         freq_mhz=clocks.phy_hz / 1e6)
+        out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res,
+                       "meets_clock": res["fmax_mhz"] >= clocks.phy_hz / 1e6}
     return out

@@ -17,6 +17,8 @@ from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import BCH_CONTROL, BCH_STATUS, CONTROL, STATUS
 
 NAME = "nandrig_onfi"
@@ -24,10 +26,10 @@ BUFFER_WORD_BITS = (Limit.PAGE_BUFFER_BYTES // 4 - 1).bit_length()  # the page b
 PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
 
 
-def export_controller(out_dir: Path, clk_hz: float, rtlil_out: bool = False, bch: BchConfig | None = None) -> Path:
+def export_controller(out_dir: Path, clocks: Clocks, rtlil_out: bool = False, bch: BchConfig | None = None) -> Path:
     """The controller as Verilog (Verilator) or RTLIL (yosys: Verilog turns its dual-port page
     buffer into flip-flops, RTLIL keeps the memories that map onto block RAM)."""
-    ctl = OnfiController(clk_hz=clk_hz, bch=bch)
+    ctl = OnfiController(clk_hz=clocks.sys_hz, bch=bch, nand_clk_hz=clocks.nand_hz)
     path = out_dir / f"{NAME}.{'il' if rtlil_out else 'v'}"
     out_dir.mkdir(parents=True, exist_ok=True)
     text = rtlil.convert(ctl, name=NAME) if rtlil_out else verilog.convert(ctl, name=NAME, emit_src=False)
@@ -39,22 +41,26 @@ def export_controller(out_dir: Path, clk_hz: float, rtlil_out: bool = False, bch
 class OnfiCore(Module, AutoCSR):
     """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation)."""
 
-    def __init__(self, platform, pads, clk_hz: float, out_dir: Path, bch: BchConfig | None = None) -> None:
+    def __init__(self, platform, pads, clocks: Clocks, out_dir: Path, bch: BchConfig | None = None) -> None:
+        """With ``clocks.nand_hz`` the PHY runs in the SoC's ``nand`` clock domain."""
         from litex.build.sim import SimPlatform
 
         if isinstance(platform, SimPlatform):
-            platform.add_source(str(export_controller(out_dir, clk_hz, bch=bch)))
+            platform.add_source(str(export_controller(out_dir, clocks, bch=bch)))
         else:  # yosys boards: LiteX's flow turns the language into read_rtlil
-            platform.add_source(str(export_controller(out_dir, clk_hz, rtlil_out=True, bch=bch)), language="rtlil")
+            platform.add_source(str(export_controller(out_dir, clocks, rtlil_out=True, bch=bch)), language="rtlil")
+        if clocks.nand_hz:
+            extra_ports = {"i_nand_clk": ClockSignal(NAND_DOMAIN), "i_nand_rst": ResetSignal(NAND_DOMAIN)}
+        else:
+            extra_ports = {}
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         ctrl, stat_fields = self._registers(CONTROL, STATUS)
         self._start = CSR(1, name="start")
-        bch_ports = {}
         if bch is not None:
             bch_ctrl, bch_stat = self._registers(BCH_CONTROL, BCH_STATUS)
             self._bch_start = CSR(1, name="bch_start")
-            bch_ports = {"i_bch_ctrl": Cat(*bch_ctrl), "i_bch_start": self._bch_start.re, "o_bch_stat": Cat(*bch_stat)}
+            extra_ports |= {"i_bch_ctrl": Cat(*bch_ctrl), "i_bch_start": self._bch_start.re, "o_bch_stat": Cat(*bch_stat)}
         self._cw_index = CSRStorage(5, name="cw_index", description="Codeword whose counts cw_counts shows")
         self._cw_counts = CSRStatus(32, name="cw_counts", description="Errors of codeword cw_index: 1->0 low half, 0->1 high half")
         self._lane_1to0 = CSRStatus(256, name="lane_1to0", description="Per-DQ-line 1->0 errors, 32 bits per line, line 0 lowest")
@@ -85,7 +91,7 @@ class OnfiCore(Module, AutoCSR):
             i_cpu_addr=bus.adr[:BUFFER_WORD_BITS], i_cpu_we=bus.cyc & bus.stb & bus.we & ~ack, i_cpu_sel=bus.sel,
             i_cpu_wdata=bus.dat_w, o_cpu_rdata=bus.dat_r,
             i_pins__rb_n=pads.rb_n, i_pins__dq_i=dq_i, o_pins__dq_o=dq_o, o_pins__dq_oe=dq_oe,
-            **{f"o_pins__{n}": pins[n] for n in PINS}, **bch_ports,
+            **{f"o_pins__{n}": pins[n] for n in PINS}, **extra_ports,
         )
 
     def _registers(self, control, status) -> tuple[list, list]:

@@ -15,6 +15,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.soc.clocks import Clocks
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import trim_range
@@ -35,15 +36,17 @@ class VirtualTime(Module, AutoCSR):
 
 
 class RigSoC(SoCCore):
-    def __init__(self, platform, crg, sys_clk_freq: int, nand_pads, out_dir: Path, *, uart_name: str,
+    def __init__(self, platform, crg, clocks: Clocks, nand_pads, out_dir: Path, *, uart_name: str,
                  firmware: Path | None = None, sram_size: int = 0x3_0000, vtime_pads=None,
                  bch: BchConfig | None = BchConfig()) -> None:
-        SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, ident="nandrig rig", cpu_type="vexriscv",
+        """``crg`` provides ``sys`` and, with ``clocks.nand_hz``, the PHY's ``nand`` domain."""
+        SoCCore.__init__(self, platform, clk_freq=clocks.sys_hz, ident="nandrig rig", cpu_type="vexriscv",
                          cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,
                          uart_name=uart_name, timer_uptime=True)
         self.crg = crg
         self.firmware = firmware
-        self.onfi = OnfiCore(platform, nand_pads, sys_clk_freq, out_dir, bch=bch)
+        self.onfi = OnfiCore(platform, nand_pads, clocks, out_dir, bch=bch)
+        self.add_constant("ONFI_CLOCK_FREQUENCY", clocks.phy_hz)  # busy times and timeouts count its cycles
         if bch is not None:  # the firmware's BCH driver sizes codewords and parity from these
             for name, value in (("M", bch.m), ("K_BYTES", bch.k_bytes), ("T_MAX", bch.t_max)):
                 self.add_constant(f"BCH_{name}", value)
@@ -53,7 +56,7 @@ class RigSoC(SoCCore):
                 self.add_constant(f"{prefix}_{v.name}", int(v))
         # the read-capture trims that move the capture edge in each mode: the firmware's start-up sweep
         for mode in range(6):
-            trims = trim_range(mode, sys_clk_freq, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX)
+            trims = trim_range(mode, clocks.phy_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX)
             self.add_constant(f"ONFI_TRIM_FIRST_M{mode}", trims.start)
             self.add_constant(f"ONFI_TRIM_LAST_M{mode}", trims.stop - 1)
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))

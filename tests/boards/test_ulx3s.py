@@ -67,7 +67,9 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     assert res.code == 0, res.err
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
-    assert j["meets_sys_clk"] and j["sys_margin"] >= 0.10, j["fmax_mhz"]  # the board issue asks 10 % margin
+    # the board issue asks 10 % margin on every clock: the system clock and the PHY's
+    assert set(j["clocks"]) == {"sys", "nand"} and j["clocks"]["nand"]["clock_mhz"] == 100.0
+    assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
     # the rig's code is in the SoC with the board's engine (its t_max and Chien lanes)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"]) == (BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank)

@@ -74,7 +74,7 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
     floor = statistics.median(r["floor_ns"] for r in runs)
     rig_ns = statistics.median(r["rig_ns"] for r in runs)
     return {
-        "board": board, "sys_clk_mhz": rtl.clk_hz / 1e6, "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
+        "board": board, **rtl.clocks.describe(), "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
         "timing_mode": info.timing_mode, "tWC_ns": twc, "tRC_ns": trc,
         "block_cycle": "CYCLE 1 round (erase + program every page) + MEASURE (read + compare every page)",
         "rig_time": "rig clock (simulated) from before CYCLE to after MEASURE, three host turnarounds included",

@@ -11,13 +11,13 @@ from pathlib import Path
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.soc.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "rtl-rig"
 FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 UART = Path(__file__).resolve().parent / "uartbridge"  # LiteX's serial2tcp overwrites its 2 KiB buffer on longer frames
-SYS_CLK_HZ = 100_000_000  # the default build; a board's build runs at that board's system clock
 BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # the BCH variant's engine: the default code cut to t_max = 14 (mlc-small's 64-byte spare would hold 26 beside
 # the page profile). Verilator evaluates every register's next value each clock, the decoder's too, which slows
@@ -47,7 +47,7 @@ def _io():
     from litex.build.generic_platform import Pins, Subsignal
 
     return [
-        ("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1)),
+        ("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1)), ("nand_clk", 0, Pins(1)),
         ("serial", 0, Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
          Subsignal("source_data", Pins(8)), Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
          Subsignal("sink_data", Pins(8))),
@@ -55,17 +55,6 @@ def _io():
          Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8)),
          Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16))),
     ]
-
-
-def board_clock_hz(board: str | None) -> int:
-    """The system clock the RTL rig runs at: a board's own (its bitstream's), or the default 100 MHz."""
-    if board is None:
-        return SYS_CLK_HZ
-    if board == "ulx3s":
-        from nandrig.boards.ulx3s.build import SYS_CLK_HZ as ulx3s_hz
-
-        return ulx3s_hz
-    raise NandrigError(f"unknown board {board!r} (known: ulx3s)")
 
 
 def build_dir(board: str | None, bch: bool) -> Path:
@@ -82,30 +71,45 @@ def bridge_args(chip_port: int, wiring: Wiring) -> dict:
             "delay_ps": ps(wiring.delay_ns), "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args()}
 
 
-def sim_config(uart_port: int = 0, chip_port: int = 0, sys_clk_hz: int = SYS_CLK_HZ, wiring: Wiring = Wiring()):
+def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring()):
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
-    cfg.add_clocker("sys_clk", freq_hz=sys_clk_hz)
+    cfg.add_clocker("sys_clk", freq_hz=clocks.sys_hz)
+    if clocks.nand_hz:
+        cfg.add_clocker("nand_clk", freq_hz=clocks.nand_hz)
     cfg.add_module("uartbridge", "serial", args={"port": uart_port})
-    cfg.add_module("nandbridge", "nand", args=bridge_args(chip_port, wiring))
+    # the bridge sees the pins at the PHY's clock edges
+    cfg.add_module("nandbridge", "nand", clocks="nand_clk" if clocks.nand_hz else "sys_clk",
+                   args=bridge_args(chip_port, wiring))
     return cfg
 
 
+def _crg(platform, clocks: Clocks):
+    """The system clock with its power-on reset; a NAND clock beside it, reset with the system."""
+    from migen import ClockDomain
+    from migen.genlib.io import CRG as SimpleCRG
+
+    crg = SimpleCRG(platform.request("sys_clk"))
+    if clocks.nand_hz:
+        crg.clock_domains.cd_nand = ClockDomain()
+        crg.comb += [crg.cd_nand.clk.eq(platform.request("nand_clk")), crg.cd_nand.rst.eq(crg.cd_sys.rst)]
+    return crg
+
+
 def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchConfig | None = None,
-          sys_clk_hz: int = SYS_CLK_HZ) -> Path:
+          clocks: Clocks = CLOCKS) -> Path:
     """The simulator binary, built if the sources changed since the last build.
 
-    ``bch`` makes the SoC's BCH engine configuration (None: no engine); ``sys_clk_hz`` its clock."""
+    ``bch`` makes the SoC's BCH engine configuration (None: no engine); ``clocks`` its clocks."""
     stamp = out / "digest"
-    want = f"{digest()}-{bch!r}-{sys_clk_hz}"
+    want = f"{digest()}-{bch!r}-{clocks!r}"
     if not force and sim_binary(out).exists() and stamp.exists() and stamp.read_text() == want:
         return sim_binary(out)
     if shutil.which("verilator") is None:
         raise NandrigError("verilator is missing (apt install verilator libevent-dev libjson-c-dev zlib1g-dev)")
     from litex.build.sim import SimPlatform
     from litex.soc.integration.builder import Builder
-    from migen.genlib.io import CRG as SimpleCRG
 
     from nandrig.gateware.soc.soc import RigSoC
 
@@ -117,7 +121,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     platform = SimPlatform("SIM", _io())
     nand = platform.request("nand")
-    soc = RigSoC(platform, SimpleCRG(platform.request("sys_clk")), sys_clk_hz, nand, out / "amaranth",
+    soc = RigSoC(platform, _crg(platform, clocks), clocks, nand, out / "amaranth",
                  uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,
                  bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
@@ -127,7 +131,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     shutil.rmtree(mods, ignore_errors=True)
     for mod in (BRIDGE, UART):
         shutil.copytree(mod, mods / mod.name)
-    builder.build(sim_config=sim_config(sys_clk_hz=sys_clk_hz), run=False, extra_mods=[BRIDGE.name, UART.name],
+    builder.build(sim_config=sim_config(clocks=clocks), run=False, extra_mods=[BRIDGE.name, UART.name],
                   extra_mods_path=str(mods),
                   interactive=False)
     # LiteX compiles the simulator only when it also runs it: compile it here

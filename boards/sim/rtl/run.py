@@ -12,7 +12,8 @@ from pathlib import Path
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
 from nandrig.boards.sim.wiring import Wiring
-from nandrig.boards.sim.rtl.build import RTL_BCH, board_clock_hz, build, build_dir, sim_config
+from nandrig.boards.sim.rtl.build import RTL_BCH, build, build_dir, sim_config
+from nandrig.gateware.soc.clocks import board_clocks
 from nandrig.errors import NandrigError
 
 
@@ -47,7 +48,8 @@ class RtlRig:
         self.wiring = wiring
         self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
         self.out, self.bch = build_dir(board, bch), RTL_BCH if bch else None
-        self.clk_hz = board_clock_hz(board)
+        self.clocks = board_clocks(board)
+        self.clk_hz = self.clocks.phy_hz  # what the bus model and the calibration count in
         self.proc: subprocess.Popen | None = None
         self.bridge = bridge.ChipBridge(chip, self.clk_hz)
 
@@ -56,7 +58,7 @@ class RtlRig:
         return f"socket://127.0.0.1:{self.port}"
 
     def __enter__(self) -> "RtlRig":
-        binary = build(self.out, force=self.rebuild, echo=self.echo, bch=self.bch, sys_clk_hz=self.clk_hz)
+        binary = build(self.out, force=self.rebuild, echo=self.echo, bch=self.bch, clocks=self.clocks)
         chip_port, _ = bridge.start(self.bridge)
         # a run directory of its own: the simulator reads sim_config.js and modules/ from its cwd
         runs = self.out / "runs"
@@ -65,7 +67,7 @@ class RtlRig:
         gw = binary.parents[1]
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
-        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clk_hz, self.wiring).get_json())
+        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clocks, self.wiring).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         # SIGPIPE stays ignored (restore_signals=False): the UART module writes to a client that may have gone
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,

@@ -1,6 +1,7 @@
 /* LiteX sim module: the NAND pins of the simulated rig, bridged to the virtual chip in Python.
  *
- * The module watches the bus at every system-clock edge and turns it into bus cycles: a WE# rise
+ * The module watches the bus at every edge of the PHY's clock (the system clock, or the NAND clock of a
+ * build with one: whichever clock the configuration gives it) and turns it into bus cycles: a WE# rise
  * latches a command, an address or a data byte; an RE# fall puts the next output byte on DQ.
  * Commands and addresses go to the chip server at once (they may start an operation), data bytes
  * are sent in one batch before the next command or address, and whatever the chip has to output
@@ -43,14 +44,14 @@ struct byte_window {  /* one output byte and when DQ carries it, in ps */
 };
 
 struct session_s {
-	char *sys_clk;
+	char *clk;  /* the PHY's clock */
 	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *dq_i, *rb_n;
 	char *adv_go;
 	uint64_t *adv_ns;
 	uint16_t *adv_temp;
 	int fd;
 	clk_edge_state_t edge;
-	int prev_we, prev_re;
+	int prev_we, prev_re, prev_go;
 	uint8_t out[OUT_MAX];
 	uint32_t out_len, out_ptr;
 	uint8_t din[DIN_MAX];
@@ -198,8 +199,8 @@ static int nandbridge_add_pads(void *sess, struct pad_list_s *plist)
 {
 	struct session_s *s = sess;
 	struct pad_s *pads = plist->pads;
-	if (!strcmp(plist->name, "sys_clk")) {
-		s->sys_clk = (char *)pads[0].signal;
+	if (!strcmp(plist->name, "sys_clk") || !strcmp(plist->name, "nand_clk")) {
+		s->clk = (char *)pads[0].signal;
 		return RC_OK;
 	}
 	if (strcmp(plist->name, "nand"))
@@ -255,7 +256,7 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 {
 	struct session_s *s = sess;
 	uint64_t now = time_ps / 1000;
-	if (!clk_pos_edge(&s->edge, *s->sys_clk))
+	if (!clk_pos_edge(&s->edge, *s->clk))
 		return RC_OK;
 	if (s->last_edge_ps)
 		s->period_ps = time_ps - s->last_edge_ps;
@@ -284,7 +285,9 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	}
 	if (re && !s->prev_re && s->win[s->last].until_ps == UINT64_MAX)
 		s->win[s->last].until_ps = time_ps + s->t_rhoh_ps[s->mode] + s->delay_ps;
-	if (s->adv_go && (*s->adv_go & 1)) {
+	/* the strobe lasts one system cycle, which spans several edges of a faster NAND clock: act on its rise */
+	int go = s->adv_go && (*s->adv_go & 1);
+	if (go && !s->prev_go) {
 		uint8_t p[10];
 		flush_din(s, now);
 		put_u64(p, *s->adv_ns);
@@ -294,6 +297,7 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	}
 	s->prev_we = we;
 	s->prev_re = re;
+	s->prev_go = go;
 	*s->dq_i = (char)wire(s, dq_at(s, time_ps + s->period_ps));
 	*s->rb_n = now < s->busy_end_ns ? 0 : 1;
 	return RC_OK;

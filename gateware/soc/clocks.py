@@ -1,0 +1,35 @@
+"""A build's clocks, as one record every consumer of a board's clock setup takes (SoC, RTL rig, benches)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nandrig.errors import NandrigError
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
+
+
+@dataclass(frozen=True)
+class Clocks:
+    sys_hz: int  # the SoC: CPU, bus, sequencer, page buffer, BCH engine
+    nand_hz: int | None = None  # the ONFI PHY's own clock; None: the PHY runs on the system clock
+
+    @property
+    def phy_hz(self) -> int:
+        """What the PHY counts bus timings, busy times and timeouts in."""
+        return self.nand_hz or self.sys_hz
+
+    def describe(self) -> dict:
+        return {"sys_clk_mhz": self.sys_hz / 1e6, "nand_clk_mhz": self.phy_hz / 1e6, "nand_clock_own": self.nand_hz is not None}
+
+
+DEFAULT_CLOCKS = Clocks(int(DEFAULT_CLK_HZ))  # the RTL rig's and the benches' default build: the PHY on the system clock
+
+
+def board_clocks(board: str | None) -> Clocks:
+    """A board's clocks, as its bitstream runs them (None: the default build's)."""
+    if board is None:
+        return DEFAULT_CLOCKS
+    if board == "ulx3s":
+        from nandrig.boards.ulx3s.build import CLOCKS
+
+        return CLOCKS
+    raise NandrigError(f"unknown board {board!r} (known: ulx3s)")
