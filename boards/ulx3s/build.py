@@ -5,7 +5,6 @@ the yowasp packages (no vendor tools, no system install), and nextpnr's report g
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -13,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from nandrig.boards.build_log import output_to
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.clocks import Clocks
@@ -69,26 +69,6 @@ def _tool_dir(out: Path) -> Path:
     return bindir
 
 
-@contextlib.contextmanager
-def _output_to(log: Path):
-    """Send this process's stdout/stderr file descriptors (LiteX's messages, make) to ``log``."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(log, "w") as f:
-        os.dup2(f.fileno(), 1)
-        os.dup2(f.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
 # The rig's code (2048-byte codewords over GF(2^15)) with a smaller engine on the board: t_max 40, 8 Chien degrees
 # per cycle, half multiplier bank. With 16 Chien lanes nextpnr had not placed and routed the SoC after 77 CPU-minutes
 # at t_max 64 (65,186 LUT4) nor after 84 minutes in CI at t_max 40; with 8 lanes at t_max 64 not after 27. This one
@@ -117,7 +97,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     echo(f"generating the SoC and building the firmware in {out} ...")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with _output_to(out / "generate.log"):
+        with output_to(out / "generate.log"):
             builder.build(build_name=NAME, run=False, seed=seed)
     except Exception as e:  # the firmware or the SoC did not build: say where to look
         raise NandrigError(f"generating the ULX3S SoC failed: {e} (log: {out / 'generate.log'})") from None

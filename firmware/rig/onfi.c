@@ -9,9 +9,11 @@
 /* the controller's op codes and sources come from gateware/onfi/registers.py through soc.h */
 _Static_assert(ONFI_SRC_BUFFER == ONFI_SOURCE_BUFFER && ONFI_SRC_PRBS == ONFI_SOURCE_PRBS, "sources");
 
-/* the PHY counts busy times and timeouts in its own clock's cycles (the system clock's, or a faster NAND clock) */
-#define NS_PER_CYCLE (1000000000u / ONFI_CLOCK_FREQUENCY)
-_Static_assert(1000000000u % ONFI_CLOCK_FREQUENCY == 0, "whole ns per PHY cycle");
+/* the PHY counts busy times and timeouts in its own clock's cycles (the system clock's, or a faster NAND clock);
+ * the uptime timer counts the system clock's */
+#define NS_PER_PHY_CYCLE (1000000000u / ONFI_CLOCK_FREQUENCY)
+#define NS_PER_SYS_CYCLE (1000000000u / CONFIG_CLOCK_FREQUENCY)
+_Static_assert(1000000000u % ONFI_CLOCK_FREQUENCY == 0 && 1000000000u % CONFIG_CLOCK_FREQUENCY == 0, "whole ns per cycle");
 
 static uint64_t advanced_ns;
 
@@ -30,7 +32,7 @@ struct op_result onfi_finish(void)
 		;
 	r.timed_out = onfi_timed_out_read();
 	r.status = onfi_chip_status_read();
-	r.busy_ns = onfi_busy_cycles_read() * NS_PER_CYCLE;
+	r.busy_ns = onfi_busy_cycles_read() * NS_PER_PHY_CYCLE;
 	return r;
 }
 
@@ -270,7 +272,7 @@ void onfi_totals(uint32_t *e10, uint32_t *e01)
 uint64_t rig_clock_ns(void)
 {
 	timer0_uptime_latch_write(1);
-	return timer0_uptime_cycles_read() * NS_PER_CYCLE + advanced_ns;
+	return timer0_uptime_cycles_read() * NS_PER_SYS_CYCLE + advanced_ns;
 }
 
 void rig_advance(uint64_t ns, int16_t temp)

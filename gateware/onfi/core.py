@@ -11,8 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from amaranth import Array, Const, DomainRenamer, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth import Array, Cat, Const, DomainRenamer, Module, Mux, ResetInserter, Signal
+from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.bch.config import BchConfig
@@ -26,6 +26,9 @@ from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYO
                                              OnfiOp, OnfiSource)
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 from nandrig.protocol import Limit
+
+
+PREFETCH_DEPTH = 4  # buffer bytes read ahead of DIN beats: two in flight, two waiting
 
 
 class Byte(enum.IntEnum):
@@ -181,13 +184,14 @@ class OnfiController(wiring.Component):
 
         # data source for DIN beats
         pattern = Signal(8)
+        pf_byte = Signal(8)  # the buffer's next byte, read ahead (below)
         with mod.Switch(c.src):
             with mod.Case(OnfiSource.PRBS):
                 mod.d.comb += pattern.eq(prbs.byte)
             with mod.Case(OnfiSource.WALK):
                 mod.d.comb += pattern.eq(walk_logic(rep))
             with mod.Default():
-                mod.d.comb += pattern.eq(buf.eng_rdata)
+                mod.d.comb += pattern.eq(pf_byte)
         byte = Signal(8)
         sources = {Byte.IMM: step.imm, Byte.COL0: c.col[:8], Byte.COL1: c.col[8:], Byte.ROW0: c.row[:8],
                    Byte.ROW1: c.row[8:16], Byte.ROW2: c.row[16:], Byte.FADDR: c.faddr,
@@ -199,23 +203,27 @@ class OnfiController(wiring.Component):
 
         queue = link.queue
         beat = Signal(BEAT_LAYOUT)
-        hold = Signal()  # buffer bytes take two cycles to read: at most one DIN beat every other cycle
+        is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
+        from_buffer = is_din & (c.src == OnfiSource.BUFFER)
+        # the buffer answers two cycles after an address: its bytes are read ahead into a small FIFO, so a
+        # DIN beat can go every cycle (a 50 MHz system clock gives mode 5's 20 ns write cycle no slack)
+        go = Signal()  # an operation starts
+        prefetch = ResetInserter(go)(fifo.SyncFIFO(width=8, depth=PREFETCH_DEPTH))
+        mod.submodules.prefetch = prefetch
+        pf_addr, pf_left = Signal(16), Signal(16)  # the next byte to read ahead, and how many are left
+        in_flight = Signal(2)  # bit k: a read issued k + 1 cycles ago
         mod.d.comb += [beat.kind.eq(step.kind), beat.data.eq(byte), queue.w_data.eq(beat),
-                       queue.w_en.eq(running & ~step.end & ~hold)]
+                       queue.w_en.eq(running & ~step.end & (~from_buffer | prefetch.r_rdy))]
         fire = queue.w_en & queue.w_rdy
         advance = fire & rep_last
-        is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
-        # the buffer answers two cycles late: address the byte the next beat will want (ra = buf_addr + rep)
-        ra, ra1 = Signal(16), Signal(16)
-        raddr = Mux(fire, Mux(advance, c.buf_addr, ra1), ra)
+        mod.d.comb += [prefetch.r_en.eq(fire & from_buffer), pf_byte.eq(prefetch.r_data)]
         with mod.If(fire):
-            mod.d.sync += [rep.eq(Mux(advance, 0, rep + 1)), ra.eq(raddr), ra1.eq(raddr + 1)]
+            mod.d.sync += rep.eq(Mux(advance, 0, rep + 1))
             with mod.If(advance):
                 mod.d.sync += [pc.eq(pc + 1), rep_last.eq(count_of(step_nx) <= 1)]
             with mod.Else():
                 mod.d.sync += rep_last.eq(rep + 2 >= count_of(step))
         mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == OnfiSource.PRBS))
-        mod.d.sync += hold.eq(fire & is_din & (c.src == OnfiSource.BUFFER))  # the PHY needs >= 2 cycles a byte anyway
 
         # read data: DOUT beats remember their destination; bytes arrive sample cycles later
         rdest = Signal(1)
@@ -229,7 +237,7 @@ class OnfiController(wiring.Component):
         expected = Mux(c.src == OnfiSource.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
             # one engine address (block RAM ports): no operation reads and writes the buffer at once
-            buf.eng_addr.eq(Mux(to_data, wa, raddr)),
+            buf.eng_addr.eq(Mux(to_data, wa, pf_addr)),
             buf.eng_wdata.eq(link.rdata), buf.eng_we.eq(to_data),
             cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(link.rdata),
             cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
@@ -240,6 +248,14 @@ class OnfiController(wiring.Component):
                 mod.d.comb += prbs.advance.eq(1)
         with mod.If(arrive & (rdest == Dest.STATUS)):
             mod.d.sync += self.stat.chip_status.eq(link.rdata)
+
+        # read ahead: PROGRAM and SELFTEST from the buffer take `length` bytes from buf_addr on; a read is issued
+        # while the FIFO has room for it beside those in flight, never in a cycle a read byte is written
+        issue = running & (pf_left != 0) & ~to_data & (prefetch.level + in_flight[0] + in_flight[1] < PREFETCH_DEPTH)
+        mod.d.sync += in_flight.eq(Cat(issue, in_flight[0]))
+        mod.d.comb += [prefetch.w_data.eq(buf.eng_rdata), prefetch.w_en.eq(in_flight[1])]
+        with mod.If(issue):
+            mod.d.sync += [pf_addr.eq(pf_addr + 1), pf_left.eq(pf_left - 1)]
 
         # start / done
         with mod.If(running):
@@ -259,12 +275,15 @@ class OnfiController(wiring.Component):
             with mod.If(fe.busy):  # the sequencer idles: the engine port is the frontend's
                 mod.d.comb += [buf.eng_addr.eq(fe.addr), buf.eng_we.eq(fe.we), buf.eng_wdata.eq(fe.wdata)]
             bch_busy = fe.busy
-        go = self.start & ~running & ~cnt.pending & ~bch_busy  # a start while busy is ignored
+        mod.d.comb += go.eq(self.start & ~running & ~cnt.pending & ~bch_busy)  # a start while busy is ignored
         mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(go), cnt.clear.eq(go)]
         with mod.If(go):
             # every program starts with SELECT (one beat), so rep_last starts true
             mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), rep_last.eq(1), running.eq(1),
-                           ridx.eq(0), wa.eq(self.ctrl.buf_addr), ra.eq(self.ctrl.buf_addr), ra1.eq(self.ctrl.buf_addr + 1),
+                           ridx.eq(0), wa.eq(self.ctrl.buf_addr), pf_addr.eq(self.ctrl.buf_addr),
+                           pf_left.eq(Mux((self.ctrl.src == OnfiSource.BUFFER)
+                                          & ((self.ctrl.op == OnfiOp.PROGRAM) | (self.ctrl.op == OnfiOp.SELFTEST)),
+                                          self.ctrl.length, 0)),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [
             self.stat.busy.eq(running | cnt.pending), self.stat.busy_cycles.eq(link.busy_cycles),

@@ -90,7 +90,6 @@ class OnfiPhy(wiring.Component):
             "timeout": In(32),  # WAIT_RB gives up after this many cycles
             "beats": In(stream.Signature(BEAT_LAYOUT)),
             "rdata": Out(stream.Signature(8, always_ready=True)),
-            "idle": Out(1),  # no beat in flight and no capture pending
             "busy_cycles": Out(32),  # the last WAIT_RB's busy time
             "timeout_hit": Out(1),  # one cycle: a WAIT_RB gave up
             "wp_n": In(1, init=1),
@@ -157,7 +156,6 @@ class OnfiPhy(wiring.Component):
             mod.d.sync += [self.rdata.payload.eq(p.dq_i), self.rdata.valid.eq(1)]
         with mod.Else():
             mod.d.sync += self.rdata.valid.eq(0)
-        mod.d.comb += self.idle.eq(~active & (pipe == 0))
 
         b = self.beats.payload
         gate = Signal()

@@ -52,11 +52,14 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
 
 
+@pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
 @pytest.mark.slow
-def test_bench_rig_measures_a_block_cycle_against_its_floor():
+def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
+    """Both builds: rig time (the firmware's system-clock timer) and the chip's busy times (PHY cycles) in ns."""
     from nandrig.boards.sim.rtl.bench import bench_rig
 
-    j = bench_rig(PROFILE, SEED, repeats=1)
+    j = bench_rig(PROFILE, SEED, repeats=1, board=board)
+    assert (j["sys_clk_mhz"], j["nand_clk_mhz"]) == ((100.0, 100.0) if board is None else (50.0, 100.0))
     run = j["runs"][0]
     assert run["data_in_bytes"] == run["data_out_bytes"] == 32 * 2112  # every page programmed and read in full
     assert run["chip_busy_ns"] > 0 and 1.0 < j["overhead_ratio"] < 2.0  # the floor is a floor

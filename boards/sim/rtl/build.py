@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from nandrig.boards.build_log import output_to
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
@@ -131,9 +132,13 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     shutil.rmtree(mods, ignore_errors=True)
     for mod in (BRIDGE, UART):
         shutil.copytree(mod, mods / mod.name)
-    builder.build(sim_config=sim_config(clocks=clocks), run=False, extra_mods=[BRIDGE.name, UART.name],
-                  extra_mods_path=str(mods),
-                  interactive=False)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with output_to(out / "generate.log"):  # the caller's stdout may be JSON
+            builder.build(sim_config=sim_config(clocks=clocks), run=False, extra_mods=[BRIDGE.name, UART.name],
+                          extra_mods_path=str(mods), interactive=False)
+    except Exception as e:  # the firmware or the SoC did not build: say where to look
+        raise NandrigError(f"generating the RTL rig failed: {e} (log: {out / 'generate.log'})") from None
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)
     if done.returncode or not sim_binary(out).exists():
