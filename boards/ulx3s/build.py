@@ -147,8 +147,9 @@ def summary(report: Path, bit: Path, clocks: Clocks) -> dict:
     fmax = {clk: round(v["achieved"], 1) for clk, v in rep.get("fmax", {}).items()}
     per_clock = {}
     for name, hz in (("sys", clocks.sys_hz), ("nand", clocks.nand_hz)):
-        if hz:  # nextpnr names a clock by its net: sys_clk, nand_clk
-            achieved = min((v for k, v in fmax.items() if name in k), default=0.0)
+        if hz:  # nextpnr names a clock by its PLL output's net (crg_clkout0, ...): find it by its constraint
+            achieved = min((round(v["achieved"], 1) for v in rep.get("fmax", {}).values()
+                            if abs(v["constraint"] - hz / 1e6) < 0.01), default=0.0)
             # Fmax over the clock, less one: what process, voltage and temperature may eat
             per_clock[name] = {"clock_mhz": hz / 1e6, "fmax_mhz": achieved, "margin": round(achieved / (hz / 1e6) - 1.0, 3)}
     sys = per_clock["sys"]

@@ -142,6 +142,7 @@ int onfi_identify(struct chip *c)
 	static struct param_info p;
 	memset(c, 0, sizeof *c);
 	onfi_wp_n_write(1);
+	onfi_ccs_write(0);  /* until the parameter page gives the part's own */
 	onfi_timeout_write(ONFI_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
 	c->capture = CAPTURE_NO_WINDOW;
@@ -157,6 +158,10 @@ int onfi_identify(struct chip *c)
 		c->param_status = (uint8_t)param_page_check_rig(&p);
 	if (c->param_status != PARAM_OK)
 		return -1;  /* the geometry stays zero: no block is in range */
+	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up; parts give 100-500 ns, the
+	 * field holds ONFI_CCS_MAX (10 us at 100 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
+	uint32_t ccs = (p.t_ccs_ns + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE;
+	onfi_ccs_write(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
 	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);
 	memcpy(c->model, p.model, sizeof c->model);
 	c->page_bytes = p.page_bytes;

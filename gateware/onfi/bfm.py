@@ -61,6 +61,9 @@ class NandBusModel:
         ``board``: the setup and hold margins every capture must keep."""
         self.board = board
         self.chip = chip
+        # the part's own tCCS from its parameter page (ONFI's 500 ns when it gives none): what it needs, not
+        # what the controller's table assumes
+        self.t_ccs = chip.profile.parameter_page().t_ccs_ns or MODES[0].tCCS
         self.inject = inject or {}
         self.stuck_dq = stuck_dq
         self.period = 1e9 / clk_hz
@@ -189,7 +192,7 @@ class NandBusModel:
                 self._since(now, self.re_rise, t.tREH, "tREH")
                 self._since(now, self.re_fall, t.tRC, "tRC")
                 self._since(now, self.we_rise, t.tWHR, "tWHR")
-                self._since(now, self.e0_rise, t.tCCS, "tCCS")
+                self._since(now, self.e0_rise, self.t_ccs, "tCCS")
                 self._since(now, self.rb_rise, t.tRR, "tRR")
                 if cur["cle"] or cur["ale"]:
                     self.log.violate(now, "RE# low with CLE or ALE high")

@@ -173,7 +173,7 @@ class OnfiController(wiring.Component):
         mod.submodules.link = link
         # set at start (wp_n by the CPU) and steady while the PHY works: each crosses on its own
         mod.d.comb += [link.mode.eq(c.mode), link.rd_trim.eq(c.rd_trim), link.timeout.eq(c.timeout),
-                       link.wp_n.eq(self.ctrl.wp_n)]
+                       link.ccs.eq(c.ccs), link.wp_n.eq(self.ctrl.wp_n)]
 
         def count_of(st) -> object:
             return Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))

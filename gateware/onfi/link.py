@@ -8,7 +8,7 @@ only DESELECT and the PHY carries out no beat after a timeout until it (it
 drops them), so the marker says the operation's bus work is over and every
 byte read has arrived before it: ordering by construction, not by counting
 synchronizer latencies. The marker also says whether a WAIT_RB timed out.
-``mode``, ``rd_trim``, ``timeout`` and ``wp_n`` are set before an operation's
+``mode``, ``rd_trim``, ``timeout``, ``ccs`` and ``wp_n`` are set before an operation's
 first beat and steady while it runs; each passes a two-flop synchronizer.
 ``busy_cycles`` (NAND clock cycles) is steady long before the marker arrives.
 """
@@ -31,7 +31,7 @@ class PhyLink(Component):
 
     def __init__(self, phy: OnfiPhy, two_clocks: bool) -> None:
         super().__init__({
-            "mode": In(range(6)), "rd_trim": In(4), "timeout": In(32), "wp_n": In(1, init=1),
+            "mode": In(range(6)), "rd_trim": In(4), "timeout": In(32), "wp_n": In(1, init=1), "ccs": In(10),
             "rdata": Out(8), "rdata_valid": Out(1),
             "deselected": Out(1),  # one cycle: the operation's DESELECT is done and all its bytes have arrived
             "timed_out": Out(1),  # with deselected: a WAIT_RB of the operation gave up
@@ -49,7 +49,19 @@ class PhyLink(Component):
         phy, queue = self.phy, self.queue
         nd = NAND_DOMAIN if self.two_clocks else "sync"
         mod.submodules.queue = queue
-        mod.d.comb += [phy.beats.payload.eq(queue.r_data), phy.beats.valid.eq(queue.r_rdy), queue.r_en.eq(phy.beats.ready)]
+        if self.two_clocks:
+            # the PHY takes its beat from a register the FIFO refills when it is empty: the PHY's ready (timing
+            # compares) never reaches the FIFO's read pointer, the board's critical path at 100 MHz otherwise.
+            # A refill takes a cycle, within every data beat's two
+            held, held_valid = Signal(BEAT_LAYOUT), Signal()
+            mod.d.comb += [queue.r_en.eq(~held_valid), phy.beats.payload.eq(held), phy.beats.valid.eq(held_valid)]
+            with mod.If(~held_valid):
+                mod.d[nd] += [held.eq(queue.r_data), held_valid.eq(queue.r_rdy)]
+            with mod.Elif(phy.beats.ready):
+                mod.d[nd] += held_valid.eq(0)
+        else:
+            mod.d.comb += [phy.beats.payload.eq(queue.r_data), phy.beats.valid.eq(queue.r_rdy),
+                           queue.r_en.eq(phy.beats.ready)]
 
         # in the PHY's domain: a marker the cycle after a DESELECT (the last capture was the cycle before)
         marker, tmo = Signal(), Signal()
@@ -61,7 +73,8 @@ class PhyLink(Component):
 
         rd_trim = Signal(signed(4))
         mod.d.comb += rd_trim.eq(self.rd_trim)
-        ins = [(self.mode, phy.mode), (rd_trim, phy.rd_trim), (self.timeout, phy.timeout), (self.wp_n, phy.wp_n)]
+        ins = [(self.mode, phy.mode), (rd_trim, phy.rd_trim), (self.timeout, phy.timeout), (self.wp_n, phy.wp_n),
+               (self.ccs, phy.ccs)]
         if not self.two_clocks:
             mod.d.comb += [dst.eq(src) for src, dst in ins]
             mod.d.comb += [self.rdata.eq(phy.rdata.payload), self.rdata_valid.eq(phy.rdata.valid),

@@ -93,6 +93,7 @@ class OnfiPhy(wiring.Component):
             "busy_cycles": Out(32),  # the last WAIT_RB's busy time
             "timeout_hit": Out(1),  # one cycle: a WAIT_RB gave up
             "wp_n": In(1, init=1),
+            "ccs": In(10),  # tCCS in cycles from the chip's parameter page; 0: the table's (ONFI's 500 ns)
         })
 
     def elaborate(self, platform):
@@ -101,6 +102,9 @@ class OnfiPhy(wiring.Component):
         mod.d.comb += p.wp_n.eq(self.wp_n)
         t = self.rom.select(mod, self.mode)
         w = self.rom.width
+        # tCCS: the chip's own when the firmware gives it, never under tWHR; registered, it changes between operations
+        ccs = Signal(max(w, 10))
+        mod.d.sync += ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
 
         def since(name: str) -> Signal:  # cycles elapsed at the next edge since an event, saturating
             s = Signal(w, name=f"since_{name}", init=(1 << w) - 1)
@@ -166,7 +170,7 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr >= t["adl_wp"])
                                       & (since_wp >= t["ww"]))
             with mod.Case(Kind.DOUT):
-                mod.d.comb += gate.eq((since_we >= Mux(after_e0, t["ccs"], t["whr"])) & (since_rb >= t["rr"]))
+                mod.d.comb += gate.eq((since_we >= Mux(after_e0, ccs, t["whr"])) & (since_rb >= t["rr"]))
             with mod.Case(Kind.SELECT):
                 mod.d.comb += gate.eq(since_deselect >= t["ceh"])
             with mod.Case(Kind.WAIT_RB):

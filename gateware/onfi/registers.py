@@ -44,17 +44,18 @@ CONTROL = [
     ("faddr", 8, "Feature address (SET/GET FEATURES) or READ ID address"),
     ("params", 32, "SET FEATURES P1..P4, P1 in the low byte"),
     ("cw_bytes", 16, "Codeword length for per-codeword error counts (bytes)"),
-    ("timeout", 32, "R/B# wait limit in cycles"),
-    ("rd_trim", 4, "Signed trim of the read capture point in cycles (board delays)"),
+    ("timeout", 32, "R/B# wait limit in PHY cycles"),
+    ("rd_trim", 4, "Signed trim of the read capture point in PHY cycles (board delays)"),
     ("wp_n", 1, "WP# pin (0 protects the chip)"),
+    ("ccs", 10, "tCCS in PHY cycles, from the chip's parameter page (bytes 139-140); 0: ONFI's 500 ns"),
 ]
 
 STATUS = [
     ("busy", 1, "An operation is running"),
     ("timed_out", 1, "The last operation gave up waiting for R/B#"),
     ("chip_status", 8, "Status byte read after ERASE/PROGRAM, or by READ_STATUS"),
-    ("busy_cycles", 32, "Chip busy time of the last R/B# wait (cycles, WE# high of the confirm to R/B# high)"),
-    ("op_cycles", 32, "Cycles from `start` to done of the last operation"),
+    ("busy_cycles", 32, "Chip busy time of the last R/B# wait (PHY cycles, WE# high of the confirm to R/B# high)"),
+    ("op_cycles", 32, "System cycles from `start` to done of the last operation"),
     ("err_1to0", 32, "Bits stored 1 read 0 in the last compared read"),
     ("err_0to1", 32, "Bits stored 0 read 1 in the last compared read"),
     ("max_cw", 16, "Most errors in one codeword of the last compared read"),

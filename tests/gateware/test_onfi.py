@@ -340,6 +340,26 @@ def test_buffer_source_and_change_read_column(clk_hz, nand_hz, phase):
     assert head == page[:16] and tail == page[900:1000]
 
 
+@pytest.mark.parametrize("ccs_ns,clean", [(0, True), (400, True), (300, False)])
+def test_change_read_column_waits_the_chips_own_tccs(ccs_ns, clean):
+    """tCCS from the parameter page (mlc-small: 400 ns) shortens CHANGE READ COLUMN's wait from ONFI's 500 ns;
+    the bus model holds the controller to the chip's own figure, so a shorter one is caught."""
+    chip = VirtualChip("mlc-small", seed=3)
+    assert chip.profile.parameter_page().t_ccs_ns == 400
+    period = 1e9 / DEFAULT_CLK_HZ
+
+    async def script(d):
+        await to_mode(d, 5)
+        await d.op(OnfiOp.READ, row=row(chip, good_block(chip), 0), length=16, src=OnfiSource.BUFFER)
+        await d.op(OnfiOp.CHANGE_READ_COLUMN, col=100, length=8, ccs=math.ceil(ccs_ns / period))
+        return d.model.dout_times[0] - d.model.e0_rise
+
+    gap, bfm = run(chip, script)
+    assert gap == pytest.approx(max(ccs_ns or 500, mode_cycles(5).whr * period), abs=period)
+    assert (bfm.log.violation_count == 0) == clean
+    assert clean or all("tCCS" in v for v in bfm.log.violations)
+
+
 @pytest.mark.slow
 def test_bench_onfi_reports_every_mode(run_cli):
     import json
