@@ -138,11 +138,13 @@ class OnfiPhy(wiring.Component):
         # a beat ends in the cycle its last timing count completes
         is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
         last = Signal()
+        # a bus cycle ends when its count reaches the mode's cycle: compared a cycle ahead, so the PHY's ready, which
+        # the next beat waits on, starts from a flop (the board's NAND clock critical path otherwise)
+        ends = Signal()
+        mod.d.sync += ends.eq(active & (cnt + 1 == Mux(kind == Kind.DOUT, t["rc"], t["wc"])))
         with mod.Switch(kind):
-            with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
-                mod.d.comb += last.eq(cnt == t["wc"])
-            with mod.Case(Kind.DOUT):
-                mod.d.comb += last.eq(cnt == t["rc"])
+            with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN, Kind.DOUT):
+                mod.d.comb += last.eq(ends)
             with mod.Case(Kind.WAIT_RB):
                 mod.d.comb += last.eq(rb_now | over)
             with mod.Default():
@@ -207,7 +209,7 @@ class OnfiPhy(wiring.Component):
                 mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
 
         with mod.If(self.beats.valid & self.beats.ready & ~drop):
-            mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1)]
+            mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1), ends.eq(0)]  # every bus cycle is >= 2 counts
             with mod.Switch(b.kind):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
                     mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
