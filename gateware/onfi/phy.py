@@ -79,6 +79,33 @@ class TimingRom:
         return out
 
 
+class Since:
+    """Cycles since an event (saturating), and its comparisons with thresholds as flops: each flag is registered
+    from the same next value as the count, so ``at_least(t)`` equals ``count >= t`` without a compare after the
+    flops (thresholds change only between operations). The PHY's ready, which every beat waits on, then starts
+    from flops: at the ULX3S's 100 MHz NAND clock those compares were its critical path."""
+
+    def __init__(self, mod: Module, name: str, width: int, restart_at: int = 1) -> None:
+        top = (1 << width) - 1
+        self.mod, self.name = mod, name
+        self.count = Signal(width, name=f"since_{name}", init=top)
+        self.restart = Signal(name=f"since_{name}_restart")  # comb: the event happens at this edge
+        self.next = Signal(width, name=f"since_{name}_next")
+        mod.d.comb += self.next.eq(Mux(self.restart, restart_at, Mux(self.count != top, self.count + 1, self.count)))
+        mod.d.sync += self.count.eq(self.next)
+        self._flags: list[tuple[object, Signal]] = []
+
+    def at_least(self, threshold) -> Signal:
+        """Call outside any If/Switch: the flag's register is written where this is called."""
+        for t, flag in self._flags:
+            if t is threshold:
+                return flag
+        flag = Signal(name=f"since_{self.name}_ge{len(self._flags)}", init=1)  # the count starts saturated
+        self.mod.d.sync += flag.eq(self.next >= threshold)
+        self._flags.append((threshold, flag))
+        return flag
+
+
 class OnfiPhy(wiring.Component):
     def __init__(self, clk_hz: float = DEFAULT_CLK_HZ) -> None:
         self.clk_hz = clk_hz
@@ -106,25 +133,22 @@ class OnfiPhy(wiring.Component):
         ccs = Signal(max(w, 10))
         mod.d.sync += ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
 
-        def since(name: str) -> Signal:  # cycles elapsed at the next edge since an event, saturating
-            s = Signal(w, name=f"since_{name}", init=(1 << w) - 1)
-            with mod.If(s != (1 << w) - 1):
-                mod.d.sync += s.eq(s + 1)
-            return s
-
-        since_we, since_addr, since_re, since_rb, since_ce, since_deselect, since_wp = (
-            since(n) for n in ("we", "addr", "re", "rb", "ce", "deselect", "wp"))
+        since_we, since_addr, since_re, since_wp = (Since(mod, n, w) for n in ("we", "addr", "re", "wp"))
+        # CE# edges come from a beat's start, which waits on these counts' own flags: they restart a cycle late
+        # from a registered event, counting from 2 so the count stays exact, and the one stale cycle is gated
+        ce_fell, ce_rose = Signal(), Signal()
+        since_ce, since_deselect = Since(mod, "ce", w, restart_at=2), Since(mod, "deselect", w, restart_at=2)
+        mod.d.comb += [since_ce.restart.eq(ce_fell), since_deselect.restart.eq(ce_rose)]
+        since_rb = Since(mod, "rb", w, restart_at=0)  # tRR counts from R/B# rising, never from before the busy period
         wp_prev = Signal(init=1)
         mod.d.sync += wp_prev.eq(self.wp_n)
-        with mod.If(wp_prev != self.wp_n):
-            mod.d.sync += since_wp.eq(1)
+        mod.d.comb += since_wp.restart.eq(wp_prev != self.wp_n)
         after_e0 = Signal()  # the last command was E0h: the next RE# fall waits tCCS
 
         rb = Signal(SYNC_STAGES, init=(1 << SYNC_STAGES) - 1)
         mod.d.sync += rb.eq(Cat(p.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
         rb_now = rb[-1]
-        with mod.If(~rb_now):  # tRR counts from R/B# rising, never from before the busy period
-            mod.d.sync += since_rb.eq(0)
+        mod.d.comb += since_rb.restart.eq(~rb_now)
 
         kind = Signal(3)
         active = Signal()
@@ -165,18 +189,22 @@ class OnfiPhy(wiring.Component):
 
         b = self.beats.payload
         gate = Signal()
+        # the flags' registers are written outside the switch below, every cycle
+        write_ok = since_re.at_least(t["rhw"]) & since_ce.at_least(t["cs"]) & since_wp.at_least(t["ww"]) & ~ce_fell
+        din_ok = write_ok & since_addr.at_least(t["adl_wp"])
+        dout_ok = Mux(after_e0, since_we.at_least(ccs), since_we.at_least(t["whr"])) & since_rb.at_least(t["rr"])
+        select_ok, wait_ok = since_deselect.at_least(t["ceh"]) & ~ce_rose, since_we.at_least(t["wb_sync"])
         with mod.Switch(b.kind):
             with mod.Case(Kind.CMD, Kind.ADDR):
-                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_wp >= t["ww"]))
+                mod.d.comb += gate.eq(write_ok)
             with mod.Case(Kind.DIN):
-                mod.d.comb += gate.eq((since_re >= t["rhw"]) & (since_ce >= t["cs"]) & (since_addr >= t["adl_wp"])
-                                      & (since_wp >= t["ww"]))
+                mod.d.comb += gate.eq(din_ok)
             with mod.Case(Kind.DOUT):
-                mod.d.comb += gate.eq((since_we >= Mux(after_e0, ccs, t["whr"])) & (since_rb >= t["rr"]))
+                mod.d.comb += gate.eq(dout_ok)
             with mod.Case(Kind.SELECT):
-                mod.d.comb += gate.eq(since_deselect >= t["ceh"])
+                mod.d.comb += gate.eq(select_ok)
             with mod.Case(Kind.WAIT_RB):
-                mod.d.comb += gate.eq(since_we >= t["wb_sync"])
+                mod.d.comb += gate.eq(wait_ok)
             with mod.Case(Kind.DESELECT):
                 mod.d.comb += gate.eq(pipe == 0)
             with mod.Default():
@@ -195,11 +223,11 @@ class OnfiPhy(wiring.Component):
         with mod.If(active):
             mod.d.sync += cnt.eq(cnt + 1)
             with mod.If(is_write & (cnt == t["wp"])):
-                mod.d.sync += [p.we_n.eq(1), since_we.eq(1), busy.eq(1)]
-                with mod.If(kind == Kind.ADDR):
-                    mod.d.sync += since_addr.eq(1)
+                mod.d.sync += [p.we_n.eq(1), busy.eq(1)]
+                mod.d.comb += [since_we.restart.eq(1), since_addr.restart.eq(kind == Kind.ADDR)]
             with mod.If((kind == Kind.DOUT) & (cnt == t["rp"])):
-                mod.d.sync += [p.re_n.eq(1), since_re.eq(1)]
+                mod.d.sync += p.re_n.eq(1)
+                mod.d.comb += since_re.restart.eq(1)
             with mod.If((kind == Kind.WAIT_RB) & last):
                 mod.d.sync += self.busy_cycles.eq(busy - SYNC_STAGES)
                 mod.d.comb += self.timeout_hit.eq(~rb_now)
@@ -208,6 +236,7 @@ class OnfiPhy(wiring.Component):
             with mod.If(last):
                 mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
 
+        mod.d.sync += [ce_fell.eq(0), ce_rose.eq(0)]
         with mod.If(self.beats.valid & self.beats.ready & ~drop):
             mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1), ends.eq(0)]  # every bus cycle is >= 2 counts
             with mod.Switch(b.kind):
@@ -219,8 +248,7 @@ class OnfiPhy(wiring.Component):
                 with mod.Case(Kind.DOUT):
                     mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | (Const(1, depth + 1) << sample_eff)[1:])]
                 with mod.Case(Kind.SELECT):
-                    mod.d.sync += [p.ce_n.eq(0), since_ce.eq(1)]
+                    mod.d.sync += [p.ce_n.eq(0), ce_fell.eq(1)]
                 with mod.Case(Kind.DESELECT):
-                    mod.d.sync += [p.ce_n.eq(1), since_deselect.eq(1), flushing.eq(0)]
+                    mod.d.sync += [p.ce_n.eq(1), ce_rose.eq(1), flushing.eq(0)]
         return mod
-
