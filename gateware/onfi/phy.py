@@ -133,7 +133,8 @@ class OnfiPhy(wiring.Component):
         ccs = Signal(max(w, 10))
         mod.d.sync += ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
 
-        since_we, since_addr, since_re, since_wp = (Since(mod, n, w) for n in ("we", "addr", "re", "wp"))
+        since_addr, since_re, since_wp = (Since(mod, n, w) for n in ("addr", "re", "wp"))
+        since_we = Since(mod, "we", max(w, len(self.ccs) + 1))  # saturates above any tCCS the register holds
         # CE# edges come from a beat's start, which waits on these counts' own flags: they restart a cycle late
         # from a registered event, counting from 2 so the count stays exact, and the one stale cycle is gated
         ce_fell, ce_rose = Signal(), Signal()

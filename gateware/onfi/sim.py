@@ -10,6 +10,7 @@ from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import CONTROL, STATUS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
+MAX_OP_CYCLES = 500_000  # 5 ms at 100 MHz: a 16 KiB page at mode 0 and every scaled busy time of the tests fit
 DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": OnfiSource.BUFFER}
 
 
@@ -30,9 +31,11 @@ class Driver:
         ctx.set(dut.start, 1)
         await ctx.tick()
         ctx.set(dut.start, 0)
-        while ctx.get(dut.stat.busy):
+        for _ in range(MAX_OP_CYCLES):  # a controller that never finishes fails the test rather than hanging it
+            if not ctx.get(dut.stat.busy):
+                return self.status()
             await ctx.tick()
-        return self.status()
+        raise AssertionError(f"{op.name} still busy after {MAX_OP_CYCLES} cycles")
 
     def status(self) -> dict:
         v = self.ctx.get(self.dut.stat)
