@@ -6,6 +6,7 @@ import pytest
 
 from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.gateware.soc.clocks import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.host.rig import Rig
@@ -59,7 +60,8 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
     from nandrig.boards.sim.rtl.bench import bench_rig
 
     j = bench_rig(PROFILE, SEED, repeats=1, board=board)
-    assert (j["sys_clk_mhz"], j["nand_clk_mhz"]) == ((100.0, 100.0) if board is None else (50.0, 100.0))
+    clocks = board_clocks(board)
+    assert (j["sys_clk_mhz"], j["nand_clk_mhz"]) == (clocks.sys_hz / 1e6, clocks.phy_hz / 1e6)
     run = j["runs"][0]
     assert run["data_in_bytes"] == run["data_out_bytes"] == 32 * 2112  # every page programmed and read in full
     assert run["chip_busy_ns"] > 0 and 1.0 < j["overhead_ratio"] < 2.0  # the floor is a floor
@@ -67,10 +69,11 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
     assert 0 < j["firmware"]["code_bytes"] < 64 * 1024
 
 
-# round-trip board delays (ns) the RTL rig is wired with, both builds' PHYs at 100 MHz: inside the design range
-# (0-8 ns), where trim 0 already reads, and beyond it, where only the start-up calibration finds the capture point
-CAPTURE_DELAYS = (0, 8, 20, 40, 75)
-NO_WINDOW_DELAY = 90
+# round-trip board delays (ns) the RTL rig is wired with, by the PHY's clock: inside the design range (0-8 ns), where
+# trim 0 already reads, and beyond it, where only the start-up calibration finds the capture point; then one no trim
+# reaches (trims are whole PHY cycles)
+CAPTURE_DELAYS = {100_000_000: (0, 8, 20, 40, 75), 50_000_000: (0, 8, 40, 120, 150)}
+NO_WINDOW_DELAY = {100_000_000: 90, 50_000_000: 200}
 
 
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
@@ -84,7 +87,8 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     from nandrig.host.transport import InProcessTransport
     from nandrig.protocol import Capture
 
-    for delay in CAPTURE_DELAYS:
+    phy_hz = board_clocks(board).phy_hz
+    for delay in CAPTURE_DELAYS[phy_hz]:
         wiring = Wiring(delay_ns=delay)
         sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=wiring)
         with sim, Rig.open(sim.url, timeout=60) as r:
@@ -96,9 +100,9 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
         assert got.capture == Capture.CALIBRATED and got.timing_mode == 5, delay
         assert (got.rd_trim, got.passing_trims) == (want.rd_trim, want.passing_trims), delay
         assert errors == 0, delay
-        if delay > 16:
+        if delay > 8 * 100e6 / phy_hz + 8:
             assert 0 not in got.passing_trims, delay  # trim 0 would read garbage: the sweep is what reads the chip
-    sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY))
+    sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[phy_hz]))
     with sim, Rig.open(sim.url, timeout=60) as r:
         got = r.info()
     assert (got.capture, got.timing_mode, got.trim_pass, got.blocks) == (Capture.NO_WINDOW, 0, 0, 0)
