@@ -24,6 +24,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from nandrig.gateware.onfi.registers import CCS_BITS
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, capture_depth, mode_cycles
 
 SYNC_STAGES = 2
@@ -120,7 +121,7 @@ class OnfiPhy(wiring.Component):
             "busy_cycles": Out(32),  # the last WAIT_RB's busy time
             "timeout_hit": Out(1),  # one cycle: a WAIT_RB gave up
             "wp_n": In(1, init=1),
-            "ccs": In(10),  # tCCS in cycles from the chip's parameter page; 0: the table's (ONFI's 500 ns)
+            "ccs": In(CCS_BITS),  # tCCS in cycles from the chip's parameter page; 0: the table's (ONFI's 500 ns)
         })
 
     def elaborate(self, platform):
@@ -130,7 +131,7 @@ class OnfiPhy(wiring.Component):
         t = self.rom.select(mod, self.mode)
         w = self.rom.width
         # tCCS: the chip's own when the firmware gives it, never under tWHR; registered, it changes between operations
-        ccs = Signal(max(w, 10))
+        ccs = Signal(max(w, CCS_BITS))
         mod.d.sync += ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
 
         since_addr, since_re, since_wp = (Since(mod, n, w) for n in ("addr", "re", "wp"))

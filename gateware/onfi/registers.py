@@ -29,6 +29,8 @@ class OnfiSource(enum.IntEnum):
     WALK = 2  # walking ones then zeros (interface self-test)
 
 
+CCS_BITS = 10  # the tCCS register: PHY cycles, 10 us at 100 MHz, far beyond any part's figure
+
 CONTROL = [
     ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
               "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
@@ -47,7 +49,7 @@ CONTROL = [
     ("timeout", 32, "R/B# wait limit in PHY cycles"),
     ("rd_trim", 4, "Signed trim of the read capture point in PHY cycles (board delays)"),
     ("wp_n", 1, "WP# pin (0 protects the chip)"),
-    ("ccs", 10, "tCCS in PHY cycles, from the chip's parameter page (bytes 139-140); 0: ONFI's 500 ns"),
+    ("ccs", CCS_BITS, "tCCS in PHY cycles, from the chip's parameter page (bytes 139-140); 0: ONFI's 500 ns"),
 ]
 
 STATUS = [

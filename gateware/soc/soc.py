@@ -17,7 +17,7 @@ from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.clocks import Clocks
 from nandrig.protocol import Limit
-from nandrig.gateware.onfi.registers import CONTROL, OnfiOp, OnfiSource
+from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import trim_range
 from nandrig.gateware.soc.onfi_litex import OnfiCore
 
@@ -47,7 +47,7 @@ class RigSoC(SoCCore):
         self.firmware = firmware
         self.onfi = OnfiCore(platform, nand_pads, clocks, out_dir, bch=bch)
         self.add_constant("ONFI_CLOCK_FREQUENCY", clocks.phy_hz)  # busy times and timeouts count its cycles
-        self.add_constant("ONFI_CCS_MAX", (1 << dict((n, w) for n, w, _ in CONTROL)["ccs"]) - 1)
+        self.add_constant("ONFI_CCS_MAX", (1 << CCS_BITS) - 1)
         if bch is not None:  # the firmware's BCH driver sizes codewords and parity from these
             for name, value in (("M", bch.m), ("K_BYTES", bch.k_bytes), ("T_MAX", bch.t_max)):
                 self.add_constant(f"BCH_{name}", value)
