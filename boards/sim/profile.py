@@ -37,6 +37,10 @@ class Timing:
     jitter: float  # per-operation relative spread
     chip_sigma: float  # chip-to-chip relative spread
     t_r_lsb_us: float | None = None  # the lower page's read: one reference (VR2, or VR1 alone); None: t_r_us
+    # cache operations: moving a page between the cache and data registers once the array is free (R/B# low for
+    # this after 15h / 31h / 3Fh); a few microseconds in MLC datasheets, 3 us assumed
+    t_cbsy_us: float = 3.0
+    t_rcbsy_us: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,8 @@ class ChipProfile:
             features=ParamFeature.EXT_PARAM_PAGE if in_ext else 0,
             ext_page_units=len(self._ext_page()) // 16 if in_ext else 0,
             optional_commands=OptionalCommand.GET_SET_FEATURES
-            | (OptionalCommand.READ_UNIQUE_ID if o.get("unique_id", True) else 0),
+            | (OptionalCommand.READ_UNIQUE_ID if o.get("unique_id", True) else 0)
+            | (OptionalCommand.PAGE_CACHE_PROGRAM | OptionalCommand.READ_CACHE if o.get("cache", True) else 0),
         )
 
     def _ext_page(self) -> bytes:

@@ -278,22 +278,38 @@ uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)
 static int in_set(const uint8_t *set, uint32_t page) { return !set || (set[page / 8] >> (page % 8) & 1); }
 
 /* one P/E round of a block: erase, then every page of the set (NULL: all) with its pattern; nonzero on the
- * first FAIL. Each page's seed is computed while the chip is busy with the operation before it. */
+ * first FAIL. Each page's seed is computed while the chip is busy with the operation before it. A chip with
+ * cache program takes each next page while its array programs the one before (80h-15h, the last page 10h);
+ * a failure then shows one page late (FAILC), and the page after it has been programmed too. */
 static int cycle_block(uint32_t block, uint32_t seed, const uint8_t *set)
 {
-	onfi_begin_erase(rig.chip, block);
+	const struct chip *c = rig.chip;
+	int cache = c->optional_commands & ONFI_OPT_PAGE_CACHE_PROGRAM;
+	uint32_t last = 0;
+	for (uint32_t p = 0; p < c->pages_per_block; p++)
+		if (in_set(set, p))
+			last = p;
+	onfi_begin_erase(c, block);
 	uint32_t next = page_seed(seed, block, 0);
 	struct op_result r = onfi_finish();
-	for (uint32_t p = 0; p < rig.chip->pages_per_block && !r.timed_out && !(r.status & ONFI_STATUS_FAIL); p++) {
+	uint8_t fail = ONFI_STATUS_FAIL;  /* FAILC is defined in cache operations only */
+	for (uint32_t p = 0; p < c->pages_per_block && !r.timed_out && !(r.status & fail); p++) {
 		if (!in_set(set, p)) {
 			next = page_seed(seed, block, p + 1);
 			continue;
 		}
-		onfi_begin_program(rig.chip, block, p, ONFI_SRC_PRBS, next, raw_bytes());
+		if (cache && p != last) {
+			onfi_begin_cache_program(c, block, p, ONFI_SRC_PRBS, next, raw_bytes());
+			fail = ONFI_STATUS_FAIL | ONFI_STATUS_FAILC;
+		} else {
+			onfi_begin_program(c, block, p, ONFI_SRC_PRBS, next, raw_bytes());
+		}
 		next = page_seed(seed, block, p + 1);
 		r = onfi_finish();
+		if (cache && p != last && (r.timed_out || (r.status & fail)) && onfi_wait_array())
+			r.timed_out = 1;  /* left early: the array finishes the page it holds before anything else */
 	}
-	return r.timed_out || (r.status & ONFI_STATUS_FAIL);
+	return r.timed_out || (r.status & fail);
 }
 
 /* CYCLE's page set (flags PAGE_SET): NULL for every page; *st set when the bitmap is malformed */

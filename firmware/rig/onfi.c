@@ -173,6 +173,7 @@ int onfi_identify(struct chip *c)
 	c->ecc_bits = (uint8_t)p.ecc_bits;
 	c->ecc_step_bytes = (uint16_t)p.ecc_step_bytes;
 	c->timing_modes = (uint16_t)p.timing_modes;
+	c->optional_commands = (uint16_t)p.optional_commands;
 	c->page_bits = (uint8_t)p.page_bits;
 	c->block_bits = (uint8_t)p.block_bits;
 	read_unique_id(c, &p);
@@ -237,6 +238,24 @@ void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int
 {
 	page_transfer(c, block, page, src, seed, len);
 	start(ONFI_OP_PROGRAM);
+}
+
+void onfi_begin_cache_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed,
+                              uint32_t len)
+{
+	page_transfer(c, block, page, src, seed, len);
+	start(ONFI_OP_CACHE_PROGRAM);
+}
+
+int onfi_wait_array(void)
+{
+	/* each poll is a bus operation of about a microsecond: this bounds the wait far beyond any tPROG */
+	for (uint32_t i = 0; i < 1000000; i++) {
+		struct op_result r = run(ONFI_OP_READ_STATUS);
+		if (!r.timed_out && (r.status & ONFI_STATUS_ARDY))
+			return 0;
+	}
+	return -1;
 }
 
 struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)

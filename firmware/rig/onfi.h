@@ -11,6 +11,7 @@ struct chip {
 	char manufacturer[12], model[20];
 	uint32_t page_bytes, pages_per_block, blocks;  /* blocks: all LUNs'; LUN = block >> block_bits */
 	uint16_t spare_bytes, timing_modes, ecc_step_bytes;
+	uint16_t optional_commands;  /* the parameter page's (ONFI_OPT_*): cache program, unique ID, ... */
 	uint8_t bits_per_cell, ecc_bits, page_bits, block_bits, luns, mode;
 	uint8_t param_status;  /* PARAM_OK, or why the parameter page describes no chip this rig drives */
 	uint8_t capture;  /* CAPTURE_CALIBRATED, or CAPTURE_NO_WINDOW */
@@ -52,6 +53,13 @@ struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, 
  * the controller's registers must not be written between start and finish */
 void onfi_begin_erase(const struct chip *c, uint32_t block);
 void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len);
+/* 80h-15h: the chip takes the page and is ready for the next while its array programs this one; the status
+ * then reports the page before (FAILC), and this one's FAIL only once the array is idle. The last page of a
+ * run goes with onfi_begin_program (10h), which waits for the array. */
+void onfi_begin_cache_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed,
+                              uint32_t len);
+/* polls READ STATUS until the array is idle (after a cache program left early): 0, or -1 when it stays busy */
+int onfi_wait_array(void);
 void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                      uint16_t cw_bytes);
 struct op_result onfi_finish(void);

@@ -14,6 +14,8 @@
 
 /* optional-commands bits (parameter page) */
 enum {
+	ONFI_OPT_PAGE_CACHE_PROGRAM = 0x0001,
+	ONFI_OPT_READ_CACHE = 0x0002,
 	ONFI_OPT_GET_SET_FEATURES = 0x0004,
 	ONFI_OPT_READ_UNIQUE_ID = 0x0020,
 };
@@ -21,6 +23,7 @@ enum {
 /* READ STATUS bits */
 enum {
 	ONFI_STATUS_FAIL = 0x01,
+	ONFI_STATUS_FAILC = 0x02,
 	ONFI_STATUS_ARDY = 0x20,
 	ONFI_STATUS_RDY = 0x40,
 	ONFI_STATUS_WP_N = 0x80,

@@ -6,7 +6,8 @@ of the period. Every edge is checked against the ONFI timing of the mode the
 chip is in (timing-mode feature 01h: mode 0 after power-up and RESET); a
 violation is recorded, never silently tolerated. The chip model does the
 storage and physics; this wrapper adds only what the bus needs: the page
-register, address decoding, R/B# and the data-valid window of each read byte
+register (a cache register and a data register, for ONFI's cache program and cache read), address
+decoding, R/B# (RDY) and the array's own busy time (ARDY), and the data-valid window of each read byte
 (DQ carries the inverse of the byte outside it, so a mistimed capture shows up
 as errors). A byte is held tRHOH after RE# rises and, only in EDO operation (read
 cycle under 30 ns), tRLOH after the next RE# fall; ``io_delay_ns`` is the board's
@@ -74,8 +75,16 @@ class NandBusModel:
         self.page_bits = (g.pages_per_block - 1).bit_length()
         self.block_bits, self.blocks_per_lun = (g.blocks_per_lun - 1).bit_length(), g.blocks_per_lun
         self.raw = g.raw_page_bytes
-        self.register = bytearray(b"\xff" * self.raw)
-        self.busy = Busy()
+        self.register = bytearray(b"\xff" * self.raw)  # the cache register: what the bus writes and reads
+        self.busy = Busy()  # R/B# (RDY) low
+        self.array = Busy()  # the array busy (ARDY low): longer than RDY in a cache operation
+        self.array_ops: list[tuple[str, int]] = []  # every array operation's own time (ns, unscaled), in order
+        # cache operations: the page a cache read holds in the data register (block, page, bytes); the pass/fail
+        # of the cache program before the last (FAILC) and of the last
+        self.data_reg: tuple[int, int, bytes] | None = None
+        self.cache_prog: tuple[bool, bool] | None = None
+        self.t_cbsy = chip.profile.timing.t_cbsy_us * 1_000
+        self.t_rcbsy = chip.profile.timing.t_rcbsy_us * 1_000
         # protocol state
         self.cmd: int | None = None
         self.addr: list[int] = []
@@ -244,12 +253,39 @@ class NandBusModel:
     def _go_busy(self, now: float, busy_ns: float, name: str, args: tuple) -> None:
         t = self.timing
         scaled = max(busy_ns * self.busy_scale, t.tWB + self.period)
-        self.busy = Busy(now + t.tWB, now + scaled)
+        self.busy = self.array = Busy(now + t.tWB, now + scaled)
         self.rb_rise = now + scaled
         self.log.ops.append((name, args, scaled))
+        if name in ("erase", "program", "read"):
+            self.array_ops.append((name, int(busy_ns)))
+        self.cache_prog = self.data_reg = None  # a plain operation ends any cache operation
 
-    def _status(self, now: float) -> int:
-        return self.chip.status & ~0x60 if self.busy.low(now) else self.chip.status
+    def _cache_busy(self, now: float, move_ns: float, array_ns: float, name: str, args: tuple) -> None:
+        """A cache operation: once the array has finished what it holds, a page moves between the registers
+        (``move_ns``, R/B# low until then); then the array works ``array_ns`` more with R/B# high."""
+        t = self.timing
+        start = max(now + t.tWB, self.array.end)
+        ready = start + max(move_ns * self.busy_scale, self.period)
+        self.busy = Busy(now + t.tWB, ready)
+        self.array = Busy(now + t.tWB, ready + array_ns * self.busy_scale)
+        self.rb_rise = ready
+        self.log.ops.append((name, args, ready - now))
+
+    def status_at(self, now: float) -> int:
+        """READ STATUS: RDY and ARDY from the bus's and the array's busy times; in a cache program FAIL is the
+        last page's result once the array is idle and FAILC the one before it (ONFI's status register)."""
+        s = self.chip.status & ~(StatusBit.FAIL | StatusBit.FAILC)
+        if self.cache_prog is not None:
+            fail_c, fail_last = self.cache_prog
+            s |= StatusBit.FAILC if fail_c else 0
+            s |= StatusBit.FAIL if fail_last and not self.array.low(now) else 0
+        else:
+            s |= self.chip.status & StatusBit.FAIL
+        if self.array.low(now):
+            s &= ~StatusBit.ARDY
+        if self.busy.low(now):
+            s &= ~(StatusBit.RDY | StatusBit.ARDY)
+        return s
 
     def _command(self, now: float, c: int, cur: dict[str, int]) -> None:
         chip = self.chip
@@ -257,6 +293,8 @@ class NandBusModel:
         self.out_status = c == 0x70
         if c == 0x70:
             return
+        if self.array.low(now) and c not in self._while_array_busy():
+            self.log.violate(now, f"command {c:02X}h while the array is busy (ARDY low)")
         if c == 0xFF:
             self._go_busy(now, chip.reset().busy_ns, "reset", ())
             self.register[:] = b"\xff" * self.raw
@@ -274,29 +312,74 @@ class NandBusModel:
             else:
                 self._go_busy(now, chip.erase(block).busy_ns, "erase", (block,))
             self.cmd = None
-        elif c == 0x10 and self.cmd == 0x80:
+        elif c in (0x10, 0x15) and self.cmd == 0x80:
             block, page = self._row()
             if protected:
                 chip.status = StatusBit.FAIL | 0x60
                 self._go_busy(now, 0, "program-protected", (block, page))
-            else:
+            elif c == 0x10 and self.cache_prog is None:
                 self._go_busy(now, chip.program(block, page, bytes(self.register)).busy_ns, "program", (block, page))
+            else:  # 15h, or the 10h that ends a cache program: R/B# low until the array has this page too
+                op = chip.program(block, page, bytes(self.register))
+                self.array_ops.append(("program", op.busy_ns))
+                if c == 0x15:
+                    self._cache_busy(now, self.t_cbsy, op.busy_ns, "cache-program", (block, page))
+                else:
+                    self._cache_busy(now, self.t_cbsy + op.busy_ns, 0, "program", (block, page))
+                before = self.cache_prog[1] if self.cache_prog else False
+                self.cache_prog = (before, bool(op.status & StatusBit.FAIL))
             self.cmd = None
         elif c == 0x30 and self.cmd == 0x00:
             block, page = self._row()
-            r = chip.read(block, page)
-            self.register[:] = r.data
-            for bit in self.inject.get((block, page), ()):
-                self.register[bit // 8] ^= 0x80 >> (bit % 8)
-            self.last_read = bytes(self.register)
-            self.ptr, self.out, self.dout_times = self._col(), self.register, []
-            self._go_busy(now, r.busy_ns, "read", (block, page))
+            data, busy_ns = self._array_read(block, page)
+            self._go_busy(now, busy_ns, "read", (block, page))
+            self._to_cache_register(data, self._col())
+            self.data_reg = (block, page, data)
+        elif c in (0x31, 0x3F):  # sequential cache read: the data register's page out, the next one in
+            if self.data_reg is None:
+                self.log.violate(now, f"{c:02X}h with no page read before it")
+                return
+            block, page, data = self.data_reg
+            self._to_cache_register(data, 0)
+            last = c == 0x3F or page + 1 >= self.chip.geometry.pages_per_block
+            if c == 0x31 and last:
+                self.log.violate(now, "31h past the block's last page")
+            if last:
+                self.data_reg = None
+                self._cache_busy(now, self.t_rcbsy, 0, "cache-read-end", (block, page))
+            else:
+                nxt, busy_ns = self._array_read(block, page + 1)
+                self.array_ops.append(("read", busy_ns))
+                self.data_reg = (block, page + 1, nxt)
+                self._cache_busy(now, self.t_rcbsy, busy_ns, "cache-read", (block, page + 1))
+            self.cmd = None
         elif c == 0xE0 and self.cmd in (0x05, 0x00, 0x80):
             self.e0_rise = now
             self.ptr, self.out, self.dout_times = self._col(), self.register, []
             self.log.ops.append(("change-read-column", (self.ptr,), 0))
         else:
             self.log.violate(now, f"unexpected command {c:02X}h")
+
+    def _while_array_busy(self) -> tuple[int, ...]:
+        """Commands a cache operation accepts while the array works (RDY high, ARDY low)."""
+        if self.cache_prog is not None:
+            return 0x70, 0xFF, 0x80, 0x10, 0x15
+        if self.data_reg is not None:
+            return 0x70, 0xFF, 0x31, 0x3F, 0x05, 0xE0
+        return 0x70, 0xFF
+
+    def _array_read(self, block: int, page: int) -> tuple[bytes, int]:
+        """A page from the array into the data register, with the injected bit flips."""
+        r = self.chip.read(block, page)
+        data = bytearray(r.data)
+        for bit in self.inject.get((block, page), ()):
+            data[bit // 8] ^= 0x80 >> (bit % 8)
+        return bytes(data), r.busy_ns
+
+    def _to_cache_register(self, data: bytes, col: int) -> None:
+        self.register[:] = data
+        self.last_read = bytes(data)
+        self.ptr, self.out, self.dout_times = col, self.register, []
 
     def _address(self, now: float, byte: int) -> None:
         self.addr.append(byte)
@@ -345,7 +428,7 @@ class NandBusModel:
         self.valid_from = now + t.tREA + self.io_delay
         self.windows.append([self.valid_from, math.inf])
         if self.out_status:
-            self.cur_byte = self._status(now)
+            self.cur_byte = self.status_at(now)
             return
         if self.busy.low(now):
             self.log.violate(now, "data read while busy")

@@ -93,7 +93,13 @@ PROGRAMS: dict[OnfiOp, list[Step]] = {
     OnfiOp.GET_FEATURES: [SEL, cmd(0xEE), addr(Byte.FADDR), WAIT, Step(Kind.DOUT, count=Count.FOUR), DESEL, END],
     OnfiOp.ERASE: [SEL, cmd(0x60), *ROW, cmd(0xD0), WAIT, *STATUS_READ, DESEL, END],
     OnfiOp.PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), WAIT, *STATUS_READ, DESEL, END],
+    # the status after 15h reports the page before this one (FAILC): this one is still programming
+    OnfiOp.CACHE_PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x15), WAIT, *STATUS_READ, DESEL, END],
     OnfiOp.READ: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DATA_OUT, DESEL, END],
+    # sequential cache read: after READ (00h-30h) of page n, each 31h brings page n, n+1, ... out of the cache register
+    # while the array reads the one after; 3Fh brings out the last without starting another
+    OnfiOp.READ_CACHE: [SEL, cmd(0x31), WAIT, DATA_OUT, DESEL, END],
+    OnfiOp.READ_CACHE_END: [SEL, cmd(0x3F), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
     # load the page register without confirming and read it back; the next 80h or 00h-30h overwrites it
     # (not RESET, which would also drop the chip to timing mode 0)
@@ -282,7 +288,8 @@ class OnfiController(wiring.Component):
             mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), rep_last.eq(1), running.eq(1),
                            ridx.eq(0), wa.eq(self.ctrl.buf_addr), pf_addr.eq(self.ctrl.buf_addr),
                            pf_left.eq(Mux((self.ctrl.src == OnfiSource.BUFFER)
-                                          & ((self.ctrl.op == OnfiOp.PROGRAM) | (self.ctrl.op == OnfiOp.SELFTEST)),
+                                          & ((self.ctrl.op == OnfiOp.PROGRAM) | (self.ctrl.op == OnfiOp.CACHE_PROGRAM)
+                                             | (self.ctrl.op == OnfiOp.SELFTEST)),
                                           self.ctrl.length, 0)),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [

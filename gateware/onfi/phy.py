@@ -217,10 +217,14 @@ class OnfiPhy(wiring.Component):
         drop = flushing & (b.kind != Kind.DESELECT)
         mod.d.comb += self.beats.ready.eq(drop | (free & gate))
 
+        # the capture point, a register stage per step (mode and trim change only between operations, so the
+        # few cycles' lag is harmless): the mode's table entry plus the trim, clamped, as the pipe's one-hot bit
         sample = Signal(signed(w + 2))
-        mod.d.comb += sample.eq(t["sample"] + self.rd_trim)
-        sample_eff = Signal(range(depth + 1))  # registered: mode and trim change only between operations
-        mod.d.sync += sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample)))
+        sample_eff = Signal(range(depth + 1))
+        sample_bit = Signal(depth)
+        mod.d.sync += [sample.eq(t["sample"] + self.rd_trim),
+                       sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample))),
+                       sample_bit.eq((Const(1, depth + 1) << sample_eff)[1:])]
 
         with mod.If(active):
             mod.d.sync += cnt.eq(cnt + 1)
@@ -248,7 +252,7 @@ class OnfiPhy(wiring.Component):
                     with mod.If(b.kind == Kind.CMD):
                         mod.d.sync += after_e0.eq(b.data == 0xE0)
                 with mod.Case(Kind.DOUT):
-                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | (Const(1, depth + 1) << sample_eff)[1:])]
+                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | sample_bit)]
                 with mod.Case(Kind.SELECT):
                     mod.d.sync += [p.ce_n.eq(0), ce_fell.eq(1)]
                 with mod.Case(Kind.DESELECT):

@@ -21,6 +21,9 @@ class OnfiOp(enum.IntEnum):
     CHANGE_READ_COLUMN = 9
     SELFTEST = 10
     READ_UNIQUE_ID = 11
+    CACHE_PROGRAM = 12  # 80h ... 15h: the chip takes the next page while it programs this one
+    READ_CACHE = 13  # 31h: out of the cache register the page read before, while the array reads the next
+    READ_CACHE_END = 14  # 3Fh: the last page of a cache read
 
 
 class OnfiSource(enum.IntEnum):
@@ -34,7 +37,7 @@ CCS_BITS = 10  # the tCCS register: PHY cycles, 10 us at 100 MHz, far beyond any
 CONTROL = [
     ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
               "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
-              "the firmware, READ_UNIQUE_ID)"),
+              "the firmware, READ_UNIQUE_ID, CACHE_PROGRAM, READ_CACHE, READ_CACHE_END)"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", Limit.ROW_BITS, "Row address: page | block << page bits | LUN << (page + block bits), each field "
                             "as wide as its count rounded up to a power of two"),

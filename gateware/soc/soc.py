@@ -12,9 +12,11 @@ from migen import Module, Signal
 from litex.soc.integration.common import get_mem_data
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.soc.bus import RegisteredSlave
 from nandrig.gateware.soc.clocks import Clocks
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
@@ -69,6 +71,15 @@ class RigSoC(SoCCore):
         # registered (LiteX registers it only beside SDRAM): unregistered, the CPU's data address ran through the
         # bus decoder into every CSR bank's read mux in one cycle, the ULX3S build's critical path (docs/ulx3s.md)
         super().add_csr_bridge(name, origin, register=True)
+
+    def add_ram(self, name, origin, size, contents=[], mode="rwx") -> None:
+        if name != "sram":
+            return super().add_ram(name, origin, size, contents, mode)
+        ram = wishbone.SRAM(size, bus=wishbone.Interface(data_width=self.bus.data_width,
+                                                          address_width=self.bus.address_width), init=contents, name=name)
+        self.sram_stage = RegisteredSlave(ram.bus)
+        self.bus.add_slave(name=name, slave=self.sram_stage.bus, region=SoCRegion(origin=origin, size=size, mode=mode))
+        self.add_module(name=name, module=ram)
 
     def init_mems(self, **kwargs) -> None:
         # the Builder calls this after compiling the software packages, our firmware among them

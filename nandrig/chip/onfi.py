@@ -28,6 +28,8 @@ UNIQUE_ID_COPIES = 16
 class OptionalCommand(enum.IntFlag):
     """The parameter page's optional-commands bits a rig looks at (ONFI 2.2, bytes 8-9)."""
 
+    PAGE_CACHE_PROGRAM = 1 << 0  # 80h ... 15h
+    READ_CACHE = 1 << 1  # 31h / 3Fh
     GET_SET_FEATURES = 1 << 2
     READ_UNIQUE_ID = 1 << 5
 
@@ -70,6 +72,7 @@ class StatusBit(enum.IntFlag):
     """READ STATUS (70h) bits."""
 
     FAIL = 0x01  # the last program or erase failed
+    FAILC = 0x02  # in a cache program: the page before the last one failed
     ARDY = 0x20  # array ready
     RDY = 0x40  # ready for another command
     WP_N = 0x80  # not write protected

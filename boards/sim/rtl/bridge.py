@@ -71,7 +71,7 @@ class ChipBridge:
         fresh = kind in (CMD, ADDR) and m.out is not None and not m.out_status
         out = bytes(m.out[m.ptr:]) if fresh else b""
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F  # shapes the data-valid windows
-        return REPLY.pack(busy, self.chip.status, int(fresh), mode, len(out)) + out
+        return REPLY.pack(busy, m.status_at(now_ns), int(fresh), mode, len(out)) + out
 
 
 def _recv(sock: socket.socket, n: int) -> bytes:
