@@ -168,6 +168,9 @@ class BchSolver(wiring.Component):
         more = Signal()  # r < t: iterations left (t >= 1)
         phase = Signal(2)  # DISC: delta = sum lambda_i S_(2r+1-i); GL: gamma * lambda; DXB: + delta * x B
         half = Signal()  # the bank works on the high half of the coefficients
+        # registered with the phase: this cycle is DXB's low half, which ends the iteration. The window and the
+        # queue (t_max syndromes wide) shift on it: from one flop, not from the phase logic (the ULX3S's path)
+        ending = Signal()
         DISC, GL, DXB = 0, 1, 2
 
         # S_(2r+2) = S_(r+1)^2, and S_(r+1) is in the window at win[r]
@@ -190,7 +193,8 @@ class BchSolver(wiring.Component):
         def goto(ph: int, hf) -> list:
             hf = Const(hf, 1) if isinstance(hf, int) else hf
             on = {"lo": ~hf, "hi": hf}
-            stmts = [phase.eq(ph), half.eq(hf), sel["gamma"].eq(ph == GL), sel["delta"].eq(ph == DXB)]
+            stmts = [phase.eq(ph), half.eq(hf), sel["gamma"].eq(ph == GL), sel["delta"].eq(ph == DXB),
+                     ending.eq(~hf if ph == DXB else 0)]
             for h in on:
                 stmts += [sel[f"lam_{h}"].eq(on[h] if ph != DXB else 0), sel[f"b_{h}"].eq(on[h] if ph == DXB else 0),
                           sel[f"win_{h}"].eq(on[h] if ph == DISC else 0)]
@@ -236,9 +240,11 @@ class BchSolver(wiring.Component):
                 mod.d.sync += [gamma.eq(delta), k.eq(-k)]
             with mod.Else():
                 mod.d.sync += k.eq(k + 2)
+            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), *goto(DISC, 0)]
+
+        with mod.If(ending):  # = running & (phase == DXB) & ~half: that cycle always ends the iteration
             mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
             mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
-            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), *goto(DISC, 0)]
 
         running = busy2 & ~s2_done & more
         with mod.If(running):
