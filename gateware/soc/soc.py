@@ -12,11 +12,10 @@ from migen import Module, Signal
 from litex.soc.integration.common import get_mem_data
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
-from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.soc.bus import RegisteredSlave
+from nandrig.gateware.soc.bus import BankedSRAM
 from nandrig.gateware.soc.clocks import Clocks
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
@@ -75,11 +74,9 @@ class RigSoC(SoCCore):
     def add_ram(self, name, origin, size, contents=[], mode="rwx") -> None:
         if name != "sram":
             return super().add_ram(name, origin, size, contents, mode)
-        ram = wishbone.SRAM(size, bus=wishbone.Interface(data_width=self.bus.data_width,
-                                                          address_width=self.bus.address_width), init=contents, name=name)
-        self.sram_stage = RegisteredSlave(ram.bus)
-        self.bus.add_slave(name=name, slave=self.sram_stage.bus, region=SoCRegion(origin=origin, size=size, mode=mode))
-        self.add_module(name=name, module=ram)
+        assert not contents  # the SRAM starts zeroed: the firmware's data is all in .bss
+        self.sram = BankedSRAM(size, name)
+        self.bus.add_slave(name=name, slave=self.sram.bus, region=SoCRegion(origin=origin, size=size, mode=mode))
 
     def init_mems(self, **kwargs) -> None:
         # the Builder calls this after compiling the software packages, our firmware among them

@@ -275,3 +275,43 @@ def test_the_firmware_reports_a_chip_it_cannot_drive_instead_of_running_on_zeros
             assert info.read_id[0] == 0x98  # it read the chip: it will not drive it
         got = run_cli("rig", "info", "--rig", sim.url)
     assert got.code == 1 and got.err.count("\n") == 1 and "exceed the rig's page buffer" in got.err, got.err
+
+
+def _block_failing_its_first_page(chip: VirtualChip) -> tuple[int, float]:
+    """A worn block (set up on copies of the chip) whose erase passes and whose page 0 program fails."""
+    from nandrig.boards.sim.chip import Block
+
+    for block in range(4, chip.geometry.blocks):
+        if block in chip.factory_bad:
+            continue
+        trial = VirtualChip.from_state(chip.state())
+        wear = 1.3 * trial._wearout_onset(block)
+        trial.blocks[block] = Block(pe=100, wear=wear)
+        if not trial.erase(block).fail and trial.program(block, 0, seed=1).fail:
+            return block, wear
+    raise AssertionError("no such block")
+
+
+@pytest.mark.slow
+def test_cycle_with_cache_program_stops_after_a_failed_page_and_lets_the_array_finish():
+    """With cache program the failure of page 0 shows in FAILC after page 1's 15h, while the array programs
+    page 1: the firmware reports the block failed after one round and waits for the array (ARDY) before its
+    next command; the bus model sees no command while the array is busy."""
+    from nandrig.boards.sim.chip import Block
+
+    chip = VirtualChip(PROFILE, SEED)
+    block, wear = _block_failing_its_first_page(chip)
+    chip.blocks[block] = Block(pe=100, wear=wear)
+    with RtlRig(chip) as sim, Rig.open(sim.url, timeout=60) as r:
+        res = r.cycle(block, 1, 1, seed=9)
+        other = r.erase(block + 1)
+        model = sim.bridge.model
+        assert (res.done[block], res.failed[block]) == (1, True)
+        assert chip.pe_count(block) == 101  # one erase, counted once
+        assert chip.blocks[block].last_page == 1  # page 1 went in with page 0's failure still unreported
+        assert not other.chip_status & 0x01
+        assert model.log.violation_count == 0, model.log.violations
+        # the round, then the other block's factory mark read and its erase
+        assert [(name, args[0] if args else None) for name, args, _ in model.log.ops][-5:] == [
+            ("erase", block), ("cache-program", block), ("cache-program", block), ("read", block + 1),
+            ("erase", block + 1)]
