@@ -25,7 +25,7 @@ def board_grp() -> None:
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=CLOCKS.sys_hz / 1e6, show_default=True,
               help="System clock.")
 @click.option("--nand-clock-mhz", type=click.FloatRange(0, 200), default=(CLOCKS.nand_hz or 0) / 1e6,
-              show_default=True, help="The ONFI PHY's own clock (0: the system clock; 100: built, not closing timing yet).")
+              show_default=True, help="The ONFI PHY's own clock (0: the system clock; 100: closes timing at some placements only).")
 @click.option("--seed", type=int, default=SEED, show_default=True, help="nextpnr placement seed.")
 @click.option("--bch-t-max", type=click.IntRange(1, BchConfig().t_max), default=BOARD_BCH.t_max, show_default=True,
               help="The BCH engine's t_max (the rig's code).")

@@ -317,17 +317,18 @@ class NandBusModel:
             if protected:
                 chip.status = StatusBit.FAIL | 0x60
                 self._go_busy(now, 0, "program-protected", (block, page))
-            elif c == 0x10 and self.cache_prog is None:
-                self._go_busy(now, chip.program(block, page, bytes(self.register)).busy_ns, "program", (block, page))
-            else:  # 15h, or the 10h that ends a cache program: R/B# low until the array has this page too
+            else:
                 op = chip.program(block, page, bytes(self.register))
-                self.array_ops.append(("program", op.busy_ns))
-                if c == 0x15:
-                    self._cache_busy(now, self.t_cbsy, op.busy_ns, "cache-program", (block, page))
-                else:
-                    self._cache_busy(now, self.t_cbsy + op.busy_ns, 0, "program", (block, page))
-                before = self.cache_prog[1] if self.cache_prog else False
-                self.cache_prog = (before, bool(op.status & StatusBit.FAIL))
+                if c == 0x10 and self.cache_prog is None:
+                    self._go_busy(now, op.busy_ns, "program", (block, page))
+                else:  # 15h, or the 10h that ends a cache program: R/B# low until the array has this page too
+                    self.array_ops.append(("program", op.busy_ns))
+                    if c == 0x15:
+                        self._cache_busy(now, self.t_cbsy, op.busy_ns, "cache-program", (block, page))
+                    else:
+                        self._cache_busy(now, self.t_cbsy + op.busy_ns, 0, "program", (block, page))
+                    before = self.cache_prog[1] if self.cache_prog else False
+                    self.cache_prog = (before, bool(op.status & StatusBit.FAIL))
             self.cmd = None
         elif c == 0x30 and self.cmd == 0x00:
             block, page = self._row()
