@@ -164,6 +164,8 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
     k.plan(p, g)
+    if k.check_chip is not None:
+        k.check_chip(p, row)
     return k, p, g
 
 
@@ -484,6 +486,8 @@ class Runner:
 
     def _record_set_offset(self, db: Database, i: int, step: Step, reply) -> None:
         pass
+
+    _record_set_refs = _record_set_offset
 
     def _record_measure(self, db: Database, i: int, step: Step, reply) -> None:
         m = step.meta

@@ -525,6 +525,10 @@ class Rig:
     def set_read_offset(self, offset: int) -> int:
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset)).payload).value
 
+    def set_read_refs(self, vr1: int, vr2: int, vr3: int) -> int:
+        """Each read reference at its own read-retry offset: the chip's status."""
+        return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_REFS, P.SET_READ_REFS_REQ.pack(vr1, vr2, vr3)).payload).value
+
     def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False,
               pages: list[int] | None = None) -> CycleResult:
         """``pages``: each round programs only these (pseudo-SLC: the lower pages); default every page."""

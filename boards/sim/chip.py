@@ -52,7 +52,6 @@ STATUS_FAIL = StatusBit.FAIL
 STATUS_READY = StatusBit.RDY | StatusBit.ARDY
 STATUS_NOT_PROTECTED = StatusBit.WP_N
 FEATURE_TIMING_MODE = Feature.TIMING_MODE
-FEATURE_READ_RETRY = Feature.READ_RETRY
 NS_PER_HOUR = 3_600_000_000_000
 STATE_VERSION = 2  # 2: blocks keep their wear apart from their P/E count
 
@@ -203,12 +202,22 @@ class VirtualChip:
         return self.features.get(address, bytes(4))
 
     @property
-    def read_offset(self) -> int:
-        return struct.unpack("b", self.features[FEATURE_READ_RETRY][:1])[0]
+    def read_offsets(self) -> tuple[int, int, int]:
+        """VR1..VR3's read-retry offsets in steps, as the chip's retry features hold them (its table's sense)."""
+        t = self.profile.read_retry
+        return t.decode(self.features) if t is not None else (0, 0, 0)
+
+    def set_read_offsets(self, offsets: tuple[int, int, int]) -> ChipOp:
+        """What a host does through the chip's read-retry table: its SET FEATURES writes."""
+        if self.profile.read_retry is None:
+            raise NandrigError(f"chip profile {self.profile.name} has no read-retry table")
+        op = self._done(0, 0)
+        for address, params in self.profile.read_retry.encode(offsets):
+            op = self.set_features(address, params)
+        return op
 
     def reset(self) -> ChipOp:
-        self.features[FEATURE_READ_RETRY] = bytes(4)
-        self.features[FEATURE_TIMING_MODE] = bytes(4)
+        self.features = {FEATURE_TIMING_MODE: bytes(4)}
         return self._done(0, 5_000)
 
     # -- time -----------------------------------------------------------------
@@ -331,7 +340,7 @@ class VirtualChip:
                 onset=np.full(len(members), onset),
                 pd=np.array([wl.pd if wl else 0 for wl in wls], float),
                 coupled=np.array([bool(wl and wl.coupled) for wl in wls]),
-                offset=np.full(len(members), float(self.read_offset)),
+                offset=np.array(self.read_offsets, float),
             )
             if kind == "lsb_only":
                 p10, p01 = lsb_only_error_probs(ph, cond)
@@ -413,7 +422,7 @@ class VirtualChip:
     # -- state ----------------------------------------------------------------
     def power_up(self) -> None:
         """What a chip holds only while powered: its features (timing mode 0, no read-retry offset), its status."""
-        self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4), FEATURE_READ_RETRY: bytes(4)}
+        self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4)}
         self.status = STATUS_READY | STATUS_NOT_PROTECTED
 
     def state(self) -> dict:
@@ -567,7 +576,7 @@ class VirtualChip:
             nb_states, _, nb_full = self._wl_states(blk.wls.get(wl_idx + 1))
             if nb_full:
                 vth = vth + ph.coupling * ph.interference_steps()[nb_states]
-        vref = np.asarray(ph.vref) + ph.retry_step * self.read_offset
+        vref = np.asarray(ph.vref) + ph.retry_step * np.asarray(self.read_offsets)
         if not full:
             return (vth < vref[0]).astype(np.uint8)  # lower page alone is read between L0 and LM
         if upper:
@@ -576,4 +585,4 @@ class VirtualChip:
 
 
 __all__ = ["VirtualChip", "ChipOp", "ChipRead", "PageCounts", "page_map", "page_of",
-           "LSB_OF_STATE", "MSB_OF_STATE", "FEATURE_READ_RETRY", "FEATURE_TIMING_MODE"]
+           "LSB_OF_STATE", "MSB_OF_STATE", "FEATURE_TIMING_MODE"]

@@ -11,7 +11,8 @@ import numpy as np
 from nandrig import __version__
 from nandrig import protocol as P
 from nandrig.boards.sim import ecc
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE
+from nandrig.boards.sim.chip import FEATURE_TIMING_MODE
+from nandrig.chip.read_retry import table_for
 from nandrig.boards.sim.rig_base import Reject, RigIO
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
@@ -248,8 +249,23 @@ class ChipCommands:
 
     def _cmd_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
         (offset,) = self._args(req, P.SET_READ_OFFSET_REQ)
-        r = self.chip.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
-        return P.BYTE_REPLY.pack(r.status)
+        return self._set_read_refs((offset,) * 3)
+
+    def _cmd_set_read_refs(self, req: Frame, io: RigIO) -> bytes:
+        return self._set_read_refs(self._args(req, P.SET_READ_REFS_REQ))
+
+    def _set_read_refs(self, offsets: tuple[int, int, int]) -> bytes:
+        """Through the chip's read-retry table, found by its parameter page as the firmware finds it: UNSUPPORTED
+        without one, BAD_PARAMETER outside its range, either before the chip is touched."""
+        table = table_for(self.ident.page.manufacturer, self.ident.page.model) if self.ident is not None else None
+        if table is None:
+            raise Reject(Err.UNSUPPORTED)
+        if not all(table.min_offset <= o <= table.max_offset for o in offsets):
+            raise Reject(Err.BAD_PARAMETER)
+        status = 0
+        for address, params in table.encode(offsets):
+            status = self.chip.set_features(address, params).status
+        return P.BYTE_REPLY.pack(status)
 
     def _cycle_pages(self, req: Frame, flags: int) -> tuple[int, ...]:
         """The pages each CYCLE round programs: all, or the request's page set."""

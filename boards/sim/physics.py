@@ -65,12 +65,12 @@ class Physics:
     pd_shift: float
     coupling: float
     sigma_read: float
-    retry_step: float  # V per read-retry offset unit
     rd_wear: float = 0.0  # relative growth of the read-disturb shift per 10k P/E
     knee: float = 0.0  # relative core widening per (N/1e4 - 1)**2 past 10k P/E
     # wear of a pSLC cycle (lower pages only: cells go no higher than LM) in full MLC cycles. SLC parts are rated
     # for 10x the cycles of MLC ones of the same node (Kgil et al., ISCA'08 Table 1; Grupp et al., MICRO'09)
     pslc_stress: float = 0.1
+    retry_step: float = 0.0  # V per read-retry step: the chip's read-retry table's (nandrig/chip/read_retry.py)
 
     def core_sigma(self, n: np.ndarray) -> np.ndarray:
         x = np.asarray(n, float) / 1e4
@@ -123,7 +123,7 @@ class PageCondition:
     onset: np.ndarray  # the block's read-disturb onset
     pd: np.ndarray  # extra program pulses seen from neighbours
     coupled: np.ndarray  # bool: the next wordline's upper page came later
-    offset: np.ndarray  # read-retry offset units
+    offset: np.ndarray  # read-retry offsets of VR1..VR3 in steps: (P, 3), or (3,) for every page
 
 
 def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
@@ -159,9 +159,8 @@ def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm:
 
 
 def _vref(ph: Physics, c: PageCondition, size: int) -> np.ndarray:
-    """Read references per page, (P, 3), shifted by the read-retry offset."""
-    off = np.broadcast_to(np.asarray(c.offset, float), (size,))
-    return np.asarray(ph.vref)[None, :] + ph.retry_step * off[:, None]
+    """Read references per page, (P, 3), each shifted by its read-retry offset."""
+    return np.asarray(ph.vref)[None, :] + ph.retry_step * np.broadcast_to(np.asarray(c.offset, float), (size, 3))
 
 
 def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +196,7 @@ def block_rber(ph: Physics, n, t_h, reads=0.0, onset=1e6, wordlines: int = 64) -
     out = np.zeros(n.shape)
     z = np.zeros(n.shape)
     for coupled, weight in ((True, (wordlines - 1) / wordlines), (False, 1 / wordlines)):
-        c = PageCondition(n, t_h, z + reads, z + onset, z, np.full(n.shape, coupled), z)
+        c = PageCondition(n, t_h, z + reads, z + onset, z, np.full(n.shape, coupled), np.zeros(3))
         for msb in (False, True):
             p10, p01 = page_error_probs(ph, c, msb)
             out += weight * 0.25 * (p10 + p01)

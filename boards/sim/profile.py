@@ -1,6 +1,7 @@
 """Chip profiles: a chip design as data (geometry, identity, timing, defects, physics)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from nandrig.chip.geometry import Geometry
 from nandrig.chip.onfi import ECC_IN_EXT_PAGE, ECC_STEP_DEFAULT, OptionalCommand, ParamFeature
+from nandrig.chip.read_retry import ReadRetry, table_for
 from nandrig.chip.param_page import EccRequirement, ParameterPage, dump, ext_page
 from nandrig.chip.vendor import bad_block_pages, read_id_bytes
 from nandrig.boards.sim.physics import Physics
@@ -70,6 +72,10 @@ class ChipProfile:
     variation: Variation
     physics: Physics
 
+    @property
+    def read_retry(self) -> ReadRetry | None:
+        return table_for(self.identity["manufacturer"], self.identity["model"])
+
     @classmethod
     def from_mapping(cls, d: dict) -> "ChipProfile":
         try:
@@ -81,6 +87,9 @@ class ChipProfile:
                 geometry=Geometry(**d["geometry"]), onfi=dict(d["onfi"]), timing=Timing(**d["timing"]),
                 defects=Defects(**d["defects"]), variation=Variation(**d["variation"]), physics=Physics(**ph),
             )
+            retry = prof.read_retry
+            if retry is not None:  # the cells move by what the table's datasheet figure says a step is
+                prof = dataclasses.replace(prof, physics=dataclasses.replace(prof.physics, retry_step=retry.step_mv / 1e3))
         except (KeyError, TypeError) as e:
             raise NandrigError(f"chip profile is malformed: {e}") from None
         g = prof.geometry

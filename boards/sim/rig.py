@@ -29,7 +29,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from nandrig.boards.sim import ecc, rig_flares
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip
+from nandrig.boards.sim.chip import VirtualChip
 from nandrig.boards.sim.state_file import load_state, record, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
@@ -228,4 +228,4 @@ def _crc(frame: Frame) -> int:
     return zlib.crc32(bytes([frame.op]) + frame.payload)
 
 
-__all__ = ["VirtualRig", "RigIO", "Reject", "FEATURE_READ_RETRY"]
+__all__ = ["VirtualRig", "RigIO", "Reject"]

@@ -263,14 +263,44 @@ uint32_t cmd_read_buffer(const struct request *q, uint8_t *out, int *st)
 	return count;
 }
 
+/* each reference's offset through the chip's read-retry table: UNSUPPORTED without one, BAD_PARAMETER outside its
+ * range, either before the chip is touched */
+static uint32_t set_read_refs(const int8_t off[RETRY_REFERENCES], uint8_t *out, int *st)
+{
+	const struct retry_table *t = retry_table(rig.chip->retry);
+	if (!t)
+		FAIL(E_UNSUPPORTED);
+	for (int i = 0; i < RETRY_REFERENCES; i++)
+		if (off[i] < t->min_offset || off[i] > t->max_offset)
+			FAIL(E_BAD_PARAMETER);
+	struct op_result r = {0};
+	for (int w = 0; w < t->n_writes; w++) {
+		const struct retry_write *x = &t->writes[w];
+		uint32_t params = 0;
+		for (int k = 0; k < 4; k++)
+			params |= (uint32_t)(x->source[k] ? (uint8_t)off[x->source[k] - 1] : x->value[k]) << (8 * k);
+		r = onfi_set_feature(x->address, params);
+		if (r.timed_out)
+			FAIL(E_TIMEOUT);
+	}
+	SET_BYTE_REPLY_VALUE(out, r.status);
+	return BYTE_REPLY_BYTES;
+}
+
 uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)
 {
 	NEED(SET_READ_OFFSET_REQ);
-	struct op_result r = onfi_set_feature(FEATURE_READ_RETRY, (uint8_t)SET_READ_OFFSET_REQ_OFFSET(q->payload));
-	if (r.timed_out)
-		FAIL(E_TIMEOUT);
-	SET_BYTE_REPLY_VALUE(out, r.status);
-	return BYTE_REPLY_BYTES;
+	int8_t o = SET_READ_OFFSET_REQ_OFFSET(q->payload);
+	const int8_t off[RETRY_REFERENCES] = {o, o, o};
+	return set_read_refs(off, out, st);
+}
+
+uint32_t cmd_set_read_refs(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(SET_READ_REFS_REQ);
+	const int8_t off[RETRY_REFERENCES] = {SET_READ_REFS_REQ_VR1(q->payload), SET_READ_REFS_REQ_VR2(q->payload),
+	                                      SET_READ_REFS_REQ_VR3(q->payload)};
+	return set_read_refs(off, out, st);
 }
 
 /* ---- loops at chip speed ------------------------------------------------------------------------- */

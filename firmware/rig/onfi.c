@@ -137,10 +137,28 @@ int onfi_calibrate(struct chip *c)
 	return 0;
 }
 
+/* the read-retry table whose manufacturer the space-padded field names exactly and whose model prefix it starts
+ * with, as nandrig/chip/read_retry.py's table_for */
+static int8_t find_retry(const struct chip *c)
+{
+	for (int i = 0; i < RETRY_TABLES; i++) {
+		const struct retry_table *t = retry_table(i);
+		size_t man = strlen(t->manufacturer), pre = strlen(t->model_prefix);
+		int ok = man <= sizeof c->manufacturer && !memcmp(c->manufacturer, t->manufacturer, man)
+		         && pre <= sizeof c->model && !memcmp(c->model, t->model_prefix, pre);
+		for (size_t k = man; ok && k < sizeof c->manufacturer; k++)
+			ok = c->manufacturer[k] == ' ';
+		if (ok)
+			return (int8_t)i;
+	}
+	return -1;
+}
+
 int onfi_identify(struct chip *c)
 {
 	static struct param_info p;
 	memset(c, 0, sizeof *c);
+	c->retry = -1;
 	onfi_wp_n_write(1);
 	onfi_ccs_write(0);  /* until the parameter page gives the part's own */
 	onfi_timeout_write(ONFI_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
@@ -164,6 +182,7 @@ int onfi_identify(struct chip *c)
 	onfi_ccs_write(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
 	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);
 	memcpy(c->model, p.model, sizeof c->model);
+	c->retry = find_retry(c);
 	c->page_bytes = p.page_bytes;
 	c->spare_bytes = (uint16_t)p.spare_bytes;
 	c->pages_per_block = p.pages_per_block;

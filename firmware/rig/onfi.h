@@ -19,6 +19,7 @@ struct chip {
 	uint16_t trim_pass;  /* trims that read the chip in the current mode (bit i: CAPTURE_TRIM_MIN + i) */
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
 	uint8_t has_uid;  /* the chip gave a unique ID whose complement checked out */
+	int8_t retry;  /* its read-retry table (retry_table()), -1 for none: its references stay where they are */
 	uint8_t uid[ONFI_UNIQUE_ID_BYTES];
 };
 

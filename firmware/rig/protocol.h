@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 9
+#define PROTOCOL_VERSION_MINOR 10
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -54,6 +54,7 @@ enum {
 	OP_READ = 0x12,
 	OP_SET_READ_OFFSET = 0x13,
 	OP_READ_BUFFER = 0x17,
+	OP_SET_READ_REFS = 0x18,
 	OP_CYCLE = 0x14,
 	OP_MEASURE = 0x15,
 	OP_READ_DISTURB = 0x16,
@@ -267,6 +268,15 @@ enum {
 #define SET_READ_OFFSET_REQ_BYTES 1u
 #define SET_READ_OFFSET_REQ_OFFSET(p) ((int8_t)get_le((p) + 0, 1))
 #define SET_SET_READ_OFFSET_REQ_OFFSET(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+
+/* SET_READ_REFS_REQ: each read reference's read-retry offset, in the chip's steps */
+#define SET_READ_REFS_REQ_BYTES 3u
+#define SET_READ_REFS_REQ_VR1(p) ((int8_t)get_le((p) + 0, 1))
+#define SET_SET_READ_REFS_REQ_VR1(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+#define SET_READ_REFS_REQ_VR2(p) ((int8_t)get_le((p) + 1, 1))
+#define SET_SET_READ_REFS_REQ_VR2(p, v) put_le((p) + 1, (uint64_t)(v), 1)
+#define SET_READ_REFS_REQ_VR3(p) ((int8_t)get_le((p) + 2, 1))
+#define SET_SET_READ_REFS_REQ_VR3(p, v) put_le((p) + 2, (uint64_t)(v), 1)
 
 /* CYCLE_REQ */
 #define CYCLE_REQ_BYTES 15u

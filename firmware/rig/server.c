@@ -166,6 +166,7 @@ static command_fn find(uint8_t op)
 	case OP_PROGRAM: return cmd_program;
 	case OP_READ: return cmd_read;
 	case OP_SET_READ_OFFSET: return cmd_set_read_offset;
+	case OP_SET_READ_REFS: return cmd_set_read_refs;
 	case OP_CYCLE: return cmd_cycle;
 	case OP_MEASURE: return cmd_measure;
 	case OP_READ_DISTURB: return cmd_read_disturb;

@@ -62,6 +62,8 @@ class CampaignKind:
     # the kind's own results (`nandrig run NAME --json`) and the lines they add to the end-of-run summary
     results: Callable[["Store", "Campaign", Any, PageMap], dict] | None = None
     summary: Callable[[dict], list[str]] | None = None
+    # refuses parameters the chip (the store's row: manufacturer, model, ...) cannot take, before anything is read
+    check_chip: Callable[[Any, dict], None] | None = None
 
 
 # retention time source and temperature, for the kinds that wait

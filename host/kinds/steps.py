@@ -12,7 +12,7 @@ from nandrig.protocol import CycleFlag, Limit, Opcode, ReadFlag
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, advance, bitmap, oven
+    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, set_refs, advance, bitmap, oven
     op: Opcode | None
     payload: bytes
     meta: dict = field(default_factory=dict)
@@ -110,6 +110,11 @@ def read_disturb(block: int, page: int, reads: int) -> Step:
 
 def set_offset(offset: int) -> Step:
     return Step("set_offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset), {"offset": offset})
+
+
+def set_refs(offsets: tuple[int, int, int]) -> Step:
+    """Each read reference at its own offset (VR1, VR2, VR3)."""
+    return Step("set_refs", Opcode.SET_READ_REFS, P.SET_READ_REFS_REQ.pack(*offsets), {"offsets": list(offsets)})
 
 
 def groups(blocks: list[int], n: int, what: str = "wear levels") -> list[list[int]]:

@@ -5,7 +5,7 @@ checked-in file current.
 """
 from __future__ import annotations
 
-from nandrig.chip import onfi, vendor
+from nandrig.chip import onfi, read_retry, vendor
 
 HEADER_PATH = "firmware/rig/onfi_facts.h"
 
@@ -47,8 +47,30 @@ def render() -> str:
             "\treturn " + " || ".join(f"maker == 0x{int(m):02X}" for m in sorted(vendor.LAST_PAGE_MLC)) + ";", "}",
             "static inline int bbm_first_two_slc(uint8_t maker)", "{",
             "\treturn " + " || ".join(f"maker == 0x{int(m):02X}" for m in sorted(vendor.FIRST_TWO_SLC)) + ";", "}",
-            "", "#endif"]
+            ""]
+    out += _retry_tables() + ["#endif"]
     return "\n".join(out) + "\n"
+
+
+def _retry_tables() -> list[str]:
+    def write(w: read_retry.FeatureWrite) -> str:
+        src = [read_retry.REFERENCES.index(p) + 1 if isinstance(p, str) else 0 for p in w.params]
+        val = [0 if isinstance(p, str) else p for p in w.params]
+        return f"{{0x{w.address:02X}, {{{', '.join(map(str, src))}}}, {{{', '.join(f'0x{v:02X}' for v in val)}}}}}"
+
+    rows = [f"\t\t{{\"{t.manufacturer}\", \"{t.model_prefix}\", {t.min_offset}, {t.max_offset}, {len(t.writes)}, "
+            f"{{{', '.join(write(w) for w in t.writes)}}}}}," for t in read_retry.TABLES]
+    return ["/* read-retry tables (nandrig/chip/read_retry.py): the SET FEATURES writes that move VR1..VR3, chosen by",
+            " * the parameter page's manufacturer and model prefix. A parameter byte's source: 0 the constant in",
+            " * value[], 1..3 the offset of VR1..VR3 */",
+            f"#define RETRY_REFERENCES {len(read_retry.REFERENCES)}", f"#define RETRY_MAX_WRITES {read_retry.MAX_WRITES}",
+            f"#define RETRY_TABLES {len(read_retry.TABLES)}",
+            "struct retry_write { uint8_t address, source[4], value[4]; };",
+            "struct retry_table {", "\tconst char *manufacturer, *model_prefix;", "\tint8_t min_offset, max_offset;",
+            "\tuint8_t n_writes;", "\tstruct retry_write writes[RETRY_MAX_WRITES];", "};",
+            "static inline const struct retry_table *retry_table(int i)", "{",
+            "\tstatic const struct retry_table tables[RETRY_TABLES] = {", *rows, "\t};",
+            "\treturn i >= 0 && i < RETRY_TABLES ? &tables[i] : 0;", "}", ""]
 
 
 if __name__ == "__main__":

@@ -82,7 +82,6 @@ class Feature(enum.IntEnum):
     """SET/GET FEATURES addresses."""
 
     TIMING_MODE = 0x01  # ONFI: P1 = timing mode
-    READ_RETRY = 0x89  # vendor-specific: P1 = signed read-reference offset in retry steps
 
 
 class ParamOffset(enum.IntEnum):

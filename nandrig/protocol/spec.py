@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 9)
+VERSION = (1, 10)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -76,6 +76,7 @@ class Opcode(enum.IntEnum):
     READ = 0x12
     SET_READ_OFFSET = 0x13
     READ_BUFFER = 0x17
+    SET_READ_REFS = 0x18
     CYCLE = 0x14
     MEASURE = 0x15
     READ_DISTURB = 0x16
@@ -233,6 +234,8 @@ PROGRAM_HEAD = layout("PROGRAM_HEAD", ("block", "u32"), ("page", "u16"), ("t", "
 PATTERN_SEED = layout("PATTERN_SEED", ("pattern_seed", "u32"))
 READ_REQ = layout("READ_REQ", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"), ("pattern_seed", "u32"))
 SET_READ_OFFSET_REQ = layout("SET_READ_OFFSET_REQ", ("offset", "i8"))
+SET_READ_REFS_REQ = layout("SET_READ_REFS_REQ", ("vr1", "i8"), ("vr2", "i8"), ("vr3", "i8"),
+                           doc="each read reference's read-retry offset, in the chip's steps")
 CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16", "1..256"), ("cycles", "u32"),
                    ("pattern_seed", "u32"), ("flags", "u8"))
 MEASURE_REQ = layout("MEASURE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("first_page", "u16"),
@@ -358,6 +361,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
             ("count bytes of the page as the last READ left it (decoded when read with t), from offset; "
              "OUT_OF_RANGE beyond data+spare",)),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
+    Command(Opcode.SET_READ_REFS, (SET_READ_REFS_REQ,), ("u8 chip_status",)),
     Command(Opcode.CYCLE, (CYCLE_REQ, "then, with flags bit 1 (PAGE_SET), ceil(pages_per_block/8) bytes: bit p "
                                       "(LSB first) set for each page a round programs"), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
     Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),

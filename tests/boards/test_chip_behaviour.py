@@ -104,7 +104,7 @@ def test_lsb_only_wordlines_agree_too():
         chip.program(blk, p, seed=page_seed(9, blk, p))
     chip.wait(8760 * 3)
     # the lower page alone is read far from both states: move the reference near LM to see errors
-    chip.set_features(0x89, bytes([100, 0, 0, 0]))
+    chip.set_read_offsets((100, 0, 0))  # VR1: the lower page alone reads there
     b, ph = chip.blocks[blk], chip._physics(blk)
     n = chip.geometry.raw_page_bytes
     got_errors, expected = 0, 0.0

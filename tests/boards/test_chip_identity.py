@@ -1,7 +1,7 @@
 import crcmod
 import pytest
 
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, FEATURE_TIMING_MODE, VirtualChip
+from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.chip.onfi import onfi_crc16
 from nandrig.chip.param_page import decode_dump
 from nandrig.boards.sim.profile import load_profile, profile_names
@@ -104,13 +104,22 @@ def test_factory_bad_blocks_respect_the_pages_maximum_and_the_makers_mark(name):
 
 
 def test_features_read_retry_and_timing_mode():
-    chip = VirtualChip("mlc-small")
-    assert not chip.set_features(FEATURE_READ_RETRY, bytes([0xF6, 0, 0, 0])).fail
-    assert chip.read_offset == -10 and chip.get_features(FEATURE_READ_RETRY)[0] == 0xF6
+    chip = VirtualChip("mlc-small")  # its table: one feature per reference, 0xA0-0xA2 (nandrig/chip/read_retry.py)
+    assert not chip.set_read_offsets((-10, 3, 100)).fail
+    assert chip.read_offsets == (-10, 3, 100) and chip.get_features(0xA0)[0] == 0xF6 and chip.get_features(0xA2)[0] == 100
+    assert not chip.set_features(0xA1, bytes([0x80, 0, 0, 0])).fail  # -128: the chip holds its range's end
+    assert chip.read_offsets == (-10, -100, 100)
+    with pytest.raises(NandrigError, match="outside this chip's retry range -100..100"):
+        chip.set_read_offsets((0, 101, 0))
+    other = VirtualChip("mlc-3x")  # one feature, the three offsets in P1-P3
+    other.set_read_offsets((1, -2, 3))
+    assert other.get_features(0x89) == bytes([1, 0xFE, 3, 0]) and other.read_offsets == (1, -2, 3)
+    with pytest.raises(NandrigError, match="no read-retry table"):
+        VirtualChip("mlc-samsung").set_read_offsets((0, 0, 0))
     assert not chip.set_features(FEATURE_TIMING_MODE, bytes([4, 0, 0, 0])).fail
     assert chip.set_features(FEATURE_TIMING_MODE, bytes([7, 0, 0, 0])).fail  # unsupported mode
     chip.reset()
-    assert chip.read_offset == 0
+    assert chip.read_offsets == (0, 0, 0)
 
 
 def test_unknown_profile_is_a_clear_error():

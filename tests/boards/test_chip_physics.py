@@ -4,7 +4,7 @@ import copy
 import numpy as np
 import pytest
 
-from nandrig.boards.sim.chip import FEATURE_READ_RETRY, VirtualChip, page_map, page_of
+from nandrig.boards.sim.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, page_error_probs,
@@ -211,7 +211,7 @@ def test_read_retry_offset_moves_errors_consistently(path):
 
     def errors(offset):
         c = copy.deepcopy(chip)
-        c.set_features(FEATURE_READ_RETRY, bytes([offset & 0xFF, 0, 0, 0]))
+        c.set_read_offsets((offset,) * 3)
         if path == "stat":
             return int(c.measure(b).errors.sum())
         n = c.geometry.raw_page_bytes
@@ -256,3 +256,33 @@ def test_virtual_clock_a_year_costs_no_wall_time():
     before = chip.clock_ns
     chip.erase(3)
     assert chip.clock_ns > before + 2e6
+
+
+@pytest.mark.parametrize("path", ["stat", "bytes"])
+def test_each_read_reference_moves_only_the_pages_read_at_it(path):
+    """VR2 reads lower pages, VR1 and VR3 upper ones: moving one reference changes only its page type's errors, and
+    those not at all elsewhere (the same draws: each copy of the chip reads with the same noise)."""
+    chip, good = fresh("mlc-small", seed=7)
+    b = good[0]
+    chip.cycle(b, 999, seed=1, program=False)
+    program_all(chip, b)
+    upper = np.array([page_map(p, chip.geometry.pages_per_block)[1] for p in range(chip.geometry.pages_per_block)])
+
+    def errors(offsets):
+        c = copy.deepcopy(chip)
+        c.set_read_offsets(offsets)
+        if path == "stat":
+            e = c.measure(b).errors
+        else:
+            n = c.geometry.raw_page_bytes
+            e = np.array([int(np.sum(np.unpackbits(np.frombuffer(c.read(b, p).data, np.uint8)) != np.unpackbits(
+                np.frombuffer(prbs31_bytes(page_seed(1, b, p), n), np.uint8)))) for p in range(len(upper))])
+        return int(e[~upper].sum()), int(e[upper].sum())
+
+    lower0, upper0 = errors((0, 0, 0))
+    for offsets, moved in (((0, 45, 0), "lower"), ((45, 0, 0), "upper"), ((0, 0, -45), "upper")):
+        lo, up = errors(offsets)
+        if moved == "lower":
+            assert lo > 10 * max(lower0, 1) and up == upper0, (offsets, lo, up)
+        else:
+            assert up > 10 * max(upper0, 1) and lo == lower0, (offsets, lo, up)

@@ -9,7 +9,7 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.gateware.soc.clocks import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.rig import VirtualRig
-from nandrig.host.rig import Rig
+from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
 from nandrig.protocol import Err, Limit, Opcode
 
@@ -53,6 +53,28 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
 
 
+@pytest.mark.slow
+def test_read_references_move_the_same_on_both_rigs(rtl):
+    """SET_READ_REFS through the generated read-retry table: the same feature writes reach the chip behind the pins,
+    the same reads come back, and out-of-range offsets are refused before the chip is touched."""
+    results = {}
+    with Rig.open(rtl.url) as r, Rig.open("sim", chip=PROFILE, seed=SEED, exact=True) as v:
+        for name, rig in (("rtl", r), ("virtual", v)):
+            rig.erase(6)
+            for p in range(4):
+                rig.program(6, p, seed=9)
+            reads = []
+            for refs in ((0, 0, 0), (60, -80, 90), (-100, 100, -100)):
+                rig.set_read_refs(*refs)
+                reads.append([rig.read(6, p, seed=9).codewords for p in range(4)])
+            with pytest.raises(RigError, match="BAD_PARAMETER"):
+                rig.set_read_refs(0, -101, 0)
+            results[name] = reads
+    assert rtl.chip.read_offsets == (-100, 100, -100)  # the refused request wrote nothing
+    assert results["rtl"] == results["virtual"]
+    assert results["rtl"][1] != results["rtl"][0] != results["rtl"][2]
+
+
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
 @pytest.mark.slow
 def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
@@ -78,6 +100,28 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
 # reaches (trims are whole PHY cycles)
 CAPTURE_DELAYS = {100_000_000: (0, 8, 20, 40, 75), 50_000_000: (0, 8, 40, 120, 150)}
 NO_WINDOW_DELAY = {100_000_000: 90, 50_000_000: 200}
+
+
+@pytest.mark.slow
+def test_read_references_move_the_same_on_both_rigs(rtl):
+    """SET_READ_REFS through the generated read-retry table: the same feature writes reach the chip behind the pins,
+    the same reads come back, and out-of-range offsets are refused before the chip is touched."""
+    results = {}
+    with Rig.open(rtl.url) as r, Rig.open("sim", chip=PROFILE, seed=SEED, exact=True) as v:
+        for name, rig in (("rtl", r), ("virtual", v)):
+            rig.erase(6)
+            for p in range(4):
+                rig.program(6, p, seed=9)
+            reads = []
+            for refs in ((0, 0, 0), (60, -80, 90), (-100, 100, -100)):
+                rig.set_read_refs(*refs)
+                reads.append([rig.read(6, p, seed=9).codewords for p in range(4)])
+            with pytest.raises(RigError, match="BAD_PARAMETER"):
+                rig.set_read_refs(0, -101, 0)
+            results[name] = reads
+    assert rtl.chip.read_offsets == (-100, 100, -100)  # the refused request wrote nothing
+    assert results["rtl"] == results["virtual"]
+    assert results["rtl"][1] != results["rtl"][0] != results["rtl"][2]
 
 
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
@@ -215,6 +259,9 @@ def test_samsung_marks_on_the_last_page_are_found():
     with RtlRig(VirtualChip("mlc-samsung", SEED)) as rtl_rig, Rig.open(rtl_rig.url) as r, \
             Rig.open("sim", chip="mlc-samsung", seed=SEED) as v:
         assert r.scan_bad(0, 256) == v.scan_bad(0, 256) == marked
+        for rig in (r, v):  # no read-retry table for this part: the rig writes no vendor feature to it
+            with pytest.raises(RigError, match="UNSUPPORTED"):
+                rig.set_read_offset(-5)
 
 
 @pytest.mark.slow

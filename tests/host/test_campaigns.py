@@ -1,6 +1,7 @@
 import json
 import sqlite3
 
+import numpy as np
 import pytest
 
 from nandrig.errors import NandrigError
@@ -203,3 +204,44 @@ def test_factory_bad_blocks_in_a_range_are_left_out_and_said(run_cli, tmp_path):
     assert "on blocks 26-27,29 " in r.err
     r = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--blocks", "28", "--cycles", "10")
     assert r.code == 1 and "every block of --blocks is a factory bad block (28)" in r.err
+
+
+def test_vth_states_rebuilds_each_state_and_its_retention_shift(run_cli, db, tmp_path):
+    """Each reference swept alone: every programmed state's centre where the chip put it, and after a year each
+    moved down by its share of the chip's charge loss (L1 < L2 < L3), more at 10k P/E than at 1k."""
+    from nandrig.boards.sim.chip import VirtualChip
+
+    res = run(run_cli, db, "vth-states", "--blocks", "1-4", "--pe", "1000,10000", "--retention", "1y",
+              "--offsets=-96:96:4", "--json")
+    out = json.loads(res.out[res.out.index("{"):])
+    chip = VirtualChip("mlc-small", 2)
+    ph = chip._physics(1)
+    fresh = {x["pe"]: x["states"] for x in out["conditions"] if x["retention_h"] == 0}
+    for pe, states in fresh.items():  # the means the chip programs to, seen from each state's reference
+        for s, ref in (("L1", 0), ("L2", 2), ("L3", 2)):
+            want = (ph.mu[int(s[1])] - ph.vref[ref]) * 1e3
+            assert abs(states[s]["centre"] - want) < 30, (pe, s, states[s], want)  # coupling adds ~15 mV
+        assert states["L0"]["centre"] is None  # the erased state lies below VR1's reach: only its tail is seen
+    for x in out["shifts"]:
+        model, _ = ph.retention(np.array([float(x["pe"])]), np.array([8760.0]))
+        got = x["centre_shift"]
+        assert got["L1"] > got["L2"] > got["L3"] and got["L3"] < 0, x
+        for s in ("L1", "L2", "L3"):
+            want = -ph.ret_k[int(s[1])] * model[0] * 1e3
+            assert abs(got[s] / want - 1) < 0.1, (x["pe"], s, got[s], want)
+    shifts = {x["pe"]: x["centre_shift"]["L3"] for x in out["shifts"]}
+    assert shifts[10000] < 1.3 * shifts[1000]
+    page = write_report(db, tmp_path / "report")
+    assert (tmp_path / "report" / "vth_states_1.png").stat().st_size > 5000 and "vth_states_1.png" in page.read_text()
+
+
+def test_vth_states_on_a_chip_without_a_retry_table_is_refused_before_anything_is_read(run_cli, db):
+    res = run_cli("run", "vth-states", "--rig", "sim", "--db", db, "--chip", "mlc-samsung", "--seed", "2",
+                  "--blocks", "1-2")
+    assert res.code != 0 and "no read-retry table for SAMSUNG K9GBG08U0A" in res.err
+    assert len(res.err.strip().splitlines()) == 1
+    store = Store(db)
+    try:
+        assert store.campaigns() == [] and store.unscanned(1, [1, 2]) == [1, 2]
+    finally:
+        store.close()

@@ -305,3 +305,22 @@ def test_a_malformed_page_set_is_refused_and_wears_nothing(tail, status):
     rep = raw_call(vr, Opcode.CYCLE, P.CYCLE_REQ.pack(10, 1, 5, 1, P.CycleFlag.PAGE_SET) + tail, seq=rig.next_seq())
     assert rep.status == status
     assert vr.chip.pe_count(10) == 0
+
+
+def test_read_references_move_through_the_chips_table_or_are_refused_untouched():
+    vr, rig = make("mlc-small")  # table nandrig-a0: one feature per reference, -100..100
+    assert rig.set_read_refs(-7, 20, 100) == vr.chip.status
+    assert vr.chip.read_offsets == (-7, 20, 100)
+    assert [vr.chip.get_features(a)[0] for a in (0xA0, 0xA1, 0xA2)] == [0xF9, 20, 100]
+    assert rig.set_read_offset(-3) is not None and vr.chip.read_offsets == (-3, -3, -3)
+    before = dict(vr.chip.features)
+    for call in (lambda: rig.set_read_refs(0, 101, 0), lambda: rig.set_read_offset(-101)):
+        with pytest.raises(RigError, match="BAD_PARAMETER"):
+            call()
+    assert vr.chip.features == before
+    vr, rig = make("mlc-samsung")  # no read-retry table: nothing is written to it
+    before = dict(vr.chip.features)
+    for call in (lambda: rig.set_read_refs(0, 0, 0), lambda: rig.set_read_offset(0)):
+        with pytest.raises(RigError, match="UNSUPPORTED"):
+            call()
+    assert vr.chip.features == before

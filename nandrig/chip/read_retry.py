@@ -1,0 +1,88 @@
+"""How a chip moves its read references: read-retry tables as data, one per chip design.
+
+ONFI leaves read retry to the maker, and makers do it differently (Micron a retry *option* at feature 89h,
+Hynix registers behind vendor commands), so a rig sets an MLC page's three references (VR1: L0|L1, VR2: L1|L2,
+VR3: L2|L3) through a table: the SET FEATURES writes that carry the offsets, the offsets' range and the voltage
+of one step. A chip with no table here cannot move its references one by one, and the rig refuses rather than
+write features it does not know to a real part. The firmware gets these tables generated (``onfi_facts.h``) and
+selects one by the parameter page's manufacturer and model, as the host does.
+
+The tables below are the virtual chips' (maker "NANDRIG"); no real part's table is given, as none was measured.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from nandrig.errors import NandrigError
+
+REFERENCES = ("VR1", "VR2", "VR3")  # an MLC page's read references, lowest first
+RetrySource = int | str  # a parameter byte: a constant, or the name of the reference whose offset it carries
+
+
+@dataclass(frozen=True)
+class FeatureWrite:
+    """One SET FEATURES: its address and its four parameter bytes (a reference's signed offset, or a constant)."""
+
+    address: int
+    params: tuple[RetrySource, RetrySource, RetrySource, RetrySource]
+
+    def encode(self, offsets: Mapping[str, int]) -> bytes:
+        return bytes(offsets[p] & 0xFF if isinstance(p, str) else p for p in self.params)
+
+
+@dataclass(frozen=True)
+class ReadRetry:
+    name: str
+    manufacturer: str  # the parameter page's manufacturer field, trailing spaces removed
+    model_prefix: str  # the parameter page's model field starts with this
+    writes: tuple[FeatureWrite, ...]
+    min_offset: int  # each reference's offset range, in steps
+    max_offset: int
+    step_mv: float  # one step of the offset, in millivolts (the datasheet's figure)
+
+    def check(self, offsets: tuple[int, int, int]) -> None:
+        bad = [f"{r} {o:+d}" for r, o in zip(REFERENCES, offsets) if not self.min_offset <= o <= self.max_offset]
+        if len(offsets) != len(REFERENCES) or bad:
+            raise NandrigError(f"read-reference offsets {', '.join(bad) or offsets} are outside this chip's retry "
+                               f"range {self.min_offset}..{self.max_offset} ({self.name})")
+
+    def encode(self, offsets: tuple[int, int, int]) -> list[tuple[int, bytes]]:
+        """The SET FEATURES writes (address, four bytes) that put each reference at its offset."""
+        self.check(offsets)
+        named = dict(zip(REFERENCES, offsets))
+        return [(w.address, w.encode(named)) for w in self.writes]
+
+    def decode(self, features: Mapping[int, bytes]) -> tuple[int, int, int]:
+        """What a chip holding these feature values reads at (the virtual chip's side); unset features are 0."""
+        out = dict.fromkeys(REFERENCES, 0)
+        for w in self.writes:
+            data = features.get(w.address, bytes(4))
+            for i, p in enumerate(w.params):
+                if isinstance(p, str):
+                    out[p] = data[i] - 256 if data[i] >= 128 else data[i]
+        return tuple(max(self.min_offset, min(self.max_offset, out[r])) for r in REFERENCES)  # type: ignore[return-value]
+
+
+TABLES: tuple[ReadRetry, ...] = (
+    # one feature, the three offsets in P1-P3
+    ReadRetry("nandrig-89", "NANDRIG", "NRV-MLC3X", (FeatureWrite(0x89, ("VR1", "VR2", "VR3", 0)),), -128, 127, 10.0),
+    # a feature per reference and a narrower range: a second shape, so nothing assumes the first
+    ReadRetry("nandrig-a0", "NANDRIG", "NRV-MLCSMALL",
+              tuple(FeatureWrite(0xA0 + i, (r, 0, 0, 0)) for i, r in enumerate(REFERENCES)), -100, 100, 10.0),
+)
+MAX_WRITES = max(len(t.writes) for t in TABLES)
+
+
+def table_for(manufacturer: str, model: str) -> ReadRetry | None:
+    """The read-retry table of a chip, by its parameter page's manufacturer and model; None when none is known."""
+    man, mod = manufacturer.rstrip(" \x00"), model.rstrip(" \x00")
+    return next((t for t in TABLES if t.manufacturer == man and mod.startswith(t.model_prefix)), None)
+
+
+def require_table(manufacturer: str, model: str) -> ReadRetry:
+    t = table_for(manufacturer, model)
+    if t is None:
+        raise NandrigError(f"no read-retry table for {manufacturer.strip()} {model.strip()}: its references cannot be "
+                           f"moved one by one (tables: nandrig/chip/read_retry.py)")
+    return t
