@@ -357,12 +357,17 @@ class Runner:
         boot = self.rig.boot
         if self.rig.hello().boot != boot:
             self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
+        # a step that asks for its energy zeroes the rig's meter first (a rig without one: none recorded)
+        metered = step.meta.get("energy", False) and P.Cap.ENERGY in self.rig.hello_info.capabilities
+        if metered:
+            self.rig.energy()
         seq = self.rig.next_seq()
         self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload, self.rig.boot)
-        self._send(i, step, step.payload, seq)
+        self._send(i, step, step.payload, seq, metered)
 
-    def _send(self, i: int, step: Step, payload: bytes, seq: int) -> None:
-        """The journaled request and its reply; a CYCLE's progress reports are kept for a restart to recover."""
+    def _send(self, i: int, step: Step, payload: bytes, seq: int, metered: bool = False) -> None:
+        """The journaled request and its reply (and the chip's energy over it, ``metered``); a CYCLE's progress
+        reports are kept for a restart to recover."""
         self.rig.progress = (lambda st: self._note_progress(i, seq, st)) if step.op == Opcode.CYCLE else None
         try:
             reply = self.rig.call(step.op, payload, seq=seq, ok=tuple(Err))
@@ -371,7 +376,7 @@ class Runner:
                                f"`nandrig resume --db {self.store.name}` accounts for it and continues") from None
         finally:
             self.rig.progress = None
-        self._apply(i, step, reply)
+        self._apply(i, step, reply, self.rig.energy() if metered and reply.status == Err.OK else None)
 
     def _note_progress(self, i: int, seq: int, st) -> None:
         """A running CYCLE's STATUS, committed (the first and latest): after a restart the rounds it reports are
@@ -447,8 +452,9 @@ class Runner:
         if "chamber" in done:  # what the chamber measured, kept with the checkpoints that follow
             self.context.setdefault("bakes", []).append(done)
 
-    def _apply(self, i: int, step: Step, reply) -> None:
-        """Record a reply's results and finish the step, in one transaction."""
+    def _apply(self, i: int, step: Step, reply, energy=None) -> None:
+        """Record a reply's results (and the energy the rig measured over it) and finish the step, in one
+        transaction."""
         if reply.status not in (Err.OK, Err.CHIP_FAIL):
             why = f"rig refused step {i} ({step.kind}): {Err(reply.status).name}"
             if reply.status in REFUSALS:  # the same request would be refused again: resuming cannot help
@@ -460,6 +466,8 @@ class Runner:
             reply = dataclasses.replace(reply, payload=reply.payload + self.rig.read_buffer(self.g.raw_page_bytes))
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
+            if energy is not None:
+                self.store.add_energy(db, self.c.id, i, energy)
             self.store.finish_step(db, self.c.id, i, self.context)
 
     def _record_cycle(self, db: Database, i: int, step: Step, reply) -> None:
@@ -477,6 +485,10 @@ class Runner:
         r = P.CHIP_RESULT.unpack(reply.payload)
         self.store.add_program(db, self.c.id, self.c.chip_id, i, step.meta["block"], step.meta["page"],
                                bool(r.chip_status & StatusBit.FAIL), r.busy_ns)
+
+    def _record_read(self, db: Database, i: int, step: Step, reply) -> None:
+        self.store.add_op_time(db, self.c.id, self.c.chip_id, i, "read", step.meta["block"], step.meta["page"],
+                               P.READ_HEAD.unpack(reply.payload[:P.READ_HEAD.size]).busy_ns)
 
     def _record_advance(self, db: Database, i: int, step: Step, reply) -> None:
         self._add_time(step.meta, step.meta.get("fresh", False))

@@ -525,6 +525,11 @@ class Rig:
     def set_read_offset(self, offset: int) -> int:
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(offset)).payload).value
 
+    def energy(self) -> tuple:
+        """The chip's supply energy and time over busy and transfer windows since the last call (the meter is
+        zeroed): UNSUPPORTED on a rig without a current-sense front end."""
+        return P.ENERGY_REPLY.unpack(self.call(Opcode.ENERGY).payload)
+
     def set_read_refs(self, vr1: int, vr2: int, vr3: int) -> int:
         """Each read reference at its own read-retry offset: the chip's status."""
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_REFS, P.SET_READ_REFS_REQ.pack(vr1, vr2, vr3)).payload).value

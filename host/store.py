@@ -19,8 +19,20 @@ from nandrig.chip.geometry import PageMap
 from nandrig.host.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 5  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
-# 5: bit-error maps
+SCHEMA_VERSION = 6  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+# 5: bit-error maps; 6: supply energy per request
+
+OP_ENERGY_TABLE = """CREATE TABLE op_energy (  -- the chip's supply energy over one request (rigs with a current sense)
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    step INTEGER NOT NULL,               -- the step whose request it was (op_times, or a checkpoint's MEASURE)
+    busy_pj INTEGER NOT NULL,            -- over R/B# low
+    busy_ns INTEGER NOT NULL,
+    transfer_pj INTEGER NOT NULL,        -- over the bus transfers
+    transfer_ns INTEGER NOT NULL,
+    idle_uw INTEGER NOT NULL,            -- the chip's idle power as the rig measures it
+    PRIMARY KEY (campaign_id, step)
+);
+"""
 
 BIT_ERRORS_TABLE = """CREATE TABLE bit_errors ( -- where a page read's raw bit errors are (bitmap campaigns)
     checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
@@ -130,7 +142,7 @@ CREATE TABLE events (
     detail TEXT NOT NULL
 );
 CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
-""" + BIT_ERRORS_TABLE
+""" + BIT_ERRORS_TABLE + OP_ENERGY_TABLE
 
 # added within schema 1: created on open when missing
 FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
@@ -190,7 +202,7 @@ class MeasurementRow(NamedTuple):
 
 
 class OpTime(NamedTuple):
-    op: str  # erase or program
+    op: str  # erase, program or read
     block: int
     page: int  # -1 for an erase
     pe: int
@@ -221,7 +233,12 @@ def _bit_errors(db: Database) -> None:
     db.ddl(BIT_ERRORS_TABLE)
 
 
-MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors}  # from schema N to N + 1
+def _op_energy(db: Database) -> None:
+    """Schema 5 kept no energy: no rig measured any."""
+    db.ddl(OP_ENERGY_TABLE)
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
@@ -518,13 +535,11 @@ class Store:
         """An ERASE wears the block by one P/E cycle, whether or not the chip reported FAIL."""
         db.execute(f"UPDATE blocks SET pe = pe + 1, {_FAILED} WHERE chip_id=? AND block=?",
                    (bool(failed), chip_id, block))
-        db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
-                   (campaign_id, step, "erase", block, -1, self._pe(db, chip_id, block), busy_ns))
+        self.add_op_time(db, campaign_id, chip_id, step, "erase", block, -1, busy_ns)
 
     def add_program(self, db: Database, campaign_id: int, chip_id: int, step: int, block: int, page: int,
                     failed: bool, busy_ns: int) -> None:
-        db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
-                   (campaign_id, step, "program", block, page, self._pe(db, chip_id, block), busy_ns))
+        self.add_op_time(db, campaign_id, chip_id, step, "program", block, page, busy_ns)
         if failed:
             self._event(db, campaign_id, "program_fail", f"block {block} page {page}")
 
@@ -589,6 +604,23 @@ class Store:
         return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in
                 self.db.execute("SELECT id, chip_label, block, page, result FROM flares_runs ORDER BY id")]
 
+    def add_op_time(self, db: Database, campaign_id: int, chip_id: int, step: int, op: str, block: int, page: int,
+                    busy_ns: int) -> None:
+        db.execute("INSERT INTO op_times VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, step, op, block, page, self._pe(db, chip_id, block), busy_ns))
+
+    def add_energy(self, db: Database, campaign_id: int, step: int, e) -> None:
+        """``e``: an ENERGY reply (protocol ENERGY_REPLY)."""
+        db.execute("INSERT INTO op_energy VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, step, e.busy_pj, e.busy_ns, e.transfer_pj, e.transfer_ns, e.idle_uw))
+
     def op_times(self, campaign_id: int) -> list[OpTime]:
         return [OpTime(*r) for r in self.db.execute(
             "SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step", (campaign_id,))]
+
+    def op_energy(self, campaign_id: int) -> list[tuple[OpTime, tuple[int, int, int, int, int]]]:
+        """The metered operations: each with (busy_pj, busy_ns, transfer_pj, transfer_ns, idle_uw)."""
+        return [(OpTime(*r[:5]), tuple(r[5:])) for r in self.db.execute(
+            "SELECT t.op, t.block, t.page, t.pe, t.busy_ns, e.busy_pj, e.busy_ns, e.transfer_pj, e.transfer_ns,"
+            " e.idle_uw FROM op_times t JOIN op_energy e ON e.campaign_id = t.campaign_id AND e.step = t.step"
+            " WHERE t.campaign_id=? ORDER BY t.step", (campaign_id,))]

@@ -144,7 +144,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     con.executescript("ALTER TABLE chips DROP COLUMN page_map; ALTER TABLE chips DROP COLUMN unique_id;"
                       "ALTER TABLE journal DROP COLUMN boot; ALTER TABLE blocks DROP COLUMN pe_uncertain;"
                       "ALTER TABLE measurements DROP COLUMN pe_uncertain;"
-                      "DROP TABLE bit_errors; UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1
+                      "DROP TABLE bit_errors; DROP TABLE op_energy; UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1
     con.close()
     store = Store(db)
     try:
@@ -152,7 +152,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
         assert store.page_map(1) == PageMap.shuffled_mlc(ppb)
         assert store.chip(1)["unique_id"] is None  # not known until a rig reads it
         version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
-        assert int(version) == SCHEMA_VERSION and store.bit_errors(1) == []
+        assert int(version) == SCHEMA_VERSION and store.bit_errors(1) == [] and store.op_energy(1) == []
     finally:
         store.close()
     assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out == before

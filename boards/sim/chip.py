@@ -36,6 +36,7 @@ import numpy as np
 
 from nandrig.boards.sim import rng
 from nandrig.boards.sim.state_file import load_state, record, save_state
+from nandrig.boards.sim.power import EnergyMeter
 from nandrig.boards.sim.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
     page_error_probs,
@@ -246,7 +247,7 @@ class VirtualChip:
         busy = self._jitter(self._t_bers(blk.wear), block, -1, blk.pe, 0)
         fail = self._wearout_fails(block, blk.pe, 0, blk.wear)
         self.blocks[block] = Block(pe=blk.pe + 1, wear=blk.wear + self._cycle_stress(block, blk))
-        return self._done(STATUS_FAIL if fail else 0, busy)
+        return self._done(STATUS_FAIL if fail else 0, busy, "erase")
 
     def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> ChipOp:
         """Program a page with explicit bytes (data + spare, shorter data pads with 0xFF) or a PRBS seed."""
@@ -285,7 +286,7 @@ class VirtualChip:
         wl.n, wl.t_prog_h, wl.serial = blk.wear, self.equiv_h + busy / NS_PER_HOUR, wl.serial + 1
         blk.last_page = page
         fail = self._wearout_fails(block, blk.pe, 1 + page, blk.wear)
-        return self._done(STATUS_FAIL if fail else 0, busy)
+        return self._done(STATUS_FAIL if fail else 0, busy, "program")
 
     def read(self, block: int, page: int) -> ChipRead:
         """Byte path: every cell drawn from its Vth distribution, read at the current references."""
@@ -295,7 +296,7 @@ class VirtualChip:
         busy = self._t_r(block, page, blk)
         cells = self._read_bits(block, blk, wl_idx, upper, page)
         blk.reads += 1
-        self._done(0, busy)
+        self._done(0, busy, "read")
         return ChipRead(np.packbits(cells).tobytes(), busy)
 
     def measure(self, block: int, pages: list[int] | range | None = None) -> PageCounts:
@@ -352,7 +353,7 @@ class VirtualChip:
                 gen = rng.generator(rng.STAT_READ, self.seed, block, int(pages[i]), blk.pe, reads_at)
                 e10[i] = gen.binomial(ones, min(float(p10[j]), 1.0))
                 e01[i] = gen.binomial(self.cells - ones, min(float(p01[j]), 1.0))
-        self._done(0, int(busy.sum()))
+        self._done(0, int(busy.sum()), "read")
         return PageCounts(pages, e10, e01, self.cells, busy)
 
     def cycle(self, block: int, count: int, seed: int, program: bool = True, pslc: bool = False) -> tuple[int, bool]:
@@ -385,11 +386,14 @@ class VirtualChip:
                     break
             at_erase, worn = at_erase[:done], worn[:done]
         per_cycle = self._t_bers(at_erase)
+        self._meter("erase", int(np.sum(per_cycle)))
         lower = [page_of(w, False, g.pages_per_block) for w in range(g.wordlines)]
         if program:
             half = g.pages_per_block // 2
             per_page_us = t.t_prog_lsb_us + (0.0 if pslc else t.t_prog_msb_us)
-            per_cycle = per_cycle + half * per_page_us * 1_000 * self._prog_factor(worn)
+            programs = half * per_page_us * 1_000 * self._prog_factor(worn)
+            self._meter("program", int(np.sum(programs)))
+            per_cycle = per_cycle + programs
         total = int(np.sum(per_cycle))
         self.blocks[block] = Block(pe=start + done, wear=float(worn[-1]) if done else blk.wear)
         self.advance_ns(total)
@@ -412,7 +416,7 @@ class VirtualChip:
         blk = self.blocks.setdefault(block, Block())
         busy = int(round(count * self._t_r_us(page) * 1_000 * self._time_scale))
         blk.reads += int(count)
-        self._done(0, busy)
+        self._done(0, busy, "read")
         return busy
 
     def pe_count(self, block: int) -> int:
@@ -421,8 +425,10 @@ class VirtualChip:
 
     # -- state ----------------------------------------------------------------
     def power_up(self) -> None:
-        """What a chip holds only while powered: its features (timing mode 0, no read-retry offset), its status."""
+        """What a chip holds only while powered: its features (timing mode 0, no read-retry offset), its status,
+        and the supply energy a meter has not yet taken."""
         self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4)}
+        self.energy = EnergyMeter()
         self.status = STATUS_READY | STATUS_NOT_PROTECTED
 
     def state(self) -> dict:
@@ -464,10 +470,15 @@ class VirtualChip:
         if not (isinstance(page, (int, np.integer)) and 0 <= page < self.geometry.pages_per_block):
             raise NandrigError(f"page {page} is out of range 0..{self.geometry.pages_per_block - 1}")
 
-    def _done(self, fail: int, busy_ns: int) -> ChipOp:
+    def _done(self, fail: int, busy_ns: int, phase: str = "other") -> ChipOp:
+        self._meter(phase, busy_ns)
         self.status = STATUS_READY | STATUS_NOT_PROTECTED | fail
         self.advance_ns(busy_ns)
         return ChipOp(self.status, int(busy_ns))
+
+    def _meter(self, phase: str, busy_ns: int) -> None:
+        pw = self.profile.power
+        self.energy.add_busy(busy_ns, pw.busy_ma(phase), pw.vcc_v)
 
     def _physics(self, block: int) -> Physics:
         ph = self._phys_cache.get(block)

@@ -13,6 +13,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
+from nandrig.gateware.onfi.timing import mode_cycles
 from nandrig.boards.sim.rig_base import Reject, RigIO
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
@@ -100,7 +101,8 @@ class ChipCommands:
         return body
 
     def _caps(self) -> P.Cap:
-        return P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | (P.Cap.FLARES if self.t_max else P.Cap(0))
+        return (P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | P.Cap.ENERGY |
+                (P.Cap.FLARES if self.t_max else P.Cap(0)))
 
     def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
@@ -190,6 +192,7 @@ class ChipCommands:
         elif len(rest) != P.PATTERN_SEED.size:
             raise Reject(Err.BAD_FRAME)
         self._guard(block, flags & ProgramFlag.FORCE)
+        self._bus(g.raw_page_bytes, write=True)
         if not flags & ProgramFlag.EXPLICIT:
             seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
             if t == 0 and not self.wiring.dq_faulty:
@@ -223,6 +226,7 @@ class ChipCommands:
         """READ's reply for a page as read, decoded at t; with the bits corrected and the data codewords
         that failed, over the data codewords."""
         g = self.chip.geometry
+        self._bus(g.raw_page_bytes, write=False)
         got = bits(r.data)
         want = page_bits(seed, block, page, g.raw_page_bytes) if flags & ReadFlag.COMPARE else got
         bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
@@ -246,6 +250,18 @@ class ChipCommands:
             out += data
         return bytes(out), corrected_bits, failed
 
+
+    def _cmd_energy(self, req: Frame, io: RigIO) -> bytes:
+        self._args(req, P.EMPTY_REQ)
+        pw = self.chip.profile.power
+        return P.ENERGY_REPLY.pack(*self.chip.energy.take(), round(pw.icc_idle_ma * pw.vcc_v * 1000))
+
+    def _bus(self, n_bytes: int, write: bool) -> None:
+        """Supply energy of moving bytes on the bus, at the cycle the controller runs the chip's mode at."""
+        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz)
+        ns = n_bytes * ((c.wp + c.wh) if write else (c.rp + c.reh)) * 1e9 / self.clk_hz
+        pw = self.chip.profile.power
+        self.chip.energy.add_transfer(round(ns), pw.icc_io_ma, pw.vcc_v)
 
     def _cmd_set_read_offset(self, req: Frame, io: RigIO) -> bytes:
         (offset,) = self._args(req, P.SET_READ_OFFSET_REQ)
@@ -320,6 +336,7 @@ class ChipCommands:
                 job.done += n
                 self._poll(io)
             rounds += step
+        self._bus(sum(done.values()) * len(pages) * g.raw_page_bytes, write=True)
         return self._end_job(P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
             P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks))
 
@@ -338,6 +355,7 @@ class ChipCommands:
             for x in zip(e10, e01, busy):
                 out += P.MEASURE_PAGE.pack(min(int(x[0]), 0xFFFF), min(int(x[1]), 0xFFFF), min(int(x[2]), 0xFFFFFFFF))
             job.done += n_pages
+            self._bus(n_pages * self.chip.geometry.raw_page_bytes, write=False)
             self._poll(io)
         return self._end_job(bytes(out))
 

@@ -65,6 +65,7 @@ class FlaresCommands:
         pp, d, new = self.flares.program((block, page), pe, self._now_s(), _page_type(flags))
         g = self.chip.geometry
         raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
+        self._bus(g.raw_page_bytes, write=True)
         r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
         body = P.CHIP_RESULT.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
         if r.status & 0x01:

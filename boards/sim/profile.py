@@ -13,6 +13,7 @@ from nandrig.chip.read_retry import ReadRetry, table_for
 from nandrig.chip.param_page import EccRequirement, ParameterPage, dump, ext_page
 from nandrig.chip.vendor import bad_block_pages, read_id_bytes
 from nandrig.boards.sim.physics import Physics
+from nandrig.boards.sim.power import Power
 from nandrig.errors import NandrigError
 
 
@@ -71,6 +72,7 @@ class ChipProfile:
     defects: Defects
     variation: Variation
     physics: Physics
+    power: Power
 
     @property
     def read_retry(self) -> ReadRetry | None:
@@ -86,6 +88,7 @@ class ChipProfile:
                 name=d["name"], description=d.get("description", ""), identity=dict(d["identity"]),
                 geometry=Geometry(**d["geometry"]), onfi=dict(d["onfi"]), timing=Timing(**d["timing"]),
                 defects=Defects(**d["defects"]), variation=Variation(**d["variation"]), physics=Physics(**ph),
+                power=Power(**d.get("power", {})),
             )
             retry = prof.read_retry
             if retry is not None:  # the cells move by what the table's datasheet figure says a step is

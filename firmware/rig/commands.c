@@ -486,6 +486,14 @@ uint32_t cmd_advance(const struct request *q, uint8_t *out, int *st)
 	return CLOCK_REPLY_BYTES;
 }
 
+/* no board has the supply-current front end yet (CAP_ENERGY stays clear) */
+uint32_t cmd_energy(const struct request *q, uint8_t *out, int *st)
+{
+	(void)out;
+	NEED(EMPTY_REQ);
+	FAIL(E_UNSUPPORTED);
+}
+
 uint32_t cmd_status(const struct request *q, uint8_t *out, int *st)
 {
 	NEED(EMPTY_REQ);

@@ -20,6 +20,7 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read_disturb(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_time(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_advance(const struct request *q, uint8_t *out, int *st);
+uint32_t cmd_energy(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_status(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_abort(const struct request *q, uint8_t *out, int *st);
 

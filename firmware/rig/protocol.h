@@ -55,6 +55,7 @@ enum {
 	OP_SET_READ_OFFSET = 0x13,
 	OP_READ_BUFFER = 0x17,
 	OP_SET_READ_REFS = 0x18,
+	OP_ENERGY = 0x19,
 	OP_CYCLE = 0x14,
 	OP_MEASURE = 0x15,
 	OP_READ_DISTURB = 0x16,
@@ -86,6 +87,7 @@ enum {
 	CAP_BCH = 0x02,
 	CAP_RAW_READ = 0x04,
 	CAP_FLARES = 0x08,
+	CAP_ENERGY = 0x10,
 };
 
 /* STATUS's state */
@@ -268,6 +270,19 @@ enum {
 #define SET_READ_OFFSET_REQ_BYTES 1u
 #define SET_READ_OFFSET_REQ_OFFSET(p) ((int8_t)get_le((p) + 0, 1))
 #define SET_SET_READ_OFFSET_REQ_OFFSET(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+
+/* ENERGY_REPLY: the chip's supply energy and time over R/B#-low and bus-transfer windows since the last ENERGY, and its idle power */
+#define ENERGY_REPLY_BYTES 36u
+#define ENERGY_REPLY_BUSY_PJ(p) ((uint64_t)get_le((p) + 0, 8))
+#define SET_ENERGY_REPLY_BUSY_PJ(p, v) put_le((p) + 0, (uint64_t)(v), 8)
+#define ENERGY_REPLY_BUSY_NS(p) ((uint64_t)get_le((p) + 8, 8))
+#define SET_ENERGY_REPLY_BUSY_NS(p, v) put_le((p) + 8, (uint64_t)(v), 8)
+#define ENERGY_REPLY_TRANSFER_PJ(p) ((uint64_t)get_le((p) + 16, 8))
+#define SET_ENERGY_REPLY_TRANSFER_PJ(p, v) put_le((p) + 16, (uint64_t)(v), 8)
+#define ENERGY_REPLY_TRANSFER_NS(p) ((uint64_t)get_le((p) + 24, 8))
+#define SET_ENERGY_REPLY_TRANSFER_NS(p, v) put_le((p) + 24, (uint64_t)(v), 8)
+#define ENERGY_REPLY_IDLE_UW(p) ((uint32_t)get_le((p) + 32, 4))
+#define SET_ENERGY_REPLY_IDLE_UW(p, v) put_le((p) + 32, (uint64_t)(v), 4)
 
 /* SET_READ_REFS_REQ: each read reference's read-retry offset, in the chip's steps */
 #define SET_READ_REFS_REQ_BYTES 3u

@@ -172,6 +172,7 @@ static command_fn find(uint8_t op)
 	case OP_READ_DISTURB: return cmd_read_disturb;
 	case OP_TIME: return cmd_time;
 	case OP_ADVANCE: return cmd_advance;
+	case OP_ENERGY: return cmd_energy;
 	case OP_STATUS: return cmd_status;
 	case OP_ABORT: return cmd_abort;
 	case OP_FLARES_CONFIG: return cmd_flares_config;

@@ -12,7 +12,7 @@ from nandrig.protocol import CycleFlag, Limit, Opcode, ReadFlag
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # cycle, measure, erase, program, read_disturb, set_offset, set_refs, advance, bitmap, oven
+    kind: str  # cycle, measure, erase, program, read, read_disturb, set_offset, set_refs, advance, bitmap, oven
     op: Opcode | None
     payload: bytes
     meta: dict = field(default_factory=dict)
@@ -90,9 +90,15 @@ def erase(block: int, **meta) -> Step:
     return Step("erase", Opcode.ERASE, P.ERASE_REQ.pack(block, 0), {"block": block, **meta})
 
 
-def program(block: int, page: int, seed: int, pe: int | None = None) -> Step:
+def program(block: int, page: int, seed: int, pe: int | None = None, **meta) -> Step:
     return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + P.PATTERN_SEED.pack(seed),
-                {"block": block, "page": page, "pe": pe})
+                {"block": block, "page": page, "pe": pe, **meta})
+
+
+def read(block: int, page: int, seed: int, **meta) -> Step:
+    """READ of one page against its pattern, timed (op_times); ``energy=True``: and metered."""
+    return Step("read", Opcode.READ, P.READ_REQ.pack(block, page, 0, ReadFlag.COMPARE, seed),
+                {"block": block, "page": page, **meta})
 
 
 def raw_read(block: int, page: int, seed: int, g: Geometry, meta: dict) -> Step:

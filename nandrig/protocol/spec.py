@@ -77,6 +77,7 @@ class Opcode(enum.IntEnum):
     SET_READ_OFFSET = 0x13
     READ_BUFFER = 0x17
     SET_READ_REFS = 0x18
+    ENERGY = 0x19
     CYCLE = 0x14
     MEASURE = 0x15
     READ_DISTURB = 0x16
@@ -127,6 +128,7 @@ class Cap(enum.IntFlag):
     BCH = 0x2  # BCH decoder in the loop
     RAW_READ = 0x4  # raw data reads
     FLARES = 0x8  # FLARES on the rig (INFO's t_max > 0)
+    ENERGY = 0x10  # a supply-current front end: ENERGY answers
 
 
 class Capture(enum.IntEnum):
@@ -234,6 +236,10 @@ PROGRAM_HEAD = layout("PROGRAM_HEAD", ("block", "u32"), ("page", "u16"), ("t", "
 PATTERN_SEED = layout("PATTERN_SEED", ("pattern_seed", "u32"))
 READ_REQ = layout("READ_REQ", ("block", "u32"), ("page", "u16"), ("t", "u8"), ("flags", "u8"), ("pattern_seed", "u32"))
 SET_READ_OFFSET_REQ = layout("SET_READ_OFFSET_REQ", ("offset", "i8"))
+ENERGY_REPLY = layout("ENERGY_REPLY", ("busy_pj", "u64"), ("busy_ns", "u64"), ("transfer_pj", "u64"),
+                      ("transfer_ns", "u64"), ("idle_uw", "u32"),
+                      doc="the chip's supply energy and time over R/B#-low and bus-transfer windows since the last "
+                          "ENERGY, and its idle power")
 SET_READ_REFS_REQ = layout("SET_READ_REFS_REQ", ("vr1", "i8"), ("vr2", "i8"), ("vr3", "i8"),
                            doc="each read reference's read-retry offset, in the chip's steps")
 CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16", "1..256"), ("cycles", "u32"),
@@ -362,6 +368,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
              "OUT_OF_RANGE beyond data+spare",)),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
     Command(Opcode.SET_READ_REFS, (SET_READ_REFS_REQ,), ("u8 chip_status",)),
+    Command(Opcode.ENERGY, (EMPTY_REQ,), (ENERGY_REPLY,)),
     Command(Opcode.CYCLE, (CYCLE_REQ, "then, with flags bit 1 (PAGE_SET), ceil(pages_per_block/8) bytes: bit p "
                                       "(LSB first) set for each page a round programs"), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
     Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),

@@ -71,6 +71,10 @@ def test_read_references_move_the_same_on_both_rigs(rtl):
                 rig.set_read_refs(0, -101, 0)
             results[name] = reads
     assert rtl.chip.read_offsets == (-100, 100, -100)  # the refused request wrote nothing
+    with Rig.open(rtl.url) as r:  # no supply-current front end on this rig: it says so rather than make figures up
+        assert P.Cap.ENERGY not in r.hello_info.capabilities
+        with pytest.raises(RigError, match="UNSUPPORTED"):
+            r.energy()
     assert results["rtl"] == results["virtual"]
     assert results["rtl"][1] != results["rtl"][0] != results["rtl"][2]
 
@@ -120,6 +124,10 @@ def test_read_references_move_the_same_on_both_rigs(rtl):
                 rig.set_read_refs(0, -101, 0)
             results[name] = reads
     assert rtl.chip.read_offsets == (-100, 100, -100)  # the refused request wrote nothing
+    with Rig.open(rtl.url) as r:  # no supply-current front end on this rig: it says so rather than make figures up
+        assert P.Cap.ENERGY not in r.hello_info.capabilities
+        with pytest.raises(RigError, match="UNSUPPORTED"):
+            r.energy()
     assert results["rtl"] == results["virtual"]
     assert results["rtl"][1] != results["rtl"][0] != results["rtl"][2]
 

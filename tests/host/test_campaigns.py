@@ -245,3 +245,16 @@ def test_vth_states_on_a_chip_without_a_retry_table_is_refused_before_anything_i
         assert store.campaigns() == [] and store.unscanned(1, [1, 2]) == [1, 2]
     finally:
         store.close()
+
+
+def test_latency_meters_each_operation_within_twice_grupps_mlc_energy(run_cli, db):
+    """Energy per data bit of each operation and page type (mlc-3x: 4 KiB pages, as Grupp's MLC parts), against
+    Table 3's MLC range; idle power too."""
+    res = run(run_cli, db, "latency", "--blocks", "1", "--checkpoints", "1", "--json", chip="mlc-3x", seed="1")
+    out = json.loads(res.out[res.out.index("{"):])
+    ops = out["checkpoints"][0]["ops"]
+    assert set(ops) == {"erase", "program_lower", "program_upper", "read_lower", "read_upper"}
+    for key, r in ops.items():
+        assert r["within_2x"] and r["count"] == (1 if key == "erase" else 64), (key, r)
+    assert ops["program_upper"]["nj_per_bit"] / ops["program_lower"]["nj_per_bit"] > 4  # slow pages cost more
+    assert out["idle_grupp_mlc_mw"][0] <= out["idle_mw"] <= out["idle_grupp_mlc_mw"][1]

@@ -324,3 +324,33 @@ def test_read_references_move_through_the_chips_table_or_are_refused_untouched()
         with pytest.raises(RigError, match="UNSUPPORTED"):
             call()
     assert vr.chip.features == before
+
+
+def test_energy_meter_integrates_busy_and_transfer_per_operation_and_zeroes():
+    """The virtual chip's supply current per phase (its profile) over R/B# low, and the bus's over each byte's
+    cycle at the mode the rig runs: exact sums, taken and zeroed by each ENERGY."""
+    from nandrig.gateware.onfi.timing import mode_cycles
+
+    vr, rig = make("mlc-3x")
+    assert P.Cap.ENERGY in rig.hello_info.capabilities
+    pw, g = vr.chip.profile.power, vr.chip.geometry
+    rig.scan_bad(5, 1)  # the factory mark read once, before: an ERASE reads it first otherwise
+    rig.energy()
+    erase = rig.erase(5)
+    e = rig.energy()
+    assert e.busy_ns == erase.busy_ns and e.busy_pj == round(pw.icc_erase_ma * pw.vcc_v * erase.busy_ns)
+    assert e.transfer_pj == 0 and rig.energy().busy_pj == 0  # zeroed by the take
+    c = mode_cycles(vr.chip.get_features(0x01)[0] & 0x0F, vr.clk_hz)
+    got = {}
+    for page in (0, 1, 2):  # lower, lower, upper
+        prog = rig.program(5, page, seed=3)
+        e = rig.energy()
+        assert e.busy_ns == prog.busy_ns
+        assert e.transfer_ns == round(g.raw_page_bytes * (c.wp + c.wh) * 1e9 / vr.clk_hz)
+        assert e.transfer_pj == round(pw.icc_io_ma * pw.vcc_v * e.transfer_ns)
+        read = rig.read(5, page, seed=3)
+        r = rig.energy()
+        assert r.busy_ns == read.busy_ns and r.transfer_ns == round(g.raw_page_bytes * (c.rp + c.reh) * 1e9 / vr.clk_hz)
+        got[page] = (e.busy_pj, r.busy_pj)
+    assert 5 < got[2][0] / got[0][0] < 7 and 1.8 < got[2][1] / got[0][1] < 2.2  # slow page, two-reference read
+    assert e.idle_uw == round(pw.icc_idle_ma * pw.vcc_v * 1000)
