@@ -31,7 +31,7 @@ from nandrig.host.kinds.steps import Step, contiguous
 from nandrig.host.oven import Oven, make_oven
 from nandrig.characterization import bitmaps
 from nandrig.chip.onfi import StatusBit
-from nandrig.chip.pattern import bits, page_bits
+from nandrig.chip.pattern import bits, flips, page_bits
 from nandrig.host.databases import Database
 from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply, read_result
 from nandrig.host.store import Campaign, Store
@@ -462,7 +462,7 @@ class Runner:
                 raise NandrigError(f"{why}; campaign {self.c.id} failed (its wear is kept)")
             raise NandrigError(why)
         self.context.pop("in_flight", None)
-        if step.kind == "bitmap" and not step.meta["inline"]:  # the page's bytes wait in the rig's page buffer
+        if step.kind in ("bitmap", "verify") and not step.meta["inline"]:  # the page's bytes wait in the rig's buffer
             reply = dataclasses.replace(reply, payload=reply.payload + self.rig.read_buffer(self.g.raw_page_bytes))
         with self.store.tx() as db:
             getattr(self, f"_record_{step.kind}")(db, i, step, reply)
@@ -527,16 +527,30 @@ class Runner:
         if bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:  # (a codeword's count saturates there)
             raise NandrigError(f"block {m['block']} page {m['page']}: the rig counted {e10}+{e01} errors, its bytes "
                                f"hold {bitmaps.counts(codes)}; the link or the rig's compare is broken")
-        cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
-        if cp is None:  # retention since the level's programming: the wait just before its reads
-            wait = self.context.get("last_wait", {}) if m["retention"] else {}
-            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"],
-                                           wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
-                                           wait.get("temp_c", 25.0), 0, 0)
+        cp = self._shared_checkpoint(db, m)
         up, down = bitmaps.counts(codes)
         self.store.add_measurements(db, cp, self.c.chip_id,
                                     [(m["block"], m["page"], up, down, self.g.raw_page_bytes * 8, r.busy_ns)])
         self.store.add_bit_errors(db, cp, m["block"], m["page"], bitmaps.encode(codes))
+
+    def _record_verify(self, db: Database, i: int, step: Step, reply) -> None:
+        """A page read raw, compared with what it should hold (its first bytes: the rest is not checked)."""
+        m = step.meta
+        r = read_result(reply.payload, raw=True)
+        n = len(m["expected"])
+        up, down = flips(bits(m["expected"]), bits(r.data[:n]))
+        self.store.add_measurements(db, self._shared_checkpoint(db, m), self.c.chip_id,
+                                    [(m["block"], m["page"], up, down, n * 8, r.busy_ns)])
+
+    def _shared_checkpoint(self, db: Database, m: dict) -> int:
+        """The checkpoint a group of page reads shares, opened by its first (``m["checkpoint"]``: a step index)."""
+        cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
+        if cp is None:  # retention since the level's programming: the wait just before its reads
+            wait = self.context.get("last_wait", {}) if m.get("retention") else {}
+            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"],
+                                           wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
+                                           wait.get("temp_c", 25.0), 0, 0)
+        return cp
 
 
 def cycle_bounds(note: dict | None, pending, n: int, cycles: int, now: float,

@@ -264,19 +264,16 @@ class VirtualChip:
         blk = self.blocks.setdefault(block, Block())
         wl_idx, upper = page_map(page, g.pages_per_block)
         wl = blk.wls.get(wl_idx)
-        if page < blk.last_page or (upper and (wl is None or wl.lsb is None)):
+        held = wl is not None and (wl.msb if upper else wl.lsb) is not None
+        if not held and (page < blk.last_page or (upper and (wl is None or wl.lsb is None))):
             return self._done(STATUS_FAIL, 10_000)  # order violation: rejected, nothing written
         t_us = self.profile.timing.t_prog_msb_us if upper else self.profile.timing.t_prog_lsb_us
         busy = self._jitter(t_us * self._prog_factor(blk.wear) * 1_000, block, page, blk.pe, 1 + (wl.serial if wl else 0))
         if wl is None:
             wl = blk.wls[wl_idx] = Wordline()
-        if page == blk.last_page:  # second program without erase: only 1 -> 0, neighbours disturbed
-            old = wl.msb if upper else wl.lsb
-            content = PageData(raw=bytes(a & b for a, b in zip(old.bytes(g.raw_page_bytes), content.bytes(g.raw_page_bytes))))
-            for nb in (wl_idx - 1, wl_idx + 1):
-                if 0 <= nb < g.wordlines:
-                    blk.wls.setdefault(nb, Wordline(n=blk.wear)).pd += 1
-        if upper:
+        if held:
+            self._program_again(blk, wl, wl_idx, upper, content)
+        elif upper:
             wl.msb = content
             prev = blk.wls.get(wl_idx - 1)
             if prev is not None and prev.msb is not None:
@@ -284,9 +281,30 @@ class VirtualChip:
         else:
             wl.lsb = content
         wl.n, wl.t_prog_h, wl.serial = blk.wear, self.equiv_h + busy / NS_PER_HOUR, wl.serial + 1
-        blk.last_page = page
+        blk.last_page = max(blk.last_page, page)
         fail = self._wearout_fails(block, blk.pe, 1 + page, blk.wear)
         return self._done(STATUS_FAIL if fail else 0, busy, "program")
+
+    def _program_again(self, blk: Block, wl: Wordline, wl_idx: int, upper: bool, content: PageData) -> None:
+        """A page programmed again without an erase. Cells only gain charge: a bit goes 1 -> 0 where the cell can
+        get there by rising, and the program pulses disturb the neighbouring wordlines' erased cells.
+        Lower page, upper page unwritten: L0 -> LM, as the first time. Lower page under a written upper page: the
+        lower-page program takes a cell to LM, which reads as L2 (lower 0, upper 0): an L1 cell is right, an L0
+        cell also loses its upper bit (it should have become L3). Upper page: L0 -> L1 works; an L3 cell cannot
+        fall to L2, so its bit stays 1."""
+        n = self.geometry.raw_page_bytes
+        arr = lambda d: np.frombuffer(d.bytes(n), np.uint8)  # noqa: E731
+        want = arr(content)
+        lsb = arr(wl.lsb)
+        if upper:
+            wl.msb = PageData(raw=(arr(wl.msb) & (want | ~lsb)).astype(np.uint8).tobytes())
+        else:
+            if wl.msb is not None:
+                wl.msb = PageData(raw=(arr(wl.msb) & ~(lsb & ~want)).astype(np.uint8).tobytes())
+            wl.lsb = PageData(raw=(lsb & want).astype(np.uint8).tobytes())
+        for nb in (wl_idx - 1, wl_idx + 1):
+            if 0 <= nb < self.geometry.wordlines:
+                blk.wls.setdefault(nb, Wordline(n=blk.wear)).pd += 1
 
     def read(self, block: int, page: int) -> ChipRead:
         """Byte path: every cell drawn from its Vth distribution, read at the current references."""

@@ -7,12 +7,13 @@ from nandrig import protocol as P
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
-from nandrig.protocol import CycleFlag, Limit, Opcode, ReadFlag
+from nandrig.protocol import CycleFlag, Limit, Opcode, ProgramFlag, ReadFlag
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # cycle, measure, erase, program, read, read_disturb, set_offset, set_refs, advance, bitmap, oven
+    kind: str  # cycle, measure, erase, program, read, read_disturb, set_offset, set_refs, advance, bitmap, verify,
+    # oven
     op: Opcode | None
     payload: bytes
     meta: dict = field(default_factory=dict)
@@ -93,6 +94,20 @@ def erase(block: int, **meta) -> Step:
 def program(block: int, page: int, seed: int, pe: int | None = None, **meta) -> Step:
     return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, 0) + P.PATTERN_SEED.pack(seed),
                 {"block": block, "page": page, "pe": pe, **meta})
+
+
+def program_data(block: int, page: int, data: bytes) -> Step:
+    """PROGRAM with explicit bytes (data + spare; shorter data leaves the rest erased)."""
+    return Step("program", Opcode.PROGRAM, P.PROGRAM_HEAD.pack(block, page, 0, ProgramFlag.EXPLICIT) + data,
+                {"block": block, "page": page})
+
+
+def verify(block: int, page: int, expected: bytes, g: Geometry, meta: dict) -> Step:
+    """READ of a page raw, its bytes compared on the host with ``expected`` (the first bytes of the page); inline
+    or through READ_BUFFER as ``raw_read``."""
+    inline = P.read_reply_bytes(g.page_bytes, g.spare_bytes, Limit.RIG_CODEWORD_BYTES) <= P.MAX_PAYLOAD
+    return Step("verify", Opcode.READ, P.READ_REQ.pack(block, page, 0, ReadFlag.RAW if inline else 0, 0),
+                {**meta, "block": block, "page": page, "inline": inline, "expected": expected})
 
 
 def read(block: int, page: int, seed: int, **meta) -> Step:

@@ -221,3 +221,30 @@ def test_a_version_1_state_takes_each_blocks_wear_from_its_pe():
         blk.wear = 0.0
     again = VirtualChip.from_state(st)
     assert again.blocks[3].wear == again.blocks[3].pe == 25
+
+
+def test_programming_a_page_again_only_adds_charge_and_says_which_pages_take_it():
+    """Lower page, upper unwritten: exact (L0 -> LM). Lower page under its upper: right, but every L0 cell it
+    programs lands at L2 and loses its upper bit. Upper page: L0 -> L1 works, an L3 cell stays (its bit stays 1).
+    The neighbouring wordlines' erased cells take one more disturb pulse each time."""
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = next(b for b in range(1, 16) if b not in chip.factory_bad)
+    n = chip.geometry.raw_page_bytes
+    rng = np.random.default_rng(1)
+    data = lambda: rng.integers(0, 256, n, dtype=np.uint8)  # noqa: E731
+    chip.erase(blk)
+    lsb, msb, again = data(), data(), data()
+    for page, content in ((0, lsb), (1, data()), (2, msb)):  # WL0 lower, WL1 lower, WL0 upper
+        assert not chip.program(blk, page, bytes(content)).fail
+    wl = chip.blocks[blk].wls[0]
+    assert not chip.program(blk, 0, bytes(again)).fail  # WL0's lower page again, under its upper page
+    got_l, got_u = (np.frombuffer(p.bytes(n), np.uint8) for p in (wl.lsb, wl.msb))
+    assert (got_l == lsb & again).all()
+    assert (got_u == msb & ~(lsb & ~again)).all() and (got_u != msb).any()
+    assert chip.blocks[blk].wls[1].pd == 1
+    upper = data()
+    assert not chip.program(blk, 2, bytes(upper)).fail  # WL0's upper page again
+    now_u = np.frombuffer(wl.msb.bytes(n), np.uint8)
+    assert (now_u == got_u & (upper | ~got_l)).all() and (now_u & ~upper & ~got_l).any()  # L3 cells kept their 1
+    assert chip.program(blk, 4, seed=1).fail is False and chip.program(blk, 3, seed=1).fail  # 3 was never written
+    assert chip.blocks[blk].wls[1].pd == 2 and chip.blocks[blk].last_page == 4

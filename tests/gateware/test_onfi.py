@@ -197,12 +197,12 @@ def test_cache_program_reports_the_page_before_the_last_in_failc():
         await to_mode(d, 5)
         await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
         out = []
-        for op, page in ((OnfiOp.CACHE_PROGRAM, 0), (OnfiOp.CACHE_PROGRAM, 1), (OnfiOp.CACHE_PROGRAM, 0),
-                         (OnfiOp.PROGRAM, 2)):
+        for op, page in ((OnfiOp.CACHE_PROGRAM, 0), (OnfiOp.CACHE_PROGRAM, 3), (OnfiOp.CACHE_PROGRAM, 1),
+                         (OnfiOp.PROGRAM, 5)):
             out.append(await d.op(op, row=row(chip, blk, page), length=n, src=OnfiSource.PRBS, seed=page + 1))
         return [st["chip_status"] & 0x03 for st in out]
 
-    # page 0 again after page 1 breaks the program order: the chip fails it. Its status shows FAIL once the array
+    # page 1 (never programmed) after page 3 breaks the program order: the chip fails it. Its status shows FAIL once the array
     # is idle (these busy times are scaled down, so it is by then), and the next page's shows FAILC for it
     statuses, bfm = run(chip, script)
     assert bfm.log.violation_count == 0, bfm.log.violations

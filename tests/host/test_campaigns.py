@@ -258,3 +258,17 @@ def test_latency_meters_each_operation_within_twice_grupps_mlc_energy(run_cli, d
         assert r["within_2x"] and r["count"] == (1 if key == "erase" else 64), (key, r)
     assert ops["program_upper"]["nj_per_bit"] / ops["program_lower"]["nj_per_bit"] > 4  # slow pages cost more
     assert out["idle_grupp_mlc_mw"][0] <= out["idle_mw"] <= out["idle_grupp_mlc_mw"][1]
+
+
+def test_wom_finds_which_pages_take_a_second_write(run_cli, db, tmp_path):
+    """Lower pages of wordlines left without an upper page take the second write; a lower page written again
+    under its upper page breaks the upper page; an upper page written again keeps wrong bits of its own."""
+    res = run(run_cli, db, "wom", "--blocks", "1-3", "--pe", "1000", "--json")
+    cls = json.loads(res.out[res.out.index("{"):])["classes"]
+    assert cls["lower-alone"]["written twice"]["error_rate"] < 1e-4
+    assert cls["lower-under-upper"]["written twice"]["error_rate"] < 1e-4
+    assert cls["lower-under-upper"]["written once"]["error_rate"] > 0.05  # the upper pages above them
+    assert cls["upper"]["written twice"]["error_rate"] > 0.05 and cls["upper"]["written once"]["error_rate"] < 1e-4
+    assert cls["upper"]["written twice"]["pages"] == 16 and "written once" not in cls["lower-alone"]
+    page = write_report(db, tmp_path / "report")
+    assert (tmp_path / "report" / "wom_1.png").stat().st_size > 5000 and "wom_1.png" in page.read_text()

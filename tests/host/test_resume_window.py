@@ -14,11 +14,11 @@ def campaign(db, crash_at: set[int], monkeypatch) -> tuple[str, dict]:
     applied = {"n": 0}
     original = Runner._apply
 
-    def crashing(self, i, step, reply):
+    def crashing(self, i, step, reply, *energy):
         applied["n"] += 1
         if applied["n"] in crash_at:
             raise KeyboardInterrupt("killed after the rig executed, before the commit")
-        return original(self, i, step, reply)
+        return original(self, i, step, reply, *energy)
 
     monkeypatch.setattr(Runner, "_apply", crashing)
     crashes = 0
