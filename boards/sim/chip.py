@@ -447,6 +447,7 @@ class VirtualChip:
         and the supply energy a meter has not yet taken."""
         self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4)}
         self.energy = EnergyMeter()
+        self.last_phase = "other"  # what the last operation's busy time was (power.PHASES)
         self.status = STATUS_READY | STATUS_NOT_PROTECTED
 
     def state(self) -> dict:
@@ -490,6 +491,7 @@ class VirtualChip:
 
     def _done(self, fail: int, busy_ns: int, phase: str = "other") -> ChipOp:
         self._meter(phase, busy_ns)
+        self.last_phase = phase
         self.status = STATUS_READY | STATUS_NOT_PROTECTED | fail
         self.advance_ns(busy_ns)
         return ChipOp(self.status, int(busy_ns))

@@ -37,13 +37,33 @@ ADAPTER: tuple[AdapterPin, ...] = (
 POWER = {"VCC": (12, 37), "VSS": (13, 36)}
 
 
+@dataclass(frozen=True)
+class FrontEndPin:
+    signal: str  # the supply meter's pad name (gateware/supply)
+    part_pin: str  # the AD7476A's pin (SOT-23-6)
+    header: str
+    ball: str
+
+
+# the supply-current front end (nandrig/chip/supply.py): the 3.3 V header feeds the chip's VCC through the 1 Ohm
+# shunt; the INA240A2 (powered from 3.3 V, REF1/REF2 to ground: unidirectional) drives the AD7476A's VIN; the
+# AD7476A's VDD (its reference) is the header's 3.3 V with 1 uF + 100 nF beside it; three pins on J2
+FRONT_END_PINS: tuple[FrontEndPin, ...] = (
+    FrontEndPin("adc_cs_n", "CS#", "GP18", "H18"),
+    FrontEndPin("adc_sclk", "SCLK", "GP19", "F17"),
+    FrontEndPin("adc_sdata", "SDATA", "GN18", "H17"),
+)
+
+
 def nand_io() -> list:
-    """The adapter as a LiteX IO resource named ``nand`` (``dq`` 8 bits, the rest 1 bit each)."""
+    """The adapter as a LiteX IO resource named ``nand`` (``dq`` 8 bits, the rest 1 bit each, the front end's ADC
+    pins among them)."""
     from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
 
     dq = [p.ball for p in ADAPTER if p.signal.startswith("dq")]
     rest = [Subsignal(p.signal, Pins(p.ball), *([Misc("PULLMODE=UP")] if p.pull_up else []))
             for p in ADAPTER if not p.signal.startswith("dq")]
+    rest += [Subsignal(p.signal, Pins(p.ball)) for p in FRONT_END_PINS]
     return [("nand", 0, Subsignal("dq", Pins(" ".join(dq))), *rest, IOStandard("LVCMOS33"), Misc("SLEWRATE=FAST"))]
 
 
@@ -54,4 +74,10 @@ def markdown_table() -> str:
                     f"{'10 kΩ to 3.3 V: ' + p.why if p.pull_up else ''} |")
     for name, pins in POWER.items():
         rows.append(f"| {', '.join(map(str, pins))} | {name} | {'3.3 V' if name == 'VCC' else 'GND'} | | |")
+    return "\n".join(rows)
+
+
+def front_end_table() -> str:
+    rows = ["| AD7476A pin | signal | ULX3S | ECP5 ball |", "| --- | --- | --- | --- |"]
+    rows += [f"| {p.part_pin} | {p.signal} | {p.header} | {p.ball} |" for p in FRONT_END_PINS]
     return "\n".join(rows)

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "ecc_layout.h"
 #include "pattern.h"
+#include "supply.h"
 
 /* MAX_BLOCKS (protocol.h) bounds the chips the rig drives (param_page_check_rig): every block has its bit */
 static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
@@ -486,12 +487,19 @@ uint32_t cmd_advance(const struct request *q, uint8_t *out, int *st)
 	return CLOCK_REPLY_BYTES;
 }
 
-/* no board has the supply-current front end yet (CAP_ENERGY stays clear) */
 uint32_t cmd_energy(const struct request *q, uint8_t *out, int *st)
 {
-	(void)out;
 	NEED(EMPTY_REQ);
-	FAIL(E_UNSUPPORTED);
+	if (!supply_present())
+		FAIL(E_UNSUPPORTED);
+	struct supply_reading r;
+	supply_take(&r);
+	SET_ENERGY_REPLY_BUSY_PJ(out, r.busy_pj);
+	SET_ENERGY_REPLY_BUSY_NS(out, r.busy_ns);
+	SET_ENERGY_REPLY_TRANSFER_PJ(out, r.transfer_pj);
+	SET_ENERGY_REPLY_TRANSFER_NS(out, r.transfer_ns);
+	SET_ENERGY_REPLY_IDLE_UW(out, r.idle_uw);
+	return ENERGY_REPLY_BYTES;
 }
 
 uint32_t cmd_status(const struct request *q, uint8_t *out, int *st)

@@ -4,6 +4,7 @@
 #include "onfi.h"
 #include "protocol.h"
 #include "server.h"
+#include "supply.h"
 
 static struct chip chip;
 
@@ -20,7 +21,7 @@ int main(void)
 			onfi_calibrate(&chip);
 		}
 	}
-	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0);
+	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0) | (supply_present() ? CAP_ENERGY : 0);
 #ifdef CSR_VTIME_BASE
 	server_init(&chip, RIG_KIND_RTL, caps | CAP_VIRTUAL_TIME);
 #else

@@ -140,4 +140,12 @@ static inline const struct retry_table *retry_table(int i)
 	return i >= 0 && i < RETRY_TABLES ? &tables[i] : 0;
 }
 
+/* the supply-current front end (nandrig/chip/supply.py): energy (pJ) = code sum * ENERGY_PJ_NUM / ENERGY_PJ_DEN */
+#define FRONT_END_SAMPLE_NS 2000u
+#define FRONT_END_SCLK_NS 80u
+#define FRONT_END_ADC_BITS 12u
+#define FRONT_END_VCC_MV 3300u
+#define ENERGY_PJ_NUM 21780000000ull
+#define ENERGY_PJ_DEN 204800000ull
+
 #endif

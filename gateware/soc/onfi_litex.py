@@ -1,6 +1,6 @@
 """The ONFI controller (Amaranth) as a LiteX module: CSRs from the register tables, page buffer on Wishbone.
 
-The controller is exported to Verilog once per build and instantiated; every
+The controller is exported once per build (gateware/soc/export.py) and instantiated; every
 control/status field of ``registers.py`` becomes a CSR of its own with the
 table's description, so the generated csr.h and the documentation come from
 the same data as the gateware.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from amaranth.back import rtlil, verilog
 from migen import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, TSTriple
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
@@ -18,6 +17,7 @@ from nandrig.protocol import Limit
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.soc.export import add_amaranth
 from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import BCH_CONTROL, BCH_STATUS, CONTROL, STATUS
 
@@ -26,29 +26,12 @@ BUFFER_WORD_BITS = (Limit.PAGE_BUFFER_BYTES // 4 - 1).bit_length()  # the page b
 PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
 
 
-def export_controller(out_dir: Path, clocks: Clocks, rtlil_out: bool = False, bch: BchConfig | None = None) -> Path:
-    """The controller as Verilog (Verilator) or RTLIL (yosys: Verilog turns its dual-port page
-    buffer into flip-flops, RTLIL keeps the memories that map onto block RAM)."""
-    ctl = OnfiController(clk_hz=clocks.sys_hz, bch=bch, nand_clk_hz=clocks.nand_hz)
-    path = out_dir / f"{NAME}.{'il' if rtlil_out else 'v'}"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    text = rtlil.convert(ctl, name=NAME) if rtlil_out else verilog.convert(ctl, name=NAME, emit_src=False)
-    if not path.exists() or path.read_text() != text:  # keep the file's time stamp for build caching
-        path.write_text(text)
-    return path
-
-
 class OnfiCore(Module, AutoCSR):
     """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation)."""
 
     def __init__(self, platform, pads, clocks: Clocks, out_dir: Path, bch: BchConfig | None = None) -> None:
         """With ``clocks.nand_hz`` the PHY runs in the SoC's ``nand`` clock domain."""
-        from litex.build.sim import SimPlatform
-
-        if isinstance(platform, SimPlatform):
-            platform.add_source(str(export_controller(out_dir, clocks, bch=bch)))
-        else:  # yosys boards: LiteX's flow turns the language into read_rtlil
-            platform.add_source(str(export_controller(out_dir, clocks, rtlil_out=True, bch=bch)), language="rtlil")
+        add_amaranth(platform, OnfiController(clk_hz=clocks.sys_hz, bch=bch, nand_clk_hz=clocks.nand_hz), NAME, out_dir)
         if clocks.nand_hz:
             extra_ports = {"i_nand_clk": ClockSignal(NAND_DOMAIN), "i_nand_rst": ResetSignal(NAND_DOMAIN)}
         else:
@@ -71,7 +54,7 @@ class OnfiCore(Module, AutoCSR):
         self.sync += ack.eq(bus.cyc & bus.stb & ~ack)
         self.comb += bus.ack.eq(ack)
 
-        pins = {n: Signal(name=f"nand_{n}") for n in PINS}
+        self.pins = pins = {n: Signal(name=f"nand_{n}") for n in PINS}  # as the PHY drives them
         dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8)
         for n in PINS:
             self.comb += getattr(pads, n).eq(pins[n])

@@ -1,4 +1,5 @@
-"""One SoC description for every platform: VexRiscv, UART, timer, the ONFI controller, firmware in ROM.
+"""One SoC description for every platform: VexRiscv, UART, timer, the ONFI controller, the supply meter when the
+adapter has its front end, firmware in ROM.
 
 The platform supplies the clock/reset generator, the UART name and the NAND
 pads; everything else is the same on the simulated and the real board, so
@@ -21,6 +22,8 @@ from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import trim_range
 from nandrig.gateware.soc.onfi_litex import OnfiCore
+from nandrig.gateware.soc.supply_litex import SupplyCore
+from nandrig.gateware.supply.meter import ADC_PADS
 
 NANDBUF_BASE = 0x9000_0000
 NANDBUF_SIZE = Limit.PAGE_BUFFER_BYTES
@@ -62,6 +65,8 @@ class RigSoC(SoCCore):
             self.add_constant(f"ONFI_TRIM_FIRST_M{mode}", trims.start)
             self.add_constant(f"ONFI_TRIM_LAST_M{mode}", trims.stop - 1)
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))
+        if all(hasattr(nand_pads, p) for p in ADC_PADS):  # an adapter with the supply-current front end
+            self.supply = SupplyCore(platform, nand_pads, self.onfi.pins, clocks, out_dir)
         if vtime_pads is not None:
             self.vtime = VirtualTime(vtime_pads)
         self.add_constant("NANDRIG_SIM" if vtime_pads is not None else "NANDRIG_HW")

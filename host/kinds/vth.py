@@ -7,6 +7,7 @@ import click
 import numpy as np
 
 from nandrig.chip.geometry import Geometry, PageMap
+from nandrig.chip.read_retry import table_for
 from nandrig.host.kinds import steps
 from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours
 
@@ -16,7 +17,7 @@ class VthParams(KindParams):
     pe: int
     retention_h: float
     offsets: tuple[int, ...]
-    retry_step_mv: float | None = None  # the chip's read-retry step (its datasheet), for plots in millivolts
+    retry_step_mv: float | None = None  # the read-retry step in mV, over the chip's table's (plots)
 
 
 def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
@@ -70,17 +71,20 @@ def report(r, c, p: VthParams, pm: PageMap) -> None:
     r.p("Offset with the fewest errors: " + ", ".join(f"{k} pages {v:+d}" for k, v in best.items()))
     if not mine or mine[0].id != c.id:
         return
+    chip = r.store.chip(c.chip_id)
+    table = table_for(chip["manufacturer"], chip["model"])
+    step_mv = table.step_mv if table else None
     fig, axes = r.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for i, x in enumerate(mine):
         q = VthParams.from_mapping(x.params)
         mid, dens = _curves(r.store.rows(x.id), pm)
-        scale = q.retry_step_mv or 1.0
+        scale = q.retry_step_mv or step_mv or 1.0
         for ax, (kind, d) in zip(axes, dens.items()):
             for col, style in ((0, "v-"), (1, "^--")):
                 y = d[:, col] / scale
                 ax.plot(mid * scale, np.where(y > 0, y, np.nan), style, color=f"C{i}", ms=3, lw=1,
                         label=f"{q.pe} P/E, {q.retention_h:g} h" if col == 0 else None)
-    units = "mV" if all(VthParams.from_mapping(x.params).retry_step_mv for x in mine) else "read-retry steps"
+    units = "mV" if step_mv or all(VthParams.from_mapping(x.params).retry_step_mv for x in mine) else "read-retry steps"
     for ax, kind in zip(axes, ("lower", "upper")):
         ax.set_yscale("log")
         ax.set_xlabel(f"read-reference shift ({units})")
@@ -103,5 +107,5 @@ KIND = CampaignKind(
                           help="Retention before the sweep (0 for none)."),
              click.option("--offsets", default="-60:20:4", show_default=True, help="Read-retry offsets FIRST:LAST:STEP."),
              click.option("--retry-step-mv", type=click.FloatRange(min=0.0, min_open=True),
-                          help="The chip's read-retry step in mV (its datasheet; 10 for the virtual chips): plots "
-                               "in millivolts.")))
+                          help="The read-retry step in mV to plot with (default: the chip's read-retry table's, "
+                               "nandrig/chip/read_retry.py).")))

@@ -5,7 +5,7 @@ checked-in file current.
 """
 from __future__ import annotations
 
-from nandrig.chip import onfi, read_retry, vendor
+from nandrig.chip import onfi, read_retry, supply, vendor
 
 HEADER_PATH = "firmware/rig/onfi_facts.h"
 
@@ -48,7 +48,13 @@ def render() -> str:
             "static inline int bbm_first_two_slc(uint8_t maker)", "{",
             "\treturn " + " || ".join(f"maker == 0x{int(m):02X}" for m in sorted(vendor.FIRST_TWO_SLC)) + ";", "}",
             ""]
-    out += _retry_tables() + ["#endif"]
+    fe = supply.FRONT_END
+    out += _retry_tables() + [
+        "/* the supply-current front end (nandrig/chip/supply.py): energy (pJ) = code sum * ENERGY_PJ_NUM / ENERGY_PJ_DEN */",
+        f"#define FRONT_END_SAMPLE_NS {fe.sample_ns}u", f"#define FRONT_END_SCLK_NS {fe.sclk_ns}u",
+        f"#define FRONT_END_ADC_BITS {fe.adc_bits}u", f"#define FRONT_END_VCC_MV {fe.vcc_mv}u",
+        f"#define ENERGY_PJ_NUM {fe.adc_ref_mv * fe.vcc_mv * fe.sample_ns}ull",
+        f"#define ENERGY_PJ_DEN {(1 << fe.adc_bits) * fe.gain * fe.shunt_mohm}ull", "", "#endif"]
     return "\n".join(out) + "\n"
 
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from nandrig.boards.ulx3s.adapter import ADAPTER, POWER, nand_io
+from nandrig.boards.ulx3s.adapter import ADAPTER, FRONT_END_PINS, POWER, front_end_table, markdown_table, nand_io
 from nandrig.boards.ulx3s.build import BOARD_BCH, CLOCKS
 from nandrig.protocol import Limit
 
@@ -33,9 +33,22 @@ def test_adapter_covers_every_controller_pad_once_on_free_balls():
     assert not {p.chip_pin for p in ADAPTER} & {pin for pins in POWER.values() for pin in pins}
     taken = platform_balls()
     # header pins the platform names as gpio0-3 or ext* are ours; nothing else may be
-    clashes = {p.ball: taken[p.ball] for p in ADAPTER
+    clashes = {p.ball: taken[p.ball] for p in (*ADAPTER, *FRONT_END_PINS)
                if p.ball in taken and not taken[p.ball].startswith(("gpio", "ext"))}
     assert not clashes
+
+
+def test_the_front_ends_adc_pins_are_the_meters_and_on_balls_of_their_own():
+    from nandrig.gateware.supply.meter import ADC_PADS
+
+    assert tuple(p.signal for p in FRONT_END_PINS) == ADC_PADS
+    assert not {p.ball for p in FRONT_END_PINS} & {p.ball for p in ADAPTER}
+    assert len({p.ball for p in FRONT_END_PINS}) == len(FRONT_END_PINS)
+    (_, _, *subs) = nand_io()[0]
+    assert set(ADC_PADS) <= {getattr(s, "name", None) for s in subs}
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ulx3s.md").read_text()
+    assert markdown_table() in doc and front_end_table() in doc  # the document shows the tables as they are
 
 
 def test_open_drain_and_write_protect_lines_have_pull_ups():

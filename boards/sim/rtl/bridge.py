@@ -18,7 +18,7 @@ from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 
 HEADER = struct.Struct("<BBQI")
-REPLY = struct.Struct("<IBBBI")
+REPLY = struct.Struct("<IBBBIII")  # busy_ns, status, has_out, mode, array_ns, busy_ua, n
 CMD, ADDR, DIN, ADVANCE = 1, 2, 3, 4
 NS_PER_HOUR = 3.6e12
 
@@ -61,7 +61,11 @@ class ChipBridge:
             start = self.chip.clock_ns
             self.chip.wait(ns / NS_PER_HOUR, temp_c=temp / 100.0)
             self.ahead_ns += self.chip.clock_ns - start
-        busy = int(m.busy.end - now_ns) if m.busy.end != before_busy and m.busy.end > now_ns else 0
+        started = m.busy.end != before_busy and m.busy.end > now_ns
+        busy = int(m.busy.end - now_ns) if started else 0
+        # what the front end's ADC reads while the array works (its R/B# may rise before: cache operations)
+        array = int(m.array.end - now_ns) if started else 0
+        busy_ua = round(self.chip.profile.power.busy_ma(self.chip.last_phase) * 1000) if started else 0
         t = self.tally
         t.busy_ns += busy
         t.commands += kind == CMD
@@ -71,7 +75,7 @@ class ChipBridge:
         fresh = kind in (CMD, ADDR) and m.out is not None and not m.out_status
         out = bytes(m.out[m.ptr:]) if fresh else b""
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F  # shapes the data-valid windows
-        return REPLY.pack(busy, m.status_at(now_ns), int(fresh), mode, len(out)) + out
+        return REPLY.pack(busy, m.status_at(now_ns), int(fresh), mode, array, busy_ua, len(out)) + out
 
 
 def _recv(sock: socket.socket, n: int) -> bytes:

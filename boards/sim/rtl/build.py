@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 from nandrig.boards.build_log import output_to
+from nandrig.boards.sim.power import Power
 from nandrig.boards.sim.wiring import Wiring
+from nandrig.chip.supply import FRONT_END
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
+from nandrig.gateware.supply.meter import ADC_PADS, RECENT_CYCLES
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "rtl-rig"
@@ -24,7 +27,8 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # the page profile). Verilator evaluates every register's next value each clock, the decoder's too, which slows
 # the simulation about tenfold even at t_max = 14 (docs/rtl-rig.md), hence two builds and the small t_max
 RTL_BCH = BchConfig(t_max=14)
-SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", FIRMWARE,
+SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", REPO / "gateware" / "supply",
+           REPO / "nandrig" / "chip" / "supply.py", FIRMWARE,
            REPO / "firmware" / "flares", BRIDGE, UART, Path(__file__),
            REPO / "nandrig" / "protocol" / "spec.py"]  # limits the gateware sizes itself by (the page buffer)
 
@@ -54,7 +58,8 @@ def _io():
          Subsignal("sink_data", Pins(8))),
         ("nand", 0, *[Subsignal(n, Pins(1)) for n in ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n", "dq_oe")],
          Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8)),
-         Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16))),
+         Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16)),
+         *[Subsignal(n, Pins(1)) for n in ADC_PADS]),
     ]
 
 
@@ -62,17 +67,22 @@ def build_dir(board: str | None, bch: bool) -> Path:
     return REPO / "build" / ("rtl-rig" + (f"-{board}" if board else "") + ("-bch" if bch else ""))
 
 
-def bridge_args(chip_port: int, wiring: Wiring) -> dict:
-    """The nandbridge module's arguments: the chip server's port, what shapes DQ's data-valid windows, and the
-    wiring's faults."""
+def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: Power = Power()) -> dict:
+    """The nandbridge module's arguments: the chip server's port, what shapes DQ's data-valid windows, the
+    wiring's faults, and what the front end's ADC reads: the chip's transfer and idle currents (its busy current
+    comes with each operation), the current per code, and how long after a data byte the bus counts as
+    transferring (the meter's window)."""
     from nandrig.gateware.onfi.timing import EDO_BELOW_NS, MODES
 
     ps = lambda ns: round(ns * 1000)  # noqa: E731
     return {"port": chip_port, "timing_ps": [[ps(t.tREA), ps(t.tRHOH), ps(t.tRLOH)] for t in MODES.values()],
-            "delay_ps": ps(wiring.delay_ns), "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args()}
+            "delay_ps": ps(wiring.delay_ns), "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args(),
+            "adc": {"na_per_code": FRONT_END.na_per_code, "io_ua": round(power.icc_io_ma * 1000),
+                    "idle_ua": round(power.icc_idle_ma * 1000), "recent_ns": round(RECENT_CYCLES * 1e9 / clocks.sys_hz)}}
 
 
-def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring()):
+def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring(),
+               power: Power = Power()):
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
@@ -82,7 +92,7 @@ def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, 
     cfg.add_module("uartbridge", "serial", args={"port": uart_port})
     # the bridge sees the pins at the PHY's clock edges
     cfg.add_module("nandbridge", "nand", clocks="nand_clk" if clocks.nand_hz else "sys_clk",
-                   args=bridge_args(chip_port, wiring))
+                   args=bridge_args(chip_port, wiring, clocks, power))
     return cfg
 
 

@@ -67,7 +67,8 @@ class RtlRig:
         gw = binary.parents[1]
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
-        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clocks, self.wiring).get_json())
+        (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clocks, self.wiring,
+                                                                   self.chip.profile.power).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         # SIGPIPE stays ignored (restore_signals=False): the UART module writes to a client that may have gone
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,

@@ -17,6 +17,12 @@
  * the module's arguments (from nandrig.gateware.onfi.timing), the current mode in the chip's replies.
  * Faulty DQ lines (stuck at 0 or 1, pairs shorted together) change every byte crossing DQ in either
  * direction, commands and addresses too (nandrig.boards.sim.wiring).
+ *
+ * The front end's ADC (an AD7476A on the supply-current amplifier, nandrig/chip/supply.py) is modelled here too:
+ * at CS# falling it samples the chip's current then, the operation's own while its array works (the chip server
+ * gives it with each operation), the bus's while a data byte crossed within the meter's window, else the idle
+ * current; it sends a leading zero at once and the next bit after each SCLK fall: three more zeros, the 12-bit
+ * code MSB first, then three-state (read as 1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +49,19 @@ struct byte_window {  /* one output byte and when DQ carries it, in ps */
 	uint64_t fall_ps, from_ps, until_ps;
 };
 
+struct adc {
+	char *cs_n, *sclk, *sdata;
+	double na_per_code;
+	uint32_t io_ua, idle_ua, busy_ua;
+	uint64_t recent_ns, array_end_ns, last_data_ns;
+	uint16_t shift;  /* the bits still to send, MSB first */
+	int left, prev_cs, prev_sclk;
+};
+
 struct session_s {
 	char *clk;  /* the PHY's clock */
 	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *dq_i, *rb_n;
+	struct adc adc;
 	char *adv_go;
 	uint64_t *adv_ns;
 	uint16_t *adv_temp;
@@ -101,10 +117,10 @@ static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] =
 static uint32_t get_u32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
 /* request: u8 kind, u8 wp_n, u64 now_ns, u32 len, payload;
- * reply: u32 busy_ns, u8 status, u8 has_out, u8 timing mode, u32 n, n bytes */
+ * reply: u32 busy_ns, u8 status, u8 has_out, u8 timing mode, u32 array_ns, u32 busy_ua, u32 n, n bytes */
 static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8_t *payload, uint32_t len)
 {
-	uint8_t hdr[14], rep[11];
+	uint8_t hdr[14], rep[19];
 	hdr[0] = (uint8_t)kind;
 	hdr[1] = (uint8_t)*s->wp_n;
 	put_u64(hdr + 2, now_ns);
@@ -113,7 +129,7 @@ static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8
 		eprintf("[nandbridge] lost the chip server\n");
 		exit(1);
 	}
-	uint32_t busy = get_u32(rep), n = get_u32(rep + 7);
+	uint32_t busy = get_u32(rep), array = get_u32(rep + 7), n = get_u32(rep + 15);
 	s->status = rep[4];
 	s->mode = rep[6] < MODES ? rep[6] : 0;
 	if (rep[5]) {
@@ -128,8 +144,11 @@ static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8
 		s->out_len = n;
 		s->out_ptr = 0;
 	}
-	if (busy)
+	if (busy) {
 		s->busy_end_ns = now_ns + busy;
+		s->adc.array_end_ns = now_ns + array;
+		s->adc.busy_ua = get_u32(rep + 11);
+	}
 }
 
 static void flush_din(struct session_s *s, uint64_t now_ns)
@@ -178,6 +197,15 @@ static int nandbridge_new(void **sess, char *args)
 				s->shorts[s->n_shorts][e] =
 				    (uint8_t)json_object_get_int(json_object_array_get_idx(json_object_array_get_idx(jf, k), e));
 	s->edo_below_ps = (uint64_t)json_object_get_int64(je);
+	if (json_object_object_get_ex(js, "adc", &jf)) {
+		json_object *v;
+		struct adc *a = &s->adc;
+		if (json_object_object_get_ex(jf, "na_per_code", &v)) a->na_per_code = json_object_get_double(v);
+		if (json_object_object_get_ex(jf, "io_ua", &v)) a->io_ua = (uint32_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(jf, "idle_ua", &v)) a->idle_ua = (uint32_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(jf, "recent_ns", &v)) a->recent_ns = (uint64_t)json_object_get_int64(v);
+	}
+	s->adc.prev_cs = s->adc.prev_sclk = 1;
 	s->fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
@@ -209,6 +237,7 @@ static int nandbridge_add_pads(void *sess, struct pad_list_s *plist)
 		PAD("ce_n", ce_n); PAD("cle", cle); PAD("ale", ale); PAD("we_n", we_n); PAD("re_n", re_n);
 		PAD("wp_n", wp_n); PAD("dq_o", dq_o); PAD("dq_oe", dq_oe); PAD("dq_i", dq_i); PAD("rb_n", rb_n);
 		PAD("adv_go", adv_go); PAD("adv_ns", adv_ns); PAD("adv_temp", adv_temp);
+		PAD("adc_cs_n", adc.cs_n); PAD("adc_sclk", adc.sclk); PAD("adc_sdata", adc.sdata);
 	}
 	return RC_OK;
 }
@@ -252,6 +281,33 @@ static uint8_t dq_at(const struct session_s *s, uint64_t t)
 	return (uint8_t)~s->win[s->last].value;
 }
 
+/* the chip's current at this instant, as the ADC converts it */
+static uint16_t adc_code(const struct adc *a, uint64_t now)
+{
+	int moving = a->last_data_ns && now - a->last_data_ns <= a->recent_ns;
+	uint32_t ua = now < a->array_end_ns ? a->busy_ua + (moving ? a->io_ua : 0) : moving ? a->io_ua : a->idle_ua;
+	double code = a->na_per_code > 0 ? ua * 1000.0 / a->na_per_code + 0.5 : 0;
+	return code > 4095 ? 4095 : (uint16_t)code;
+}
+
+static void adc_tick(struct adc *a, uint64_t now)
+{
+	if (!a->cs_n)
+		return;
+	int cs = *a->cs_n & 1, sclk = *a->sclk & 1;
+	if (!cs && a->prev_cs) {  /* the sample: the first leading zero goes out with it */
+		a->shift = adc_code(a, now);  /* 15 bits to go: three more zeros, the 12 bits; then three-state */
+		a->left = 15;
+		*a->sdata = 0;
+	} else if (!cs && a->prev_sclk && !sclk) {
+		*a->sdata = a->left > 0 ? (char)(a->shift >> --a->left & 1) : 1;
+	} else if (cs) {
+		*a->sdata = 1;
+	}
+	a->prev_cs = cs;
+	a->prev_sclk = sclk;
+}
+
 static int nandbridge_tick(void *sess, uint64_t time_ps)
 {
 	struct session_s *s = sess;
@@ -274,9 +330,11 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 				transact(s, MSG_ADDR, now, &byte, 1);
 			} else if (s->din_len < DIN_MAX) {
 				s->din[s->din_len++] = byte;
+				s->adc.last_data_ns = now;
 			}
 		}
 		if (!re && s->prev_re) {
+			s->adc.last_data_ns = now;
 			if (s->status_mode)
 				re_fell(s, time_ps, now < s->busy_end_ns ? s->status & ~0x60 : s->status);
 			else
@@ -300,6 +358,7 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	s->prev_go = go;
 	*s->dq_i = (char)wire(s, dq_at(s, time_ps + s->period_ps));
 	*s->rb_n = now < s->busy_end_ns ? 0 : 1;
+	adc_tick(&s->adc, now);
 	return RC_OK;
 }
 
