@@ -123,7 +123,7 @@ def results(store, c, p: LatencyParams, pm: PageMap) -> dict:
             row = {"busy_us": float(np.median(times[(pe, key)])) / 1e3, "count": len(times[(pe, key)])}
             e = energy.get((pe, key))
             if e:
-                band = GRUPP_MLC_NJ_PER_BIT[key.replace("read_lower", "read").replace("read_upper", "read")]
+                band = GRUPP_MLC_NJ_PER_BIT["read" if key.startswith("read") else key]
                 nj = float(np.median([x.busy_nj_per_bit for x in e]))
                 row.update(nj_per_bit=nj, transfer_nj_per_bit=float(np.median([x.transfer_nj_per_bit for x in e])),
                            busy_mw=float(np.median([x.busy_mw for x in e])),
@@ -135,6 +135,9 @@ def results(store, c, p: LatencyParams, pm: PageMap) -> dict:
     if idle:
         res["idle_mw"] = float(np.median(idle))
         res["idle_grupp_mlc_mw"] = list(GRUPP_MLC_IDLE_MW)
+        res["transfer_mw"] = {op: float(np.median([x.transfer_mw for (_, k), xs in energy.items() if k.startswith(op)
+                                                   for x in xs])) for op in GRUPP_MLC_TRANSFER_MW}
+        res["transfer_grupp_mlc_mw"] = {op: list(band) for op, band in GRUPP_MLC_TRANSFER_MW.items()}
     return res
 
 
@@ -164,7 +167,7 @@ def energy_report(r, c, p: LatencyParams, pm: PageMap) -> None:
     res = results(r.store, c, p, pm)
     if not res["metered"]:
         return
-    keys = list(GRUPP_MLC_NJ_PER_BIT) + []
+    keys = list(GRUPP_MLC_NJ_PER_BIT)
     names = {"read": ("read_lower", "read_upper"), "program_lower": ("program_lower",),
              "program_upper": ("program_upper",), "erase": ("erase",)}
     fig, ax = r.subplots(figsize=(8, 4))
@@ -185,9 +188,9 @@ def energy_report(r, c, p: LatencyParams, pm: PageMap) -> None:
     ax.legend(fontsize=7)
     r.fig(fig, f"energy_{c.id}", "Energy per bit of each operation and page type at each wear level, against the "
                                  "range Grupp et al. measured on MLC parts (grey)")
-    r.p(f"Idle power {res['idle_mw']:.1f} mW; transfer power: " + ", ".join(
-        f"{k} {np.median([cp['ops'][q]['transfer_mw'] for cp in res['checkpoints'] for q in cp['ops'] if q.startswith(k) and 'transfer_mw' in cp['ops'][q]]):.1f} mW (Grupp {lo}-{hi})"
-        for k, (lo, hi) in GRUPP_MLC_TRANSFER_MW.items()))
+    r.p(f"Idle power {res['idle_mw']:.1f} mW; power while transferring: " + ", ".join(
+        f"{op} {mw:.1f} mW (Grupp's MLC parts {lo}-{hi})" for op, mw in res["transfer_mw"].items()
+        for lo, hi in [res["transfer_grupp_mlc_mw"][op]]))
 
 
 KIND = CampaignKind(
