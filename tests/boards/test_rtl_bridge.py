@@ -7,7 +7,7 @@ from nandrig.boards.sim.rtl.bridge import ADDR, ADVANCE, CMD, DIN, REPLY, ChipBr
 
 def call(br, kind, payload, now, wp_n=1):
     rep = br.handle(kind, wp_n, now, bytes(payload))
-    busy, status, has_out, _mode, n = REPLY.unpack_from(rep)
+    busy, status, has_out, _mode, _array, _ua, n = REPLY.unpack_from(rep)
     return busy, status, rep[REPLY.size:REPLY.size + n] if has_out else None
 
 
@@ -36,8 +36,11 @@ def test_program_then_read_through_bus_cycles_and_time_follows():
     call(br, CMD, [0x60], now)
     for b in row_addr(chip, 2, 0)[2:]:
         call(br, ADDR, [b], now)
-    busy, _, _ = call(br, CMD, [0xD0], now)
+    rep = br.handle(CMD, 1, now, bytes([0xD0]))
+    busy, _, _, _, array, busy_ua, _ = REPLY.unpack_from(rep)
     assert busy == ref.erase(2).busy_ns
+    # what the front end's ADC reads meanwhile: the erase's current, for as long as the array erases
+    assert array == busy and busy_ua == round(chip.profile.power.icc_erase_ma * 1000)
     now += busy + 1000
     data = bytes((i * 7) & 0xFF for i in range(chip.geometry.raw_page_bytes))
     call(br, CMD, [0x80], now)
