@@ -1,6 +1,7 @@
 """``nandrig rig ...``: talk to any rig by URL."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def rig_grp() -> None:
 def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
     """Chip identity and geometry, read from the chip's ONFI parameter page, and the rig's read capture."""
     from nandrig.chip.param_page import decode_dump
+    from nandrig.chip.read_retry import table_for
 
     with open_rig(url, profile, seed, state, wiring, observe=True) as rig:  # a look: a running campaign keeps it
         hello = rig.hello_info
@@ -85,6 +87,8 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
         "blocks": info.blocks, "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
         "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
+        "read_retry": dataclasses.asdict(retry) if (retry := table_for(pp.manufacturer, pp.model)) else None,
+        "energy": Cap.ENERGY in hello.capabilities,
     }
     if as_json:
         click.echo(json.dumps(out, indent=2))
@@ -97,6 +101,9 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
     passing = info.passing_trims
     click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} cycles (passing: "
                f"{' '.join(f'{t:+d}' for t in passing)})")
+    click.echo(f"retry:    {retry.name}: each reference {retry.min_offset:+d}..{retry.max_offset:+d} steps of "
+               f"{retry.step_mv:g} mV" if retry else "retry:    no read-retry table for this part: its references stay put")
+    click.echo(f"energy:   {'metered (supply-current front end)' if out['energy'] else 'not metered (no front end)'}")
     for note in notes:
         click.echo(f"note:     {note}")
 
