@@ -41,7 +41,7 @@ def plan(p: VthStatesParams, g: Geometry) -> list[steps.Step]:
     # which would otherwise be retention the "fresh" sweep of the groups before it already saw
     out = [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, 0, pe - 1, p.seed)]
     out += [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, pe - 1, pe, p.seed)]
-    for i, hours in enumerate((0.0, p.retention_h) if p.retention_h > 0 else (0.0,)):
+    for hours in (0.0, p.retention_h) if p.retention_h > 0 else (0.0,):
         if hours:
             out.append(steps.wait(p.oven, p.temp_c, hours))
         for ref in p.references:
