@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import click
 import numpy as np
 
+from nandrig import protocol as P
 from nandrig.characterization import wom
 from nandrig.chip.geometry import Geometry, PageMap, PageType
 from nandrig.chip.pattern import page_seed, prbs31_bytes
@@ -35,9 +36,14 @@ class WomParams(KindParams):
     pe: int  # wear before the writes
 
 
+def area_bytes(g: Geometry) -> int:
+    """The bytes the code writes: the page's data area, or as much of it as one PROGRAM request carries."""
+    return min(g.page_bytes, P.MAX_PAYLOAD - P.PROGRAM_HEAD.size)
+
+
 def data_bits(seed: int, block: int, page: int, g: Geometry) -> np.ndarray:
-    """A write's data: the pattern's first bits, as many as the code fits in the page's data area."""
-    n = wom.capacity(g.page_bytes)
+    """A write's data: the pattern's first bits, as many as the code fits in the written area."""
+    n = wom.capacity(area_bytes(g))
     return np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(seed, block, page), -(-n // 8)), np.uint8))[:n]
 
 
@@ -60,10 +66,10 @@ def plan(p: WomParams, g: Geometry) -> list[steps.Step]:
         for b in grp:
             out.append(steps.erase(b))
             for page in first:
-                expected[(b, page)] = wom.encode(data_bits(p.seed, b, page, g), g.page_bytes)
+                expected[(b, page)] = wom.encode(data_bits(p.seed, b, page, g), area_bytes(g))
                 out.append(steps.program_data(b, page, expected[(b, page)]))
             for page in again:
-                expected[(b, page)] = wom.encode(data_bits(p.seed ^ SECOND_WRITE, b, page, g), g.page_bytes,
+                expected[(b, page)] = wom.encode(data_bits(p.seed ^ SECOND_WRITE, b, page, g), area_bytes(g),
                                                  before=expected[(b, page)])
                 out.append(steps.program_data(b, page, expected[(b, page)]))
         for role, pages in (("written twice", again), ("written once", [q for q in first if q not in again])):
