@@ -28,7 +28,6 @@ import dataclasses
 import hashlib
 import math
 import secrets
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,10 +211,7 @@ class VirtualChip:
         """What a host does through the chip's read-retry table: its SET FEATURES writes."""
         if self.profile.read_retry is None:
             raise NandrigError(f"chip profile {self.profile.name} has no read-retry table")
-        op = self._done(0, 0)
-        for address, params in self.profile.read_retry.encode(offsets):
-            op = self.set_features(address, params)
-        return op
+        return [self.set_features(a, p) for a, p in self.profile.read_retry.encode(offsets)][-1]
 
     def reset(self) -> ChipOp:
         self.features = {FEATURE_TIMING_MODE: bytes(4)}
@@ -447,7 +443,7 @@ class VirtualChip:
         and the supply energy a meter has not yet taken."""
         self.features: dict[int, bytes] = {FEATURE_TIMING_MODE: bytes(4)}
         self.energy = EnergyMeter()
-        self.last_phase = "other"  # what the last operation's busy time was (power.PHASES)
+        self.last_phase = "other"  # what the last operation's busy time was: read, program, erase or other
         self.status = STATUS_READY | STATUS_NOT_PROTECTED
 
     def state(self) -> dict:

@@ -13,6 +13,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc
 from nandrig.boards.sim.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
+from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import mode_cycles
 from nandrig.boards.sim.rig_base import Reject, RigIO
 from nandrig.chip.geometry import PageMap, PageType
@@ -276,12 +277,11 @@ class ChipCommands:
         table = table_for(self.ident.page.manufacturer, self.ident.page.model) if self.ident is not None else None
         if table is None:
             raise Reject(Err.UNSUPPORTED)
-        if not all(table.min_offset <= o <= table.max_offset for o in offsets):
-            raise Reject(Err.BAD_PARAMETER)
-        status = 0
-        for address, params in table.encode(offsets):
-            status = self.chip.set_features(address, params).status
-        return P.BYTE_REPLY.pack(status)
+        try:
+            writes = table.encode(offsets)
+        except NandrigError:  # outside the table's range
+            raise Reject(Err.BAD_PARAMETER) from None
+        return P.BYTE_REPLY.pack([self.chip.set_features(a, p) for a, p in writes][-1].status)
 
     def _cycle_pages(self, req: Frame, flags: int) -> tuple[int, ...]:
         """The pages each CYCLE round programs: all, or the request's page set."""

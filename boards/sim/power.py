@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PHASES = ("read", "program", "erase", "other")  # what R/B# low can mean; "other": status, features, reset
-
-
 @dataclass(frozen=True)
 class Power:
     """A profile's supply (the defaults: every virtual profile's; state files from before it had none)."""
@@ -23,6 +20,7 @@ class Power:
     icc_idle_ma: float = 4.0  # selected and idle; also short busy times that are not array operations
 
     def busy_ma(self, phase: str) -> float:
+        """R/B# low in ``phase``: read, program, erase, or anything else (status, features, reset) at idle current."""
         return {"read": self.icc_read_ma, "program": self.icc_program_ma, "erase": self.icc_erase_ma}.get(
             phase, self.icc_idle_ma)
 
