@@ -1,15 +1,19 @@
-"""``nandrig bench chip``: calibration against eq. 5, path throughputs, a whole-life run."""
+"""``nandrig bench chip``: calibration against eq. 5, chip-to-chip spread, path throughputs, a whole-life run."""
 from __future__ import annotations
 
 import statistics
 import time
 
-from nandrig.boards.sim.chip import VirtualChip
+import numpy as np
+
+from nandrig.boards.sim.chip import VirtualChip, page_map
 from nandrig.chip.pattern import page_seed
 from nandrig.characterization.rber import load_params
 
 GRID_PE = (1000, 2000, 5000, 10000)
 GRID_H = ((0.0, "0"), (24.0, "1 day"), (720.0, "1 month"), (8760.0, "1 year"))
+CHIP_SEEDS = range(1, 9)  # the chips of a spread measurement
+POOLED_SEEDS = range(1, 17)  # eq. 5 models a part: the calibration grid pools a block of each of these chips
 LIFE_CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 9500, 10000)
 
 
@@ -34,20 +38,60 @@ def measured_rber(chip: VirtualChip, blocks: list[int], pe: int, hours: float, c
     return errors / bits, errors, bits
 
 
-def calibration_grid(profile: str = "mlc-3x", seed: int = 1, blocks_per_point: int = 16) -> list[dict]:
+def calibration_grid(profile: str = "mlc-3x", seeds: range = POOLED_SEEDS, blocks_per_chip: int = 1) -> list[dict]:
+    """Eq. 5 is a model of a part, not of one die: each grid point pools a few blocks of every chip in ``seeds``."""
     params = load_params("flares-taco2014")
-    chip = VirtualChip(profile, seed)
+    chips = [VirtualChip(profile, s) for s in seeds]
+    start = [0] * len(chips)
     out = []
-    start = 0
     for pe in GRID_PE:
         for hours, label in GRID_H:
-            blocks = usable_blocks(chip, blocks_per_point, start)
-            start = blocks[-1] + 1
-            rber, errors, bits = measured_rber(chip, blocks, pe, hours)
+            errors = bits = 0
+            for i, chip in enumerate(chips):
+                blocks = usable_blocks(chip, blocks_per_chip, start[i])
+                start[i] = blocks[-1] + 1
+                _, e, n = measured_rber(chip, blocks, pe, hours)
+                errors, bits = errors + e, bits + n
             model = float(params.rber(pe, hours))
-            out.append({"pe": pe, "retention": label, "retention_h": hours, "measured_rber": rber,
-                        "errors": errors, "bits": bits, "eq5_rber": model, "ratio": rber / model})
+            out.append({"pe": pe, "retention": label, "retention_h": hours, "measured_rber": errors / bits,
+                        "errors": errors, "bits": bits, "eq5_rber": model, "ratio": errors / bits / model})
     return out
+
+
+def page_type_rber(chip: VirtualChip, blocks: list[int]) -> tuple[float, float]:
+    """(lower, upper) RBER of blocks programmed in full, read at once."""
+    ppb = chip.geometry.pages_per_block
+    upper = np.array([page_map(p, ppb)[1] for p in range(ppb)])
+    per_page = sum(chip.measure(b).errors.astype(float) for b in blocks)
+    bits = len(blocks) * chip.cells * ppb / 2
+    return float(per_page[~upper].sum() / bits), float(per_page[upper].sum() / bits)
+
+
+def chip_spread(profile: str = "mlc-3x", seeds: range = CHIP_SEEDS, blocks: int = 16,
+                wear: tuple[int, ...] = (1000, 10000)) -> dict:
+    """Chip to chip: each seed's RBER per page type after ``wear`` P/E (fresh data), and how far apart they lie."""
+    rows = []
+    for s in seeds:
+        chip = VirtualChip(profile, s)
+        row: dict = {"seed": s}
+        start = 0
+        for pe in wear:
+            chosen = usable_blocks(chip, blocks, start)
+            start = chosen[-1] + 1
+            for b in chosen:
+                chip.cycle(b, pe - 1, seed=1, program=False)
+                program_block(chip, b, 1)
+            lower, upper = page_type_rber(chip, chosen)
+            row[str(pe)] = {"rber": (lower + upper) / 2, "lower": lower, "upper": upper}
+        rows.append(row)
+    summary = {}
+    for pe in wear:
+        r = np.array([row[str(pe)]["rber"] for row in rows])
+        summary[str(pe)] = {"min": float(r.min()), "max": float(r.max()), "max_over_min": float(r.max() / r.min()),
+                            "cv": float(r.std(ddof=1) / r.mean()),
+                            "seeds_lower_page_worse": [row["seed"] for row in rows
+                                                       if row[str(pe)]["lower"] > row[str(pe)]["upper"]]}
+    return {"blocks_per_chip": blocks, "chips": rows, "summary": summary}
 
 
 def path_rates(profile: str = "mlc-3x", seed: int = 2, repeats: int = 3) -> dict:
@@ -96,8 +140,9 @@ def bench_chip(profile: str = "mlc-3x") -> dict:
     life = sorted(life_runs, key=lambda r: r["wall_s"])[1]  # the median run
     return {
         "profile": profile,
-        "calibration": {"grid": grid, "ratio_min": min(ratios), "ratio_max": max(ratios),
+        "calibration": {"chips": len(POOLED_SEEDS), "grid": grid, "ratio_min": min(ratios), "ratio_max": max(ratios),
                         "within_factor_2": all(0.5 <= r <= 2.0 for r in ratios)},
+        "chip_spread": chip_spread(profile),
         **path_rates(profile),
         "whole_life": {**life, "wall_s_runs": [r["wall_s"] for r in life_runs], "target_s": 60.0,
                        "meets_target": life["wall_s"] < 60.0},

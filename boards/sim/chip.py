@@ -503,10 +503,13 @@ class VirtualChip:
             v = self.profile.variation
             chip_z = rng.generator(rng.VARIATION, self.seed, -1).standard_normal(2)
             blk_z = rng.generator(rng.VARIATION, self.seed, block).standard_normal(2)
+            die_z = rng.generator(rng.VARIATION, self.seed, -2).standard_normal(4)  # L1..L3 verify levels, wear
             ph = dataclasses.replace(
                 base,
                 sigma_prog=base.sigma_prog * math.exp(v.chip_sigma * chip_z[0] + v.block_sigma * blk_z[0]),
                 ret_alpha=base.ret_alpha * math.exp(v.chip_sigma * chip_z[1] + v.block_sigma * blk_z[1]),
+                mu=(base.mu[0], *(m + v.place_sigma * float(z) for m, z in zip(base.mu[1:], die_z[:3]))),
+                wear_rate=math.exp(v.wear_sigma * die_z[3]),
             )
             self._phys_cache[block] = ph
         return ph

@@ -21,6 +21,13 @@ Every cell's Vth, given its state and history, is a mixture of Gaussians:
   next neighbour takes when that neighbour's upper page is programmed;
 * read noise of width sigma_read, fresh at every read.
 
+Chips of one design differ (the chip applies its draws to these constants):
+the states' program-verify levels are trimmed per die, so L1..L3 each sit some
+ten mV off their design level (which moves errors between the lower and upper
+pages, whatever their program speed), and oxides wear at different
+rates, so a chip ages as if it had seen ``wear_rate`` times its P/E cycles in
+every wear-dependent term above (the spread widens as chips age).
+
 Because the conditional distribution is Gaussian, the statistical path
 computes exact error probabilities from these formulas, and the byte path
 draws every cell from the very same distributions: the two agree in
@@ -71,24 +78,28 @@ class Physics:
     # for 10x the cycles of MLC ones of the same node (Kgil et al., ISCA'08 Table 1; Grupp et al., MICRO'09)
     pslc_stress: float = 0.1
     retry_step: float = 0.0  # V per read-retry step: the chip's read-retry table's (nandrig/chip/read_retry.py)
+    wear_rate: float = 1.0  # this chip's P/E cycles count this many times over in every wear term
+
+    def _wear(self, n) -> np.ndarray:
+        return np.asarray(n, float) * self.wear_rate
 
     def core_sigma(self, n: np.ndarray) -> np.ndarray:
-        x = np.asarray(n, float) / 1e4
+        x = self._wear(n) / 1e4
         return self.sigma_prog * (1.0 + self.sigma_growth * np.sqrt(x) + self.knee * np.maximum(x - 1.0, 0.0) ** 2)
 
     def tail_w(self, n: np.ndarray) -> np.ndarray:
-        return np.minimum(self.tail_weight * np.asarray(n, float) / 1e4, 0.5)
+        return np.minimum(self.tail_weight * self._wear(n) / 1e4, 0.5)
 
     def retention(self, n: np.ndarray, t_h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(mean shift down, added variance) per unit k_s."""
         lt = np.log1p(np.asarray(t_h, float) / self.ret_t0_h)
-        nk = np.asarray(n, float) / 1e3
+        nk = self._wear(n) / 1e3
         return self.ret_alpha * nk**self.ret_an * lt, self.ret_beta * nk**self.ret_bn * lt
 
     def read_disturb(self, reads: np.ndarray, onset: np.ndarray, n: np.ndarray) -> np.ndarray:
         """The erased state's shift after ``reads`` of its block, programmed at ``n`` P/E."""
         x = np.asarray(reads, float) / onset
-        wear = 1.0 + self.rd_wear * np.asarray(n, float) / 1e4
+        wear = 1.0 + self.rd_wear * self._wear(n) / 1e4
         growth = np.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * np.log(np.maximum(x, 1.0)))
         return self.rd_shift * wear * growth
 

@@ -59,6 +59,10 @@ class Variation:
     block_sigma: float  # ... and from block to block
     rd_onset_min: float  # block reads at which read disturb becomes visible: log-uniform range
     rd_onset_max: float
+    # per die: each programmed state's verify level (V, normal) and the rate oxides wear at (lognormal); the
+    # calibration holds the chip at the centre of both (boards/sim/calibrate.py)
+    place_sigma: float = 0.0
+    wear_sigma: float = 0.0
 
 
 @dataclass(frozen=True)
