@@ -6,8 +6,10 @@ the mean RBER of a whole block, measured as a rig measures it (random data,
 programmed in page order, read after a retention time), follows the target
 model in log space over P/E 0-10k and retention 0-1 year. The block RBER is
 averaged over the chip-to-chip and block-to-block variation of the program
-noise and the retention rate (Gauss-Hermite quadrature), so the median chip,
-not a lucky one, is on target.
+noise and the retention rate (Gauss-Hermite quadrature); the die's verify
+levels and wear rate stay at the centre of their spread, so the calibrated
+chip is the typical die and its siblings scatter about it (``nandrig bench
+chip`` measures how a pool of them sits against the target).
 
 Run ``python -m nandrig.boards.sim.calibrate`` to print the constants for the
 mlc-3x profile.
