@@ -17,7 +17,7 @@ has streamed out.
 """
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -45,20 +45,23 @@ def feedback_matrix(taps: int, width: int) -> int:
     return sum(rows[j][s_] << (8 * s_ + j) for s_ in range(8) for j in range(8))
 
 
-def lfsr_step(m: Module, r, taps, fbm, byte, width: int) -> Signal:
-    """One byte through the MSB-aligned LFSR in closed form.
-
-    The 8 feedback bits come from the top 8 remainder bits and the data byte through the matrix ``fbm``
-    (:func:`feedback_matrix`, loaded with the taps); the wide update is then rem << 8 XOR the taps shifted by
-    k for each set feedback bit k, a flat network for synthesis and eight integer operations for simulation.
-    """
-    d = [r[width - 1 - s_] ^ byte[7 - s_] for s_ in range(8)]
-    f = [Signal(name=f"lfsr_fb{k}") for k in range(8)]  # f[k]: feedback applied with shift k
+def feedback_bits(m: Module, top: Value, byte: Value, fbm: Value) -> Value:
+    """The byte step's 8 feedback bits (bit k: applied with shift k) from the remainder's top byte and the data
+    byte through the matrix ``fbm`` (:func:`feedback_matrix`, loaded with the taps)."""
+    d = [top[7 - s_] ^ byte[7 - s_] for s_ in range(8)]
+    f = [Signal(name=f"lfsr_fb{k}") for k in range(8)]
     for s_ in range(8):
         acc = d[0] & fbm[8 * s_]
         for j in range(1, s_ + 1):
             acc = acc ^ (d[j] & fbm[8 * s_ + j])
         m.d.comb += f[7 - s_].eq(acc)
+    return Cat(*f)
+
+
+def lfsr_step(m: Module, r, taps, f, width: int) -> Signal:
+    """One byte through the MSB-aligned LFSR in closed form, given its feedback bits ``f``: rem << 8 XOR the taps
+    shifted by k for each set feedback bit k, a flat network for synthesis and eight integer operations for
+    simulation."""
     out = Signal(width, name="lfsr_next")
     update = Cat(Const(0, 8), r[: width - 8])
     for k in range(8):
@@ -89,21 +92,28 @@ class BchEncoder(wiring.Component):
         left = Signal(range(cfg.ecc_bytes(cfg.t_max) + 1))  # parity bytes still to send
         ecc_bytes = Array([Const(cfg.ecc_bytes(t), left.shape()) for t in range(cfg.t_max + 1)])
 
-        # each byte is registered before the LFSR step: the step's XOR network then starts at flip-flops, not at
-        # the producer's valid/ready logic (the SoC's critical path ran from the frontend's FIFO through it)
+        # each byte is registered before the LFSR step, and so are the step's 8 feedback bits, computed a cycle
+        # ahead from what the remainder's top byte and the byte will be: the 600-bit update then starts at
+        # flip-flops that fan out at once, not behind the feedback's XOR tree (the ULX3S's critical path)
         beat, pending = Signal(IN_LAYOUT), Signal()
+        rem_next, beat_next = Signal(w), Signal(IN_LAYOUT)
+        feedback = Signal(8)
         in_codeword = Signal()
+        m.d.comb += [rem_next.eq(rem), beat_next.eq(beat)]
+        m.d.sync += [rem.eq(rem_next), beat.eq(beat_next),
+                     feedback.eq(feedback_bits(m, rem_next[w - 8:], beat_next.data, fbm))]
         with m.FSM():
             with m.State("DATA"):
                 m.d.comb += self.data_in.ready.eq(~(pending & beat.last))
                 m.d.sync += pending.eq(self.data_in.valid & self.data_in.ready)
                 with m.If(self.data_in.valid & self.data_in.ready):
-                    m.d.sync += beat.eq(self.data_in.payload)
+                    m.d.comb += beat_next.eq(self.data_in.payload)
                 with m.If(~in_codeword & ~pending & ~(self.data_in.valid & self.data_in.payload.first)):
-                    m.d.sync += [taps.eq(taps_rom[self.t - 1]), fbm.eq(fbm_rom[self.t - 1]),
-                                 t_cur.eq(self.t)]  # idle: follow t
+                    # idle: follow t. Never in the cycle before a step, so ``feedback`` is always made with the
+                    # matrix the step uses
+                    m.d.sync += [taps.eq(taps_rom[self.t - 1]), fbm.eq(fbm_rom[self.t - 1]), t_cur.eq(self.t)]
                 with m.If(pending):
-                    m.d.sync += rem.eq(lfsr_step(m, rem, taps, fbm, beat.data, w))
+                    m.d.comb += rem_next.eq(lfsr_step(m, rem, taps, feedback, w))
                     m.d.sync += in_codeword.eq(~beat.last)
                     with m.If(beat.last):
                         m.d.sync += left.eq(ecc_bytes[t_cur])
@@ -115,9 +125,9 @@ class BchEncoder(wiring.Component):
                     self.parity_out.payload.last.eq(left == 1),
                 ]
                 with m.If(self.parity_out.ready):
-                    m.d.sync += [rem.eq(rem << 8), left.eq(left - 1)]
+                    m.d.comb += rem_next.eq(Mux(left == 1, 0, rem << 8))  # the next codeword starts from zero
+                    m.d.sync += left.eq(left - 1)
                     with m.If(left == 1):
-                        m.d.sync += rem.eq(0)  # the next codeword starts from a zero remainder
                         m.next = "DATA"
         return m
 

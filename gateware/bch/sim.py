@@ -16,8 +16,10 @@ def _check(data: bytes, t: int, config: BchConfig) -> None:
         raise NandrigError(f"a codeword holds 1..{config.k_bytes} data bytes, got {len(data)}")
 
 
-def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchConfig()) -> tuple[list[bytes], int]:
-    """Encode codewords back to back in one simulation (t may change between them).
+def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchConfig(),
+                         stall_every: int = 0) -> tuple[list[bytes], int]:
+    """Encode codewords back to back in one simulation (t may change between them); ``stall_every`` > 0: the
+    producer idles a cycle after every that many bytes, and the parity's consumer is ready every other cycle.
 
     Returns the parity of each and the total cycle count.
     """
@@ -38,13 +40,19 @@ def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchC
                 ctx.set(dut.data_in.payload, {"data": byte, "first": i == 0, "last": i == len(d) - 1})
                 await ctx.tick()
                 cycles[0] += 1
+                if stall_every and (i + 1) % stall_every == 0 and i + 1 < len(d):
+                    ctx.set(dut.data_in.valid, 0)
+                    await ctx.tick()
+                    cycles[0] += 1
             ctx.set(dut.data_in.valid, 0)
             parity = bytearray()
             while True:
+                ready = not stall_every or cycles[0] % 2 == 0
+                ctx.set(dut.parity_out.ready, ready)
                 valid, beat = ctx.get(dut.parity_out.valid), ctx.get(dut.parity_out.payload)
                 await ctx.tick()
                 cycles[0] += 1
-                if valid:
+                if valid and ready:
                     parity.append(beat.data)
                     if beat.last:
                         break

@@ -22,6 +22,17 @@ def test_parity_matches_bchlib_for_several_t_in_one_simulation():
     assert cycles == sum(len(d) + cfg.ecc_bytes(t) + 2 for d, t in jobs)
 
 
+@pytest.mark.parametrize("stall_every", [1, 3])
+def test_parity_matches_bchlib_when_the_producer_and_consumer_stall(stall_every):
+    """The step's feedback bits are registered a cycle ahead: a byte that arrives late, or parity taken slowly,
+    must not change what they are."""
+    cfg = BchConfig(k_bytes=256, t_max=16)
+    rng = random.Random(stall_every)
+    jobs = [(bytes(rng.randrange(256) for _ in range(n)), t) for n, t in ((256, 16), (1, 3), (97, 1), (256, 9))]
+    for (data, t), parity in zip(jobs, simulate_encode_many(jobs, cfg, stall_every=stall_every)[0]):
+        assert parity == bytes(bchlib.BCH(t, prim_poly=cfg.prim_poly).encode(data)), t
+
+
 @pytest.mark.parametrize("m,k_bytes,t_max", [(13, 64, 8), (14, 64, 8), (15, 64, 8), (16, 64, 8)])
 def test_every_field_size_matches_bchlib(m, k_bytes, t_max):
     cfg = BchConfig(m=m, k_bytes=k_bytes, t_max=t_max)
