@@ -34,14 +34,17 @@ DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page 
 # worn 3,000 P/E beforehand and read fresh and after 3 years at 25 degC, so there are errors to compare
 BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
+ENDURANCE_PRE_WEAR = 10_000  # the endurance blocks read at once: only a worn die errs there (a few a checkpoint)
 FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
 
 
 def chip() -> VirtualChip:
     c = VirtualChip(PROFILE, SEED)
-    # bulk wear (ends erased, factory mark intact) on FLARES' block and the density campaign's, so there are errors
-    for b in (FLARES_BLOCK, *campaign_blocks(c)[2:]):
-        c.cycle(b, PRE_WEAR, seed=9, program=False)
+    # bulk wear (ends erased, factory mark intact) on every block the runs use, so there are errors to compare
+    blocks = campaign_blocks(c)
+    for b, wear in ((FLARES_BLOCK, PRE_WEAR), *((b, ENDURANCE_PRE_WEAR) for b in blocks[:2]),
+                    *((b, PRE_WEAR) for b in blocks[2:])):
+        c.cycle(b, wear, seed=9, program=False)
     return c
 
 

@@ -307,9 +307,16 @@ def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profil
         want = campaign(v, tmp_path / "virtual.db")
     assert len(want) == 2 * len(blocks) * VirtualChip(profile).geometry.pages_per_block
     assert sum(w.err_1to0 + w.err_0to1 for w in want) > 0  # something to compare
+    flipped = 0
     for w, g in zip(want, got, strict=True):
-        assert w._replace(actual_h=0.0, busy_ns=0) == g._replace(actual_h=0.0, busy_ns=0)
+        timeless = dict(actual_h=0.0, busy_ns=0, err_1to0=0, err_0to1=0)
+        assert w._replace(**timeless) == g._replace(**timeless)
         assert abs(w.busy_ns - g.busy_ns) <= 100
+        flipped += abs(w.err_1to0 - g.err_1to0) + abs(w.err_0to1 - g.err_0to1)
+    # a cell within microvolts of a reference reads as its page's age says, and the two rigs' clocks differ: the
+    # firmware moves each 16 KiB page over the bus between reads, the virtual rig after them (the last page read
+    # 166 ms after its program on the RTL rig, 24 ms on the virtual one): one such bit in a campaign at most
+    assert flipped <= 1, flipped
 
 
 @pytest.mark.slow

@@ -240,7 +240,7 @@ def test_injected_errors_are_counted_exactly():
 def test_worn_and_aged_page_counts_match_the_chip():
     chip = VirtualChip("mlc-small", seed=6)
     blk = good_block(chip)
-    chip.cycle(blk, 8000, seed=1, program=False)
+    chip.cycle(blk, 10_000, seed=1, program=False)
     n = chip.geometry.raw_page_bytes
     seeds = {pg: page_seed(CAMPAIGN, blk, pg) for pg in range(4)}
 
@@ -267,7 +267,7 @@ def test_worn_and_aged_page_counts_match_the_chip():
         want = prbs31_bytes(seeds[pg], n)
         assert (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(data))
         total += r["err_1to0"] + r["err_0to1"]
-    assert total > 20  # a year after 8000 cycles: real errors, counted next to the chip
+    assert total > 20  # a year after 10,000 cycles: real errors, counted next to the chip
 
 
 @pytest.mark.parametrize("stuck", [None, (3, 0), (6, 1)])
