@@ -27,11 +27,16 @@ def program_block(chip: VirtualChip, block: int, campaign_seed: int) -> None:
         chip.program(block, p, seed=page_seed(campaign_seed, block, p))
 
 
-def measured_rber(chip: VirtualChip, blocks: list[int], pe: int, hours: float, campaign_seed: int = 1) -> tuple[float, int, int]:
-    """As a rig measures: cycle to pe, program random data, wait, read every page, count bit errors."""
+def wear_and_program(chip: VirtualChip, blocks: list[int], pe: int, campaign_seed: int = 1) -> None:
+    """Cycle each block to its ``pe``-th program, then program it with random data."""
     for b in blocks:
         chip.cycle(b, pe - 1 - chip.pe_count(b), seed=campaign_seed, program=False)
         program_block(chip, b, campaign_seed)
+
+
+def measured_rber(chip: VirtualChip, blocks: list[int], pe: int, hours: float, campaign_seed: int = 1) -> tuple[float, int, int]:
+    """As a rig measures: cycle to pe, program random data, wait, read every page, count bit errors."""
+    wear_and_program(chip, blocks, pe, campaign_seed)
     chip.wait(hours)
     errors = sum(int(chip.measure(b).errors.sum()) for b in blocks)
     bits = len(blocks) * chip.geometry.pages_per_block * chip.cells
@@ -78,9 +83,7 @@ def chip_spread(profile: str = "mlc-3x", seeds: range = CHIP_SEEDS, blocks: int 
         for pe in wear:
             chosen = usable_blocks(chip, blocks, start)
             start = chosen[-1] + 1
-            for b in chosen:
-                chip.cycle(b, pe - 1, seed=1, program=False)
-                program_block(chip, b, 1)
+            wear_and_program(chip, chosen, pe)
             lower, upper = page_type_rber(chip, chosen)
             row[str(pe)] = {"rber": (lower + upper) / 2, "lower": lower, "upper": upper}
         rows.append(row)

@@ -3,7 +3,7 @@ import copy
 import numpy as np
 import pytest
 
-from nandrig.boards.sim.bench import calibration_grid, program_block
+from nandrig.boards.sim.bench import calibration_grid, wear_and_program
 from nandrig.boards.sim.calibrate import GRID_H, GRID_PE, population_rber
 from nandrig.boards.sim.chip import VirtualChip, page_map
 from nandrig.chip.pattern import page_seed, prbs31_bytes
@@ -138,9 +138,7 @@ def test_a_chips_measured_rber_is_its_own_physics_expectation():
     """A chip's RBER (rig-style, 16 blocks) is what its own drawn physics says, block by block."""
     chip = VirtualChip("mlc-3x", seed=2)
     blocks = good_blocks(chip)[:16]
-    for b in blocks:
-        chip.cycle(b, 9999, seed=1, program=False)
-        program_block(chip, b, 1)
+    wear_and_program(chip, blocks, 10000)
     chip.wait(720.0)
     got = sum(int(chip.measure(b).errors.sum()) for b in blocks)
     bits = chip.geometry.pages_per_block * chip.cells
