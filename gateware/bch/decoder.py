@@ -37,7 +37,7 @@ from nandrig.gateware.bch import gf as G
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.bch.encoder import IN_LAYOUT
 from nandrig.gateware.bch.model import pad_bits
-from nandrig.gateware.logic import popcount
+from nandrig.gateware.logic import SkidBuffer, popcount
 
 ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
 STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
@@ -429,6 +429,12 @@ class BchDecoder(wiring.Component):
         wiring.connect(mod, wiring.flipped(self.data_in), syn.data_in)
         wiring.connect(mod, syn.syndromes, solver.syndromes)
         wiring.connect(mod, solver.locator, chien.locator)
-        wiring.connect(mod, chien.errors, wiring.flipped(self.errors))
-        wiring.connect(mod, chien.status, wiring.flipped(self.status))
+        # the consumer's ready stops at a skid buffer: from it the Chien search's stall fanned out to every
+        # locator register (the ULX3S's critical path once the encoder's was gone); status waits until it drained
+        mod.submodules.errors_skid = skid = SkidBuffer(ERR_LAYOUT)
+        wiring.connect(mod, chien.errors, skid.i)
+        wiring.connect(mod, skid.o, wiring.flipped(self.errors))
+        mod.d.comb += [self.status.payload.eq(chien.status.payload),
+                       self.status.valid.eq(chien.status.valid & skid.empty),
+                       chien.status.ready.eq(self.status.ready & skid.empty)]
         return mod
