@@ -259,7 +259,7 @@ class ChipCommands:
 
     def _bus(self, n_bytes: int, write: bool) -> None:
         """Supply energy of moving bytes on the bus, at the cycle the controller runs the chip's mode at."""
-        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz)
+        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz, steps=self.capture_steps)
         ns = n_bytes * ((c.wp + c.wh) if write else (c.rp + c.reh)) * 1e9 / self.clk_hz
         pw = self.chip.profile.power
         self.chip.energy.add_transfer(round(ns), pw.icc_io_ma, pw.vcc_v)

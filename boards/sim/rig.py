@@ -54,9 +54,10 @@ STATE_APART = frozenset({("chip", "blocks", "*"), ("flares",)})
 
 class VirtualRig(ChipCommands, FlaresCommands):
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
-                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False,
+                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
                  bch_t_max: int = ecc.CONFIG.t_max) -> None:
-        """``clk_hz``: the controller clock the read-capture calibration is for; ``wiring``: the adapter;
+        """``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
+        ``wiring``: the adapter;
         ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
         self.chip = chip
         self.boot = secrets.randbits(32) or 1
@@ -76,7 +77,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
         self.flares = rig_flares.RigFlares(self.t_max)
-        self.clk_hz, self.wiring = clk_hz, wiring
+        self.clk_hz, self.wiring, self.capture_steps = clk_hz, wiring, capture_steps
         self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
         self.ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
         self.param_status = ParamError.NO_VALID_COPY
@@ -97,7 +98,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
             self.param_status = e.code
             return
         best = next(m for m in (5, 4, 3, 2, 1, 0)
-                    if m == 0 or (m in self.chip.profile.onfi["timing_modes"] and self.wiring.trim_pass(m, self.clk_hz)))
+                    if m == 0 or (m in self.chip.profile.onfi["timing_modes"] and self.wiring.trim_pass(m, self.clk_hz, self.capture_steps)))
         if self.chip.get_features(Feature.TIMING_MODE)[0] & 0x0F != best:
             self.chip.set_features(Feature.TIMING_MODE, bytes([best, 0, 0, 0]))
         self._calibrate(best)
@@ -106,7 +107,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         """The capture sweep in ``mode``: the centre of the passing window, or False (trim kept) for none.
         As the firmware, a trim passes when READ ID 20h reads "ONFI" and a parameter-page copy its CRC, which
         faulty DQ lines prevent at every trim."""
-        passing = self.wiring.trim_pass(mode, self.clk_hz) if self._identity_reads() else 0
+        passing = self.wiring.trim_pass(mode, self.clk_hz, self.capture_steps) if self._identity_reads() else 0
         centre = trim_centre(passing, Limit.CAPTURE_TRIM_MIN)
         if centre is None:
             return False

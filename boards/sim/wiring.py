@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from nandrig.errors import NandrigError
-from nandrig.gateware.onfi.timing import trim_passes, trim_range
+from nandrig.gateware.onfi.timing import trim_centre, trim_passes, trim_range
 from nandrig.protocol import Limit
 
 DQ_LINES = 8
@@ -37,10 +37,16 @@ class Wiring:
             return data
         return data.translate(bytes(self.apply(v) for v in range(256)))
 
-    def trim_pass(self, mode: int, clk_hz: float) -> int:
-        """The capture trims that read the chip correctly in ``mode`` (bit i: trim CAPTURE_TRIM_MIN + i)."""
-        trims = trim_range(mode, clk_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX)
-        return sum(1 << (t - Limit.CAPTURE_TRIM_MIN) for t in trims if trim_passes(mode, clk_hz, t, self.delay_ns))
+    def trim_pass(self, mode: int, clk_hz: float, steps: int = 1) -> int:
+        """The capture trims that read the chip correctly in ``mode`` (bit i: trim CAPTURE_TRIM_MIN + i), in
+        ``steps`` per PHY cycle."""
+        trims = trim_range(mode, clk_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX, steps=steps)
+        return sum(1 << (t - Limit.CAPTURE_TRIM_MIN) for t in trims
+                   if trim_passes(mode, clk_hz, t, self.delay_ns, steps=steps))
+
+    def calibrated_trim(self, mode: int, clk_hz: float, steps: int = 1) -> int | None:
+        """The trim the start-up sweep settles on in ``mode`` (None: no passing trim)."""
+        return trim_centre(self.trim_pass(mode, clk_hz, steps), Limit.CAPTURE_TRIM_MIN)
 
     @property
     def dq_faulty(self) -> bool:

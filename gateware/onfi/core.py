@@ -127,7 +127,8 @@ class OnfiController(wiring.Component):
     sequencer idles, and a start of either waits for the other (``bch_ctrl``/``bch_stat``)."""
 
     def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = Limit.PAGE_BUFFER_BYTES, max_codewords: int = 32,
-                 bch: BchConfig | None = None, nand_clk_hz: float | None = None) -> None:
+                 bch: BchConfig | None = None, nand_clk_hz: float | None = None, capture_steps: int = 1) -> None:
+        """``capture_steps``: DQ samples per PHY cycle the board's input gearing gives (``pins.dq_i``)."""
         self.clk_hz = clk_hz
         self.nand_clk_hz = nand_clk_hz  # None: the PHY runs on the system clock
         self.buffer_bytes = buffer_bytes
@@ -137,7 +138,7 @@ class OnfiController(wiring.Component):
         bch_ports = {"bch_ctrl": In(BCH_CONTROL_LAYOUT), "bch_start": In(1), "bch_stat": Out(BCH_STATUS_LAYOUT)} if bch else {}
         super().__init__({
             **bch_ports,
-            "pins": Out(PinSignature()),
+            "pins": Out(PinSignature(capture_steps)),
             "ctrl": In(CONTROL_LAYOUT),
             "start": In(1),
             "stat": Out(STATUS_LAYOUT),
@@ -147,7 +148,7 @@ class OnfiController(wiring.Component):
             "cpu_wdata": In(32), "cpu_rdata": Out(32),
         })
         self._counter = counter
-        self.phy = OnfiPhy(nand_clk_hz or clk_hz)  # its capture strobe is what the bus model checks read timing by
+        self.phy = OnfiPhy(nand_clk_hz or clk_hz, capture_steps)  # its capture strobe is what the bus model checks read timing by
 
     def elaborate(self, platform):
         mod = Module()

@@ -20,7 +20,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import Component, In, Out
 
 from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy
-from nandrig.gateware.onfi.registers import CCS_BITS
+from nandrig.gateware.onfi.registers import CCS_BITS, TRIM_BITS
 
 NAND_DOMAIN = "nand"
 BEAT_DEPTH = 16  # beats queued ahead: covers the write side's view of the read pointer, a few cycles late
@@ -32,7 +32,7 @@ class PhyLink(Component):
 
     def __init__(self, phy: OnfiPhy, two_clocks: bool) -> None:
         super().__init__({
-            "mode": In(range(6)), "rd_trim": In(4), "timeout": In(32), "wp_n": In(1, init=1), "ccs": In(CCS_BITS),
+            "mode": In(range(6)), "rd_trim": In(TRIM_BITS), "timeout": In(32), "wp_n": In(1, init=1), "ccs": In(CCS_BITS),
             "rdata": Out(8), "rdata_valid": Out(1),
             "deselected": Out(1),  # one cycle: the operation's DESELECT is done and all its bytes have arrived
             "timed_out": Out(1),  # with deselected: a WAIT_RB of the operation gave up
@@ -72,7 +72,7 @@ class PhyLink(Component):
         with mod.If(marker):
             mod.d[nd] += tmo.eq(0)
 
-        rd_trim = Signal(signed(4))
+        rd_trim = Signal(signed(TRIM_BITS))
         mod.d.comb += rd_trim.eq(self.rd_trim)
         ins = [(self.mode, phy.mode), (rd_trim, phy.rd_trim), (self.timeout, phy.timeout), (self.wp_n, phy.wp_n),
                (self.ccs, phy.ccs)]

@@ -7,10 +7,12 @@ above it cannot violate them. Per-mode cycle counts are a ROM built from
 :mod:`timing` at the build's clock, indexed by the run-time ``mode``; a chip
 starts in mode 0 and the firmware switches after SET FEATURES.
 
-Reads capture DQ ``sample`` cycles after RE# falls: the edge :func:`timing.read_capture` chose inside
+Reads capture DQ ``sample`` steps after RE# falls: the point :func:`timing.read_capture` chose inside
 the data-valid window with setup and hold margins across the board's delay range (RE# held low longer
-where needed); ``rd_trim`` moves it at run time for a board outside that range. In EDO operation the
-edge may follow the next RE# fall. R/B# passes a two-flop synchronizer; busy times are measured from
+where needed); ``rd_trim`` moves it at run time (the firmware's start-up calibration). A step is a clock
+cycle, or with input gearing (``steps`` > 1: ``dq_i`` holds that many samples of DQ per cycle, oldest
+first, the last at the clock edge) a fraction of one. In EDO operation the point may follow the next RE#
+fall. R/B# passes a two-flop synchronizer; busy times are measured from
 the confirming WE# rise to R/B# rising, synchronizer latency removed.
 
 Between beats the PHY also keeps tCCS (E0h's WE# rise to the first RE# fall of CHANGE READ COLUMN),
@@ -24,7 +26,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from nandrig.gateware.onfi.registers import CCS_BITS
+from nandrig.gateware.onfi.registers import CCS_BITS, TRIM_BITS
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, capture_depth, mode_cycles
 
 SYNC_STAGES = 2
@@ -44,12 +46,13 @@ BEAT_LAYOUT = data.StructLayout({"kind": 3, "data": 8})
 
 
 class PinSignature(wiring.Signature):
-    """The NAND bus as seen from the FPGA (active-low names end in _n); DQ as o/oe/i for a tristate buffer."""
+    """The NAND bus as seen from the FPGA (active-low names end in _n); DQ as o/oe/i for a tristate buffer,
+    ``dq_i`` as ``steps`` samples per PHY cycle (8 bits each, oldest first: the last is taken at the edge)."""
 
-    def __init__(self):
+    def __init__(self, steps: int = 1):
         super().__init__({
             "ce_n": Out(1, init=1), "cle": Out(1), "ale": Out(1), "we_n": Out(1, init=1), "re_n": Out(1, init=1),
-            "wp_n": Out(1, init=1), "rb_n": In(1, init=1), "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
+            "wp_n": Out(1, init=1), "rb_n": In(1, init=1), "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8 * steps),
         })
 
 
@@ -66,8 +69,8 @@ class TimingRom:
         "wb_sync": lambda c: c.wb + SYNC_STAGES,  # R/B# low within tWB, seen SYNC_STAGES cycles later
     }
 
-    def __init__(self, clk_hz: float):
-        self.modes = [mode_cycles(m, clk_hz) for m in range(6)]
+    def __init__(self, clk_hz: float, steps: int = 1):
+        self.modes = [mode_cycles(m, clk_hz, steps=steps) for m in range(6)]
         self.width = max(f(c) for c in self.modes for f in self.FIELDS.values()).bit_length() + 1
 
     def select(self, mod: Module, mode) -> dict[str, Signal]:
@@ -108,13 +111,15 @@ class Since:
 
 
 class OnfiPhy(wiring.Component):
-    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ) -> None:
-        self.clk_hz = clk_hz
-        self.rom = TimingRom(clk_hz)
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, steps: int = 1) -> None:
+        assert steps & (steps - 1) == 0, "capture steps per cycle: a power of two"
+        self.clk_hz, self.steps = clk_hz, steps
+        self.rom = TimingRom(clk_hz, steps)
+        self.capture_lane = Signal(range(steps))  # which of dq_i's samples the last capture took (the bus model's)
         super().__init__({
-            "pins": Out(PinSignature()),
+            "pins": Out(PinSignature(steps)),
             "mode": In(range(6)),
-            "rd_trim": In(signed(4)),
+            "rd_trim": In(signed(TRIM_BITS)),
             "timeout": In(32),  # WAIT_RB gives up after this many cycles
             "beats": In(stream.Signature(BEAT_LAYOUT)),
             "rdata": Out(stream.Signature(8, always_ready=True)),
@@ -179,13 +184,16 @@ class OnfiPhy(wiring.Component):
 
         # read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the
         # next RE# fall (board delays), so more than one capture can be pending
-        depth = capture_depth(self.clk_hz)
+        steps, lane = self.steps, Signal(range(self.steps))
+        depth_steps = capture_depth(self.clk_hz, steps=steps)
+        depth = -(-depth_steps // steps)  # cycles
         pipe = Signal(depth)
         pipe_next = Signal(depth)
         mod.d.comb += pipe_next.eq(pipe >> 1)
         mod.d.sync += pipe.eq(pipe_next)
         with mod.If(pipe[0]):
-            mod.d.sync += [self.rdata.payload.eq(p.dq_i), self.rdata.valid.eq(1)]
+            mod.d.sync += [self.rdata.payload.eq(p.dq_i.word_select(lane, 8) if steps > 1 else p.dq_i),
+                           self.rdata.valid.eq(1), self.capture_lane.eq(lane)]
         with mod.Else():
             mod.d.sync += self.rdata.valid.eq(0)
 
@@ -219,12 +227,15 @@ class OnfiPhy(wiring.Component):
 
         # the capture point, a register stage per step (mode and trim change only between operations, so the
         # few cycles' lag is harmless): the mode's table entry plus the trim, clamped, as the pipe's one-hot bit
-        sample = Signal(signed(w + 2))
-        sample_eff = Signal(range(depth + 1))
+        # for its cycle and the sample within it (step s is in cycle ceil(s / steps))
+        shift = steps.bit_length() - 1
+        sample = Signal(signed(w + 2 + TRIM_BITS))
+        sample_eff = Signal(range(depth_steps + steps))
         sample_bit = Signal(depth)
         mod.d.sync += [sample.eq(t["sample"] + self.rd_trim),
-                       sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth, depth, sample))),
-                       sample_bit.eq((Const(1, depth + 1) << sample_eff)[1:])]
+                       sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth_steps, depth_steps, sample)) + steps - 1),
+                       sample_bit.eq((Const(1, depth + 1) << (sample_eff >> shift))[1:]),
+                       lane.eq(sample_eff[:shift])]
 
         with mod.If(active):
             mod.d.sync += cnt.eq(cnt + 1)

@@ -32,6 +32,8 @@ class OnfiSource(enum.IntEnum):
     WALK = 2  # walking ones then zeros (interface self-test)
 
 
+TRIM_BITS = 4  # rd_trim: the protocol's CAPTURE_TRIM_MIN..CAPTURE_TRIM_MAX
+assert -(1 << TRIM_BITS - 1) == Limit.CAPTURE_TRIM_MIN and (1 << TRIM_BITS - 1) - 1 == Limit.CAPTURE_TRIM_MAX
 CCS_BITS = 10  # the tCCS register: PHY cycles, 10 us at 100 MHz, far beyond any part's figure
 
 CONTROL = [
@@ -50,7 +52,8 @@ CONTROL = [
     ("params", 32, "SET FEATURES P1..P4, P1 in the low byte"),
     ("cw_bytes", 16, "Codeword length for per-codeword error counts (bytes)"),
     ("timeout", 32, "R/B# wait limit in PHY cycles"),
-    ("rd_trim", 4, "Signed trim of the read capture point in PHY cycles (board delays)"),
+    ("rd_trim", TRIM_BITS, "Signed trim of the read capture point in capture steps (PHY cycles, or a quarter of one "
+                         "with the ECP5's input gearing): the start-up calibration's"),
     ("wp_n", 1, "WP# pin (0 protects the chip)"),
     ("ccs", CCS_BITS, "tCCS in PHY cycles, from the chip's parameter page (bytes 139-140); 0: ONFI's 500 ns"),
 ]

@@ -77,13 +77,15 @@ class Driver:
 
 
 def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
-        nand_clk_hz: float | None = None, nand_phase: float = 0.0, **model) -> tuple[object, NandBusModel]:
+        nand_clk_hz: float | None = None, nand_phase: float = 0.0, capture_steps: int = 1,
+        **model) -> tuple[object, NandBusModel]:
     """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``);
-    with ``nand_clk_hz`` the PHY runs on a clock of its own, its edges ``nand_phase`` of a period late.
+    with ``nand_clk_hz`` the PHY runs on a clock of its own, its edges ``nand_phase`` of a period late;
+    ``capture_steps``: DQ samples per PHY cycle (input gearing), which the bus model drives at their own times.
 
     Returns (what the script returned, the bus model with its log).
     """
-    dut = OnfiController(clk_hz, nand_clk_hz=nand_clk_hz)
+    dut = OnfiController(clk_hz, nand_clk_hz=nand_clk_hz, capture_steps=capture_steps)
     bfm = NandBusModel(chip, nand_clk_hz or clk_hz, **model)
     sim = Simulator(dut)
     sim.add_clock(1 / clk_hz)
@@ -92,7 +94,7 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
     result = []
 
     async def bus(ctx):
-        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync")
+        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync", dut.phy.capture_lane)
 
     async def main(ctx):
         result.append(await script(Driver(ctx, dut, bfm)))

@@ -11,9 +11,12 @@ checks the unrounded values.
 Reads: the chip drives a byte from tREA after RE# falls until tRHOH after RE#
 rises, and, only in EDO operation (a read cycle under 30 ns), until tRLOH after
 the next RE# fall. The byte reaches the FPGA's input register after the board's
-round-trip delay (:class:`Board`). :func:`mode_cycles` picks the capture edge
+round-trip delay (:class:`Board`). :func:`mode_cycles` picks the capture point
 with a stated setup and hold margin at both ends of the delay range, holding
-RE# low longer when no clock edge falls inside the window.
+RE# low longer when no sampling point falls inside the window. Sampling points
+are the PHY's clock edges, or ``steps`` points per cycle where the board has
+input gearing (the ECP5's IDDRX2F: four samples per cycle from an edge clock at
+twice the PHY's); the capture point and its trim are counted in those steps.
 """
 from __future__ import annotations
 
@@ -98,7 +101,7 @@ class ModeCycles:
     wh: int  # WE# high, stretched so wp + wh covers tWC
     rp: int  # RE# low
     reh: int  # RE# high, stretched so rp + reh covers tRC
-    sample: int  # cycles after RE# low at which DQ is sampled (may fall after RE# rises, or after the next fall: EDO)
+    sample: int  # capture steps after RE# low at which DQ is sampled (may fall after RE# rises, or after the next fall: EDO)
     cs: int  # CE# low before the first WE# low (tCS beyond tWP)
     whr: int  # WE# high to RE# low (also covers tCLR/tAR, checked at build)
     rhw: int  # RE# high to WE# low
@@ -130,60 +133,100 @@ def data_valid_until(t: TimingMode, rp_ns: float, rc_ns: float) -> float:
     return max(rp_ns + t.tRHOH, rc_ns + t.tRLOH if rc_ns < EDO_BELOW_NS else -math.inf)
 
 
-def read_capture(t: TimingMode, clk_hz: float, board: Board = DEFAULT_BOARD) -> tuple[int, int, int, float, float]:
-    """(rp, reh, sample, setup margin, hold margin): RE# low and high and the capture edge in cycles, RE# held low
-    longer until a clock edge lies in the data-valid window with the board's margins at both delay extremes."""
+def read_capture(t: TimingMode, clk_hz: float, board: Board = DEFAULT_BOARD,
+                 steps: int = 1) -> tuple[int, int, int, float, float]:
+    """(rp, reh, sample, setup margin, hold margin): RE# low and high in cycles and the capture point in steps
+    (``steps`` per cycle), RE# held low longer until a sampling point lies in the data-valid window with the
+    board's margins at both delay extremes."""
     period = 1e9 / clk_hz
-    sample = cycles(t.tREA + board.delay_max_ns + board.setup_ns, clk_hz)
+    step = period / steps
+    sample = cycles(t.tREA + board.delay_max_ns + board.setup_ns, clk_hz * steps)
     rp = cycles(t.tRP, clk_hz)
     while True:
         reh = max(cycles(t.tREH, clk_hz), cycles(t.tRC, clk_hz) - rp)
+        if steps > 1:  # fine enough to calibrate against: the window need only hold the calibrated point
+            got = calibrated_capture(t, rp, period, steps, board)
+            if got is not None:
+                return rp, reh, *got
+            rp += 1
+            continue
         end = data_valid_until(t, rp * period, (rp + reh) * period) + board.delay_min_ns
-        if sample * period <= end - board.hold_ns:
-            return rp, reh, sample, sample * period - (t.tREA + board.delay_max_ns), end - sample * period
+        if sample * step <= end - board.hold_ns:
+            return rp, reh, sample, sample * step - (t.tREA + board.delay_max_ns), end - sample * step
         rp += 1  # RE# low longer keeps the byte on DQ longer (tRHOH counts from RE# rising)
 
 
-def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAULT_BOARD) -> ModeCycles:
+def centred_point(first_ps: int, last_ps: int, step_ps: int) -> int | None:
+    """The sampling point a start-up sweep settles on for a window [first, last]: the centre (the earlier of
+    two) of the points inside it, in steps; None when none is."""
+    lo, hi = -(-first_ps // step_ps), last_ps // step_ps
+    return lo + (hi - lo) // 2 if hi >= lo else None
+
+
+def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
+                       board: Board = DEFAULT_BOARD) -> tuple[int, float, float] | None:
+    """With RE# low ``rp`` cycles: (the calibrated point at the middle of the board's delay range in steps, the
+    worst setup and hold margins of the calibrated point over the range, in 0.1 ns steps), or None when at some
+    delay it misses the margins. Calibration sees the last byte of a burst (:func:`data_window_ps`)."""
+    step_ps = round(period * 1000) // steps
+    first, last = round(t.tREA * 1000), round((rp * period + t.tRHOH) * 1000)
+    setup = hold = math.inf
+    for d in range(round(board.delay_min_ns * 1000), round(board.delay_max_ns * 1000) + 1, 100):
+        point = centred_point(first + d, last + d, step_ps)
+        if point is None:
+            return None
+        setup, hold = min(setup, point * step_ps - first - d), min(hold, last + d - point * step_ps)
+    if setup < board.setup_ns * 1000 or hold < board.hold_ns * 1000:
+        return None
+    mid = round((board.delay_min_ns + board.delay_max_ns) * 500)
+    return centred_point(first + mid, last + mid, step_ps), setup / 1000, hold / 1000
+
+
+def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAULT_BOARD, steps: int = 1) -> ModeCycles:
+    """``steps``: DQ samples per PHY cycle (the capture point's and the trim's unit)."""
     t = MODES[mode]
     c = lambda ns: cycles(ns, clk_hz)  # noqa: E731
     wp = c(max(t.tWP, t.tDS, t.tCLS, t.tALS))
     wh = max(c(t.tWH), c(max(t.tCLH, t.tALH, t.tDH, t.tCH)), c(t.tWC) - wp)
-    rp, reh, sample, setup, hold = read_capture(t, clk_hz, board)
+    rp, reh, sample, setup, hold = read_capture(t, clk_hz, board, steps)
     # CLE/ALE drop wh cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
     whr = max(c(t.tWHR), wh + c(max(t.tCLR, t.tAR)))
     return ModeCycles(mode, wp, wh, rp, reh, sample, max(0, c(t.tCS) - wp), whr, c(t.tRHW), c(t.tADL), c(t.tWB),
                       c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3), round(hold, 3))
 
 
-def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD) -> int:
-    """The latest capture edge the PHY can take, in cycles after RE# falls (a trimmed sample point is clamped
-    to 1..depth)."""
-    return max(mode_cycles(m, clk_hz, board).sample for m in MODES) + 8
+def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD, steps: int = 1) -> int:
+    """The latest capture point the PHY can take, in steps after RE# falls (a trimmed sample point is clamped
+    to 1..depth): eight cycles beyond the latest mode's."""
+    return max(mode_cycles(m, clk_hz, board, steps).sample for m in MODES) + 8 * steps
 
 
-def data_window_ps(mode: int, clk_hz: float, delay_ns: float, board: Board = DEFAULT_BOARD) -> tuple[int, int]:
+def data_window_ps(mode: int, clk_hz: float, delay_ns: float, board: Board = DEFAULT_BOARD,
+                   steps: int = 1) -> tuple[int, int]:
     """When a byte is on the FPGA's input for every byte of a burst, in ps after its RE# fall, on wiring with
     round-trip delay ``delay_ns`` (no margins: what the chip guarantees). From tREA; until tRHOH after RE#
     rises: the last byte of a burst has no next RE# fall, so EDO's tRLOH extension does not cover it."""
-    t, c = MODES[mode], mode_cycles(mode, clk_hz, board)
+    t, c = MODES[mode], mode_cycles(mode, clk_hz, board, steps)
     delay, period = round(delay_ns * 1000), round(1e12 / clk_hz)
     return round(t.tREA * 1000) + delay, c.rp * period + round(t.tRHOH * 1000) + delay
 
 
-def trim_range(mode: int, clk_hz: float, trim_min: int, trim_max: int, board: Board = DEFAULT_BOARD) -> range:
-    """The trims within [trim_min, trim_max] that move the capture edge in ``mode``: the PHY clamps the
-    trimmed edge to 1..:func:`capture_depth` cycles, and a sweep skips trims that land on a clamped edge."""
-    sample = mode_cycles(mode, clk_hz, board).sample
-    return range(max(trim_min, 1 - sample), min(trim_max, capture_depth(clk_hz, board) - sample) + 1)
+def trim_range(mode: int, clk_hz: float, trim_min: int, trim_max: int, board: Board = DEFAULT_BOARD,
+               steps: int = 1) -> range:
+    """The trims (in capture steps) within [trim_min, trim_max] that move the capture point in ``mode``: the
+    PHY clamps the trimmed point to 1..:func:`capture_depth` steps, and a sweep skips trims that land on a
+    clamped point."""
+    sample = mode_cycles(mode, clk_hz, board, steps).sample
+    return range(max(trim_min, 1 - sample), min(trim_max, capture_depth(clk_hz, board, steps) - sample) + 1)
 
 
-def trim_passes(mode: int, clk_hz: float, trim: int, delay_ns: float, board: Board = DEFAULT_BOARD) -> bool:
+def trim_passes(mode: int, clk_hz: float, trim: int, delay_ns: float, board: Board = DEFAULT_BOARD,
+                steps: int = 1) -> bool:
     """Whether reads with capture trim ``trim`` (within :func:`trim_range`) return the chip's bytes on wiring
-    with round-trip delay ``delay_ns``: the trimmed edge lies inside :func:`data_window_ps`."""
-    sample = mode_cycles(mode, clk_hz, board).sample + trim
-    first, last = data_window_ps(mode, clk_hz, delay_ns, board)
-    return first <= sample * round(1e12 / clk_hz) <= last
+    with round-trip delay ``delay_ns``: the trimmed point lies inside :func:`data_window_ps`."""
+    sample = mode_cycles(mode, clk_hz, board, steps).sample + trim
+    first, last = data_window_ps(mode, clk_hz, delay_ns, board, steps)
+    return first <= sample * round(1e12 / clk_hz) // steps <= last
 
 
 def trim_centre(passing: int, trim_min: int) -> int | None:

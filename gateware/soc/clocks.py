@@ -11,6 +11,7 @@ from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 class Clocks:
     sys_hz: int  # the SoC: CPU, bus, sequencer, page buffer, BCH engine
     nand_hz: int | None = None  # the ONFI PHY's own clock; None: the PHY runs on the system clock
+    capture_steps: int = 1  # DQ samples per PHY cycle: 4 with the ECP5's IDDRX2F (edge clock at twice the PHY's)
 
     @property
     def phy_hz(self) -> int:
@@ -18,7 +19,8 @@ class Clocks:
         return self.nand_hz or self.sys_hz
 
     def describe(self) -> dict:
-        return {"sys_clk_mhz": self.sys_hz / 1e6, "nand_clk_mhz": self.phy_hz / 1e6, "nand_clock_own": self.nand_hz is not None}
+        return {"sys_clk_mhz": self.sys_hz / 1e6, "nand_clk_mhz": self.phy_hz / 1e6, "nand_clock_own": self.nand_hz is not None,
+                "capture_step_ns": 1e3 / (self.phy_hz / 1e6) / self.capture_steps}
 
 
 DEFAULT_CLOCKS = Clocks(int(DEFAULT_CLK_HZ))  # the RTL rig's and the benches' default build: the PHY on the system clock

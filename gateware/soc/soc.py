@@ -59,9 +59,10 @@ class RigSoC(SoCCore):
         for prefix, enum in (("ONFI_OP", OnfiOp), ("ONFI_SOURCE", OnfiSource)):
             for v in enum:
                 self.add_constant(f"{prefix}_{v.name}", int(v))
-        # the read-capture trims that move the capture edge in each mode: the firmware's start-up sweep
+        # the read-capture trims (in capture steps) that move the capture point in each mode: the start-up sweep
         for mode in range(6):
-            trims = trim_range(mode, clocks.phy_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX)
+            trims = trim_range(mode, clocks.phy_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX,
+                               steps=clocks.capture_steps)
             self.add_constant(f"ONFI_TRIM_FIRST_M{mode}", trims.start)
             self.add_constant(f"ONFI_TRIM_LAST_M{mode}", trims.stop - 1)
         self.bus.add_slave("nandbuf", self.onfi.bus, SoCRegion(origin=NANDBUF_BASE, size=NANDBUF_SIZE, cached=False))

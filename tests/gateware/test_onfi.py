@@ -377,6 +377,65 @@ def test_capture_keeps_its_margins_across_the_board_delays_and_trim_reaches_beyo
     assert (st["err_1to0"] + st["err_0to1"] == 0) == clean
 
 
+@pytest.mark.parametrize("delay", [0.0, 5.3, 8.0])
+@pytest.mark.slow
+def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board_delays(delay):
+    """The ULX3S's NAND clock with DQ sampled four times a cycle (IDDRX2F): at each board delay of the stated
+    range, each mode at the trim the start-up sweep settles on reads READ ID, the parameter page (CRC good) and a
+    full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.8 of tRC."""
+    from nandrig.boards.sim.wiring import Wiring
+    from nandrig.boards.ulx3s.build import NAND_CLOCKS
+
+    clocks, steps = NAND_CLOCKS, NAND_CLOCKS.capture_steps
+    chip = VirtualChip("mlc-small", seed=3)
+    blk = good_block(chip)
+    seed, n = page_seed(CAMPAIGN, blk, 0), chip.geometry.raw_page_bytes
+
+    async def script(d):
+        await d.op(OnfiOp.RESET)
+        d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(0, clocks.phy_hz, steps)
+        await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
+        await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
+        out = {}
+        for mode in range(6):
+            await to_mode(d, mode)
+            d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(mode, clocks.phy_hz, steps)
+            await d.op(OnfiOp.READ_ID, faddr=0x20, length=4)
+            onfi = await d.read_buffer(4)
+            await d.op(OnfiOp.READ_PARAM, length=768)
+            param = await d.read_buffer(768)
+            r = await d.op(OnfiOp.READ, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
+            out[mode] = onfi, param, await d.read_buffer(n), r, ns_per_byte(d.model.dout_times)
+        return out
+
+    out, bfm = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=steps, io_delay_ns=delay)
+    assert bfm.log.violation_count == 0, bfm.log.violations
+    want = prbs31_bytes(seed, n)
+    for mode, (onfi, param, page, r, read_ns) in out.items():
+        assert onfi == b"ONFI" and decode_dump(param).page == chip.profile.parameter_page(), mode
+        assert page == chip.read(blk, 0).data[:n] and (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(page))
+        assert limit_ns(mode)[1] / read_ns >= 0.8, mode
+    # without gearing, modes 2 and 5 read slower: their window is narrower than a clock period plus the margins
+    assert min(limit_ns(m)[1] / (mode_cycles(m, clocks.phy_hz).read_cycle * 10) for m in range(6)) < 0.8
+
+
+def test_input_gearing_capture_margins_come_from_the_calibrated_point():
+    """With four samples a cycle the capture point is the sweep's centre for the board at hand: every mode keeps
+    the board's setup and hold margins at every delay of the range (0.1 ns apart), and the sweep as the rigs run
+    it (:class:`Wiring`) settles on that point."""
+    from nandrig.boards.sim.wiring import Wiring
+    from nandrig.gateware.onfi.timing import data_window_ps
+
+    for mode in range(6):
+        c = mode_cycles(mode, 100e6, steps=4)
+        assert c.setup_margin_ns >= DEFAULT_BOARD.setup_ns and c.hold_margin_ns >= DEFAULT_BOARD.hold_ns, mode
+        for tenth in range(0, 81, 7):
+            delay = tenth / 10
+            first, last = data_window_ps(mode, 100e6, delay, steps=4)
+            point = (c.sample + Wiring(delay).calibrated_trim(mode, 100e6, 4)) * 2500
+            assert first + DEFAULT_BOARD.setup_ns * 1000 - 1 <= point <= last - DEFAULT_BOARD.hold_ns * 1000 + 1, (mode, delay)
+
+
 @pytest.mark.parametrize("clk_hz,nand_hz,phase", CLOCKS[:2])
 def test_buffer_source_and_change_read_column(clk_hz, nand_hz, phase):
     """Programs from the page buffer run at the mode's write cycle: on the ULX3S's clocks too, where the
