@@ -59,12 +59,15 @@ class BchFrontend(wiring.Component):
         in_flight = sum(flight[i] for i in range(READ_LATENCY))
         issue = Signal()
         port_free = Signal()  # nothing writes the buffer this cycle
-        mod.d.comb += issue.eq(feeding & port_free & (idx < total) & (q.level + in_flight < FIFO_DEPTH))
-        read_addr = Mux(idx < cfg.k_bytes, data_addr + idx, parity_addr + idx - cfg.k_bytes)
+        # byte idx's address and whether it is still to read are registers, updated as each read goes out: the
+        # compares and sums stay off the path from issue to the buffer's address (the ULX3S's critical path)
+        more, read_addr = Signal(), Signal.like(self.addr)
+        mod.d.comb += issue.eq(feeding & port_free & more & (q.level + in_flight < FIFO_DEPTH))
         mod.d.sync += [flight.eq(Cat(issue, flight[:-1])), flags[0].eq(Cat(idx == 0, idx + 1 == total))]
         mod.d.sync += [later.eq(earlier) for earlier, later in zip(flags, flags[1:])]
         with mod.If(issue):
-            mod.d.sync += idx.eq(idx + 1)
+            mod.d.sync += [idx.eq(idx + 1), more.eq(idx + 1 < total),
+                           read_addr.eq(Mux(idx + 1 == cfg.k_bytes, parity_addr, read_addr + 1))]
         word = Signal(beat)
         mod.d.comb += [word.data.eq(self.rdata), word.first.eq(flags[-1][0]), word.last.eq(flags[-1][1]),
                        q.w_data.eq(word), q.w_en.eq(flight[-1])]
@@ -125,6 +128,7 @@ class BchFrontend(wiring.Component):
             mod.d.sync += [self.busy.eq(0), enc_done.eq(0)]
         with mod.If(self.start & ~self.busy):
             mod.d.sync += [self.busy.eq(1), feeding.eq(1), op.eq(self.op), t.eq(self.t), idx.eq(0), par_idx.eq(0),
+                           more.eq(1), read_addr.eq(self.data_addr),
                            data_addr.eq(self.data_addr), parity_addr.eq(self.parity_addr), enc_done.eq(0),
                            total.eq(cfg.k_bytes + Mux(self.op == DECODE, ecc_bytes[self.t], 0)),
                            self.corrected.eq(0), self.fail.eq(0), self.erased.eq(0)]
