@@ -86,7 +86,7 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
         "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"), **decoded.fields(), "notes": notes,
         "blocks": info.blocks, "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
-        "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims},
+        "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims, "step_ps": info.capture_step_ps},
         "read_retry": dataclasses.asdict(retry) if (retry := table_for(pp.manufacturer, pp.model)) else None,
         "energy": Cap.ENERGY in hello.capabilities,
     }
@@ -99,8 +99,8 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
     click.echo("geometry: " + _geometry_line(decoded))
     click.echo("ONFI:     " + _onfi_line(decoded))
     passing = info.passing_trims
-    click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} cycles (passing: "
-               f"{' '.join(f'{t:+d}' for t in passing)})")
+    click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} steps of {info.capture_step_ps / 1000:g} ns "
+               f"(passing: {' '.join(f'{t:+d}' for t in passing)})")
     click.echo(f"retry:    {retry.name}: each reference {retry.min_offset:+d}..{retry.max_offset:+d} steps of "
                f"{retry.step_mv:g} mV" if retry else "retry:    no read-retry table for this part: its references stay put")
     click.echo(f"energy:   {'metered (supply-current front end)' if out['energy'] else 'not metered (no front end)'}")

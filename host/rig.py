@@ -87,6 +87,7 @@ class RigInfo:
     ecc_step_bytes: int = 512
     luns: int = 1
     param_status: ParamError = ParamError.OK  # why the rig drives no chip, when it does not
+    capture_step_ps: int = 10_000  # what a trim step moves the capture point
 
     @property
     def raw_page_bytes(self) -> int:
@@ -415,7 +416,7 @@ class Rig:
                 timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
                 codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
                 rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None, ecc_step_bytes=v[19],
-                luns=v[20], param_status=_param_status(v[21]),
+                luns=v[20], param_status=_param_status(v[21]), capture_step_ps=v[22],
             )
         return self._info
 

@@ -111,7 +111,8 @@ class ChipCommands:
         if self.ident is None:  # as the firmware: a chip it could not read or cannot drive is all zeros
             read_id = self.read_id0 if self.capture == P.Capture.CALIBRATED else bytes(5)
             return P.INFO_REPLY.pack(read_id, bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
-                                     int(self._caps()), *capture, 0, bytes(16), 0, 0, int(self.param_status))
+                                     int(self._caps()), *capture, 0, bytes(16), 0, 0, int(self.param_status),
+                                     self.capture_step_ps)
         pp, ecc = self.ident.page, self.ident.ecc
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
         uid = (decode_unique_id(self.wiring.apply_bytes(self.chip.read_unique_id()))  # as the firmware reads it
@@ -121,7 +122,7 @@ class ChipCommands:
             pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun * pp.luns, pp.bits_per_cell,
             sum(1 << m for m in pp.timing_modes), mode, ecc.bits if ecc else 0, self.codeword_bytes, self.t_max,
             int(self._caps()), *capture, uid is not None, uid or bytes(16), ecc.step_bytes if ecc else 0, pp.luns,
-            int(self.param_status),
+            int(self.param_status), self.capture_step_ps,
         )
 
     @property

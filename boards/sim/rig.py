@@ -78,6 +78,7 @@ class VirtualRig(ChipCommands, FlaresCommands):
         self.kind = P.RigKind.VIRTUAL
         self.flares = rig_flares.RigFlares(self.t_max)
         self.clk_hz, self.wiring, self.capture_steps = clk_hz, wiring, capture_steps
+        self.capture_step_ps = round(1e12 / clk_hz / capture_steps)
         self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
         self.ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
         self.param_status = ParamError.NO_VALID_COPY

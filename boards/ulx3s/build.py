@@ -57,7 +57,8 @@ def _crg(platform, clocks: Clocks):
                 # DQ's input gearing (IDDRX2F) samples on both edges of an edge clock at twice the PHY's, and the
                 # PHY's clock is that edge clock divided by two, so the two stay aligned (ECP5 high-speed I/O)
                 assert clocks.capture_steps == 4, "IDDRX2F: four samples per PHY cycle"
-                self.cd_nand2x_i, self.cd_nand2x, self.cd_nand = ClockDomain(), ClockDomain(), ClockDomain()
+                self.cd_nand2x_i, self.cd_nand2x = ClockDomain("nand2x_i"), ClockDomain("nand2x")
+                self.cd_nand = ClockDomain("nand")
                 pll.create_clkout(self.cd_nand2x_i, 2 * clocks.nand_hz, with_reset=False)
                 self.specials += [
                     Instance("ECLKSYNCB", i_ECLKI=self.cd_nand2x_i.clk, i_STOP=0, o_ECLKO=self.cd_nand2x.clk),

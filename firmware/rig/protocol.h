@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 10
+#define PROTOCOL_VERSION_MINOR 11
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -435,7 +435,7 @@ enum {
 #define SET_HELLO_REPLY_N(p, v) put_le((p) + 17, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
-#define INFO_REPLY_BYTES 88u
+#define INFO_REPLY_BYTES 90u
 #define INFO_REPLY_READ_ID_OFFSET 0u
 #define INFO_REPLY_READ_ID_SIZE 5u
 #define INFO_REPLY_MANUFACTURER_OFFSET 5u
@@ -480,6 +480,8 @@ enum {
 #define SET_INFO_REPLY_LUNS(p, v) put_le((p) + 86, (uint64_t)(v), 1)
 #define INFO_REPLY_PARAM_STATUS(p) ((uint8_t)get_le((p) + 87, 1))
 #define SET_INFO_REPLY_PARAM_STATUS(p, v) put_le((p) + 87, (uint64_t)(v), 1)
+#define INFO_REPLY_CAPTURE_STEP_PS(p) ((uint16_t)get_le((p) + 88, 2))
+#define SET_INFO_REPLY_CAPTURE_STEP_PS(p, v) put_le((p) + 88, (uint64_t)(v), 2)
 
 /* READ_ID_HEAD: then n ID bytes */
 #define READ_ID_HEAD_BYTES 1u

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 10)
+VERSION = (1, 11)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -46,7 +46,7 @@ class Limit:
     FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
     PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
     RIG_CODEWORD_BYTES = 2048  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
-    CAPTURE_TRIM_MIN = -8  # the read-capture trim a rig sweeps at start-up, in controller clock cycles
+    CAPTURE_TRIM_MIN = -8  # the read-capture trim a rig sweeps at start-up, in capture steps (PHY cycles or quarters)
     CAPTURE_TRIM_MAX = 7  # (INFO's trim_pass: bit i for trim CAPTURE_TRIM_MIN + i)
     ECC_PROFILE_OFFSET = 2  # spare bytes 0-1 keep the bad-block mark
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
@@ -276,7 +276,8 @@ INFO_REPLY = layout(
     ("spare_bytes", "u16"), ("pages_per_block", "u32"), ("blocks", "u32"), ("bits_per_cell", "u8"),
     ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
     ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"), ("has_unique_id", "u8"),
-    ("unique_id", "bytes16"), ("ecc_step_bytes", "u16"), ("luns", "u8"), ("param_status", "u8"))
+    ("unique_id", "bytes16"), ("ecc_step_bytes", "u16"), ("luns", "u8"), ("param_status", "u8"),
+    ("capture_step_ps", "u16"))
 # what each INFO field means (docs/protocol.md's INFO table)
 INFO_FIELDS = {
     "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
@@ -288,7 +289,8 @@ INFO_FIELDS = {
     "codeword_bytes": "rig codeword_bytes for READ's per-codeword counts",
     "t_max": "rig t_max (0 when the rig has no decoder)", "capabilities": "capabilities",
     "capture": "start-up read-capture calibration: 0 calibrated, 1 no passing window (chip left at mode 0)",
-    "rd_trim": "read-capture trim in use, controller clock cycles (centre of the passing window)",
+    "rd_trim": "read-capture trim in use, in capture steps: PHY cycles, or quarters of one with input gearing "
+               "(centre of the passing window)",
     "trim_pass": "trims that read the chip correctly in the current mode (bit i: trim CAPTURE_TRIM_MIN + i)",
     "has_unique_id": "1 when the chip lists READ UNIQUE ID and a copy's complement checked out, else 0",
     "unique_id": "the chip's ONFI unique ID (zeros without one): who this physical chip is",
@@ -296,6 +298,7 @@ INFO_FIELDS = {
     "luns": "LUNs (parameter page byte 100); blocks counts all of them, LUN = block / (blocks / luns)",
     "param_status": "0, or why the parameter page describes no chip this rig drives (ParamError: the geometry "
                     "fields are then zero and chip commands answer OUT_OF_RANGE)",
+    "capture_step_ps": "what one step of rd_trim moves the capture point, in ps (since 1.11)",
 }
 READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))

@@ -153,7 +153,8 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
             r.erase(3)
             r.program(3, 0, seed=5)
             errors = sum(c.errors for c in r.read(3, 0, seed=5).codewords)
-        want = Rig(InProcessTransport(VirtualRig(VirtualChip(PROFILE, SEED), clk_hz=sim.clk_hz, wiring=wiring))).info()
+        want = Rig(InProcessTransport(VirtualRig(VirtualChip(PROFILE, SEED), clk_hz=sim.clk_hz, wiring=wiring,
+                                                 capture_steps=board_clocks(board).capture_steps))).info()
         assert got.capture == Capture.CALIBRATED and got.timing_mode == 5, delay
         assert (got.rd_trim, got.passing_trims) == (want.rd_trim, want.passing_trims), delay
         assert errors == 0, delay

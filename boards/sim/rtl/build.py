@@ -48,7 +48,7 @@ def sim_binary(out: Path = BUILD) -> Path:
     return out / "gateware" / "obj_dir" / "Vsim"
 
 
-def _io():
+def _io(capture_steps: int = 1):
     from litex.build.generic_platform import Pins, Subsignal
 
     return [
@@ -57,7 +57,7 @@ def _io():
          Subsignal("source_data", Pins(8)), Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
          Subsignal("sink_data", Pins(8))),
         ("nand", 0, *[Subsignal(n, Pins(1)) for n in ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n", "dq_oe")],
-         Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8)),
+         Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8 * capture_steps)),
          Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16)),
          *[Subsignal(n, Pins(1)) for n in ADC_PADS]),
     ]
@@ -130,7 +130,7 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
     shutil.rmtree(out / "software" / "firmware", ignore_errors=True)
     # the LiteX software build runs meson and the RISC-V toolchain from PATH
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    platform = SimPlatform("SIM", _io())
+    platform = SimPlatform("SIM", _io(clocks.capture_steps))
     nand = platform.request("nand")
     soc = RigSoC(platform, _crg(platform, clocks), clocks, nand, out / "amaranth",
                  uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,

@@ -60,7 +60,9 @@ struct adc {
 
 struct session_s {
 	char *clk;  /* the PHY's clock */
-	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *dq_i, *rb_n;
+	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *rb_n;
+	void *dq_i;  /* DQ as the PHY takes it: dq_lanes samples per cycle, 8 bits each, the last at the edge */
+	int dq_lanes;
 	struct adc adc;
 	char *adv_go;
 	uint64_t *adv_ns;
@@ -236,6 +238,8 @@ static int nandbridge_add_pads(void *sess, struct pad_list_s *plist)
 	for (int i = 0; pads[i].name; i++) {
 		PAD("ce_n", ce_n); PAD("cle", cle); PAD("ale", ale); PAD("we_n", we_n); PAD("re_n", re_n);
 		PAD("wp_n", wp_n); PAD("dq_o", dq_o); PAD("dq_oe", dq_oe); PAD("dq_i", dq_i); PAD("rb_n", rb_n);
+		if (!strcmp(pads[i].name, "dq_i"))
+			s->dq_lanes = (int)(pads[i].len / 8);
 		PAD("adv_go", adv_go); PAD("adv_ns", adv_ns); PAD("adv_temp", adv_temp);
 		PAD("adc_cs_n", adc.cs_n); PAD("adc_sclk", adc.sclk); PAD("adc_sdata", adc.sdata);
 	}
@@ -356,7 +360,17 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	s->prev_we = we;
 	s->prev_re = re;
 	s->prev_go = go;
-	*s->dq_i = (char)wire(s, dq_at(s, time_ps + s->period_ps));
+	/* what the input gearing samples between this edge and the next, oldest first (one lane: at the edge) */
+	uint32_t word = 0;
+	for (int k = 0; k < s->dq_lanes; k++)
+		word |= (uint32_t)wire(s, dq_at(s, time_ps + s->period_ps * (uint64_t)(k + 1) / (uint64_t)s->dq_lanes))
+		        << 8 * k;
+	if (s->dq_lanes == 1)  /* Verilator keeps a signal of up to 8 bits in a byte, 16 in a short, 32 in an int */
+		*(uint8_t *)s->dq_i = (uint8_t)word;
+	else if (s->dq_lanes == 2)
+		*(uint16_t *)s->dq_i = (uint16_t)word;
+	else
+		*(uint32_t *)s->dq_i = word;
 	*s->rb_n = now < s->busy_end_ns ? 0 : 1;
 	adc_tick(&s->adc, now);
 	return RC_OK;
