@@ -136,7 +136,7 @@ uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
 	SET_INFO_REPLY_ECC_STEP_BYTES(out, c->ecc_step_bytes);
 	SET_INFO_REPLY_LUNS(out, c->luns);
 	SET_INFO_REPLY_PARAM_STATUS(out, c->param_status);
-	SET_INFO_REPLY_CAPTURE_STEP_PS(out, ONFI_CAPTURE_STEP_PS);
+	SET_INFO_REPLY_CAPTURE_STEP_PS(out, c->capture_step_ps);
 	return INFO_REPLY_BYTES;
 }
 

@@ -159,6 +159,7 @@ int onfi_identify(struct chip *c)
 	static struct param_info p;
 	memset(c, 0, sizeof *c);
 	c->retry = -1;
+	c->capture_step_ps = ONFI_CAPTURE_STEP_PS;
 	onfi_wp_n_write(1);
 	onfi_ccs_write(0);  /* until the parameter page gives the part's own */
 	onfi_timeout_write(ONFI_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */

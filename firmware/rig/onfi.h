@@ -17,6 +17,7 @@ struct chip {
 	uint8_t capture;  /* CAPTURE_CALIBRATED, or CAPTURE_NO_WINDOW */
 	int8_t rd_trim;  /* the read-capture trim in use */
 	uint16_t trim_pass;  /* trims that read the chip in the current mode (bit i: CAPTURE_TRIM_MIN + i) */
+	uint16_t capture_step_ps;  /* what one trim step moves the capture point: the build's (soc.h) */
 	int valid_copy;  /* which parameter-page copy passed its CRC, -1 for none */
 	uint8_t has_uid;  /* the chip gave a unique ID whose complement checked out */
 	int8_t retry;  /* its read-retry table (retry_table()), -1 for none: its references stay where they are */
