@@ -25,8 +25,7 @@ def bench_chip_cmd(as_json, profile) -> None:
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Chip seed.")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Block cycles to take the median of.")
-@click.option("--board", type=click.Choice(BOARDS), help="Run the rig at this board's clocks (default: 100 MHz; ulx3s-geared: "
-              "the NAND clock with input gearing, simulated only).")
+@click.option("--board", type=click.Choice(BOARDS), help="Run the rig at this board's bitstream clocks (default: 100 MHz).")
 def bench_rig_cmd(as_json, profile, seed, repeats, board) -> None:
     """RTL rig: block cycle with measurement against its physical floor; firmware size."""
     from nandrig.boards.sim.profile import load_profile
@@ -77,8 +76,7 @@ def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the SoC and firmware even if no source changed.")
 @click.option("--bch", is_flag=True, help="With the BCH engine (cut to t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
-@click.option("--board", type=click.Choice(BOARDS), help="Run at this board's clocks (default: 100 MHz; ulx3s-geared: the "
-              "NAND clock with input gearing, simulated only).")
+@click.option("--board", type=click.Choice(BOARDS), help="Run at this board's bitstream clocks (default: 100 MHz).")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
 def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring) -> None:
     """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""

@@ -1,9 +1,10 @@
 """The TSOP-48 NAND adapter on the ULX3S GPIO headers, as data.
 
 Chip pins follow the standard x8 TSOP-48 NAND pinout (ONFI, e.g. Micron MT29F, Samsung K9);
-the ULX3S side names the silkscreen labels and the ECP5 balls: GP0-3/GN0-3 as in LiteX's
-``radiona_ulx3s`` platform, GP14-GP22 as in the ULX3S v2.0 constraint file. The data lines sit on
-one header (J1) and the control lines on the other (J2).
+the ULX3S side names the silkscreen labels and the ECP5 balls: GP0-1/GN0-1 as in LiteX's
+``radiona_ulx3s`` platform, GP14-GP22/GN14-GN18 as in the ULX3S v2.0 constraint file. The data lines
+sit on J2 (GP14-GP17, GN14-GN17: bank 3, the FPGA's right side), CLE/ALE/WE#/RE# on J1, CE#, R/B#
+and WP# on J2.
 """
 from __future__ import annotations
 
@@ -22,13 +23,15 @@ class AdapterPin:
 
 
 ADAPTER: tuple[AdapterPin, ...] = (
+    # DQ on one bank of the right side (bank 3), where the ECP5 has the IDDRX2F input gearing (top and bottom
+    # banks have none: nextpnr refuses it there)
     *(AdapterPin(f"dq{i}", pin, f"I/O{i}", hdr, ball) for i, (pin, hdr, ball) in enumerate((
-        (29, "GP0", "B11"), (30, "GN0", "C11"), (31, "GP1", "A10"), (32, "GN1", "A11"),
-        (41, "GP2", "A9"), (42, "GN2", "B10"), (43, "GP3", "B9"), (44, "GN3", "C10")))),
-    AdapterPin("cle", 16, "CLE", "GP14", "U18"),
-    AdapterPin("ale", 17, "ALE", "GP15", "N17"),
-    AdapterPin("we_n", 18, "WE#", "GP16", "N16"),
-    AdapterPin("re_n", 8, "RE#", "GP17", "L16"),
+        (29, "GP14", "U18"), (30, "GN14", "U17"), (31, "GP15", "N17"), (32, "GN15", "P16"),
+        (41, "GP16", "N16"), (42, "GN16", "M17"), (43, "GP17", "L16"), (44, "GN17", "L17")))),
+    AdapterPin("cle", 16, "CLE", "GP0", "B11"),
+    AdapterPin("ale", 17, "ALE", "GN0", "C11"),
+    AdapterPin("we_n", 18, "WE#", "GP1", "A10"),
+    AdapterPin("re_n", 8, "RE#", "GN1", "A11"),
     AdapterPin("ce_n", 9, "CE#", "GP20", "D18", True, "chip deselected while the FPGA is unconfigured"),
     AdapterPin("rb_n", 7, "R/B#", "GP21", "C18", True, "open drain: the chip only pulls it low"),
     AdapterPin("wp_n", 19, "WP#", "GP22", "B15", True, "defined level while the FPGA is unconfigured"),

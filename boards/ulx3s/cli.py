@@ -25,21 +25,25 @@ def board_grp() -> None:
 @click.option("--clock-mhz", type=click.FloatRange(10, 100), default=CLOCKS.sys_hz / 1e6, show_default=True,
               help="System clock.")
 @click.option("--nand-clock-mhz", type=click.FloatRange(0, 200), default=(CLOCKS.nand_hz or 0) / 1e6,
-              show_default=True, help="The ONFI PHY's own clock (0: the system clock; 100: closes timing at some placements only).")
+              show_default=True, help="The ONFI PHY's own clock (0: the PHY on the system clock).")
+@click.option("--capture-steps", type=click.Choice(["1", "4"]), default=str(CLOCKS.capture_steps), show_default=True,
+              help="DQ samples per PHY cycle: 4 with the IDDRX2F input gearing (needs the NAND clock).")
 @click.option("--seed", type=int, default=SEED, show_default=True, help="nextpnr placement seed.")
 @click.option("--bch-t-max", type=click.IntRange(1, BchConfig().t_max), default=BOARD_BCH.t_max, show_default=True,
               help="The BCH engine's t_max (the rig's code).")
 @click.option("--bch-lanes", type=click.Choice(["8", "16", "24", "32"]), default=str(BOARD_BCH.chien_parallelism),
               show_default=True, help="Chien search degrees per cycle (area against decode time).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
-def build_cmd(board, clock_mhz, nand_clock_mhz, seed, bch_t_max, bch_lanes, as_json) -> None:
+def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, bch_lanes, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
     bch = dataclasses.replace(BOARD_BCH, t_max=bch_t_max, chien_parallelism=int(bch_lanes))
-    clocks = Clocks(int(clock_mhz * 1e6), int(nand_clock_mhz * 1e6) or None)
+    clocks = Clocks(int(clock_mhz * 1e6), int(nand_clock_mhz * 1e6) or None, int(capture_steps))
     if 1e9 % clocks.phy_hz:
         raise NandrigError(f"--nand-clock-mhz {nand_clock_mhz}: the firmware needs a whole number of ns per PHY cycle")
+    if clocks.capture_steps > 1 and not clocks.nand_hz:
+        raise NandrigError(f"--capture-steps {capture_steps}: the input gearing needs the NAND clock (--nand-clock-mhz)")
     res = build(clocks=clocks, seed=seed, bch=bch,
                 echo=(lambda s: None) if as_json else (lambda s: click.echo(s, err=True)))
     if as_json:

@@ -85,6 +85,9 @@ def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str |
         res = synthesize(OnfiController(clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=clocks.capture_steps),
                          "onfi_controller",
                          freq_mhz=clocks.phy_hz / 1e6, hierarchical=True)
+        # each clock against its own frequency: the system side runs at sys_hz, the PHY's (nand_clk) at nand_hz
+        want = {"clk": clocks.sys_hz / 1e6, "nand_clk": clocks.phy_hz / 1e6}
+        per_clock = res.get("fmax_per_clock_mhz") or {"clk": res["fmax_mhz"]}
         out["ecp5"] = {"device": "LFE5U-85F CABGA381", "controller": res,
-                       "meets_clock": res["fmax_mhz"] >= clocks.phy_hz / 1e6}
+                       "meets_clock": all(f >= want.get(c, clocks.phy_hz / 1e6) for c, f in per_clock.items())}
     return out

@@ -11,8 +11,7 @@ from nandrig.gateware.soc.clocks import BOARDS
 @click.command("onfi")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the default output too).")
 @click.option("--no-synth", is_flag=True, help="Skip the ECP5 synthesis.")
-@click.option("--board", type=click.Choice(BOARDS), help="Run the controller at this board's clocks (default: 100 MHz; "
-              "ulx3s-geared: the NAND clock with input gearing, simulated only).")
+@click.option("--board", type=click.Choice(BOARDS), help="Run the controller at this board's bitstream clocks (default: 100 MHz).")
 def bench_onfi_cmd(as_json, no_synth, board) -> None:
     """Bus bandwidth, overhead and timing checks per ONFI mode (simulated controller + chip model), ECP5 area."""
     from nandrig.gateware.soc.clocks import board_clocks

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -86,17 +86,17 @@ class TimingRom:
 class Since:
     """Cycles since an event (saturating), and its comparisons with thresholds as flops: each flag is registered
     from the same next value as the count, so ``at_least(t)`` equals ``count >= t`` without a compare after the
-    flops (thresholds change only between operations). The PHY's ready, which every beat waits on, then starts
-    from flops: at the ULX3S's 100 MHz NAND clock those compares were its critical path."""
+    flops (thresholds change only between operations; a change reaches the flag two cycles later). The PHY's
+    ready, which every beat waits on, then starts from flops: at the ULX3S's 100 MHz NAND clock those compares
+    were its critical path."""
 
     def __init__(self, mod: Module, name: str, width: int, restart_at: int = 1) -> None:
         top = (1 << width) - 1
         self.mod, self.name = mod, name
         self.count = Signal(width, name=f"since_{name}", init=top)
         self.restart = Signal(name=f"since_{name}_restart")  # comb: the event happens at this edge
-        self.next = Signal(width, name=f"since_{name}_next")
-        mod.d.comb += self.next.eq(Mux(self.restart, restart_at, Mux(self.count != top, self.count + 1, self.count)))
-        mod.d.sync += self.count.eq(self.next)
+        self.restart_at = restart_at
+        mod.d.sync += self.count.eq(Mux(self.restart, restart_at, Mux(self.count != top, self.count + 1, self.count)))
         self._flags: list[tuple[object, Signal]] = []
 
     def at_least(self, threshold) -> Signal:
@@ -105,7 +105,12 @@ class Since:
             if t is threshold:
                 return flag
         flag = Signal(name=f"since_{self.name}_ge{len(self._flags)}", init=1)  # the count starts saturated
-        self.mod.d.sync += flag.eq(self.next >= threshold)
+        # next >= threshold, split so neither the event nor the count's increment feeds the compare's carry chain:
+        # the event (a count reaching a bus timing) only selects between the two outcomes, and count + 1 >= t is
+        # count >= t - 1, with t - 1 a register (thresholds stay below the saturated count, so saturation agrees)
+        below = Signal(signed(len(Value.cast(threshold)) + 1), name=f"since_{self.name}_ge{len(self._flags)}_below")
+        self.mod.d.sync += [below.eq(threshold - 1),
+                            flag.eq(Mux(self.restart, self.restart_at >= threshold, self.count >= below))]
         self._flags.append((threshold, flag))
         return flag
 
@@ -191,6 +196,10 @@ class OnfiPhy(wiring.Component):
         pipe_next = Signal(depth)
         mod.d.comb += pipe_next.eq(pipe >> 1)
         mod.d.sync += pipe.eq(pipe_next)
+        # no capture pending (DESELECT waits for it) as a flop: the pipe's next value is empty, unless a read
+        # cycle starts, which sets it below
+        drained = Signal(init=1)
+        mod.d.sync += drained.eq(pipe_next == 0)
         with mod.If(pipe[0]):
             mod.d.sync += [self.rdata.payload.eq(p.dq_i.word_select(lane, 8) if steps > 1 else p.dq_i),
                            self.rdata.valid.eq(1), self.capture_lane.eq(lane)]
@@ -216,7 +225,7 @@ class OnfiPhy(wiring.Component):
             with mod.Case(Kind.WAIT_RB):
                 mod.d.comb += gate.eq(wait_ok)
             with mod.Case(Kind.DESELECT):
-                mod.d.comb += gate.eq(pipe == 0)
+                mod.d.comb += gate.eq(drained)
             with mod.Default():
                 mod.d.comb += gate.eq(1)
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
@@ -226,14 +235,18 @@ class OnfiPhy(wiring.Component):
         mod.d.comb += self.beats.ready.eq(drop | (free & gate))
 
         # the capture point, a register stage per step (mode and trim change only between operations, so the
-        # few cycles' lag is harmless): the mode's table entry plus the trim, clamped, as the pipe's one-hot bit
-        # for its cycle and the sample within it (step s is in cycle ceil(s / steps))
+        # few cycles' lag is harmless): the mode's table entry plus the trim, clamped to 1..depth_steps, as the
+        # pipe's one-hot bit for its cycle and the sample within it (step s is in cycle ceil(s / steps): the
+        # steps - 1 that rounds up is added to the trim first, so no adder follows the clamp)
         shift = steps.bit_length() - 1
-        sample = Signal(signed(w + 2 + TRIM_BITS))
+        trim_up = Signal(signed(TRIM_BITS + shift + 1))
+        sample = Signal(signed(w + 2 + TRIM_BITS + shift))
         sample_eff = Signal(range(depth_steps + steps))
         sample_bit = Signal(depth)
-        mod.d.sync += [sample.eq(t["sample"] + self.rd_trim),
-                       sample_eff.eq(Mux(sample < 1, 1, Mux(sample > depth_steps, depth_steps, sample)) + steps - 1),
+        hi = depth_steps + steps - 1
+        mod.d.sync += [trim_up.eq(self.rd_trim + (steps - 1)),
+                       sample.eq(t["sample"] + trim_up),
+                       sample_eff.eq(Mux(sample < steps, steps, Mux(sample > hi, hi, sample))),
                        sample_bit.eq((Const(1, depth + 1) << (sample_eff >> shift))[1:]),
                        lane.eq(sample_eff[:shift])]
 
@@ -254,16 +267,21 @@ class OnfiPhy(wiring.Component):
                 mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
 
         mod.d.sync += [ce_fell.eq(0), ce_rose.eq(0)]
+        # DQ's output register takes the waiting beat's byte whenever the bus cycle is over, not only when the
+        # beat starts: DQ is driven only from the start (dq_oe), and a cycle's byte still changes only at its end.
+        # The timing gates then stay off the eight registers' enable (the NAND clock's critical path at one seed)
+        with mod.If(free & self.beats.valid):
+            mod.d.sync += p.dq_o.eq(b.data)
         with mod.If(self.beats.valid & self.beats.ready & ~drop):
             mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1), ends.eq(0)]  # every bus cycle is >= 2 counts
             with mod.Switch(b.kind):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
                     mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
-                                   p.dq_o.eq(b.data), p.dq_oe.eq(1)]
+                                   p.dq_oe.eq(1)]
                     with mod.If(b.kind == Kind.CMD):
                         mod.d.sync += after_e0.eq(b.data == 0xE0)
                 with mod.Case(Kind.DOUT):
-                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | sample_bit)]
+                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | sample_bit), drained.eq(0)]
                 with mod.Case(Kind.SELECT):
                     mod.d.sync += [p.ce_n.eq(0), ce_fell.eq(1)]
                 with mod.Case(Kind.DESELECT):

@@ -18,16 +18,20 @@ class Clocks:
         """What the PHY counts bus timings, busy times and timeouts in."""
         return self.nand_hz or self.sys_hz
 
+    @property
+    def capture_step_ps(self) -> int:
+        """What one step of the read-capture trim moves the sample point (INFO's capture_step_ps)."""
+        return round(1e12 / self.phy_hz / self.capture_steps)
+
     def describe(self) -> dict:
         return {"sys_clk_mhz": self.sys_hz / 1e6, "nand_clk_mhz": self.phy_hz / 1e6, "nand_clock_own": self.nand_hz is not None,
-                "capture_step_ns": 1e3 / (self.phy_hz / 1e6) / self.capture_steps}
+                "capture_step_ns": self.capture_step_ps / 1e3}
 
 
 DEFAULT_CLOCKS = Clocks(int(DEFAULT_CLK_HZ))  # the RTL rig's and the benches' default build: the PHY on the system clock
 
 
-# a board's bitstream, and a simulated variant of it: the ULX3S's NAND clock with input gearing (not built yet)
-BOARDS = ("ulx3s", "ulx3s-geared")
+BOARDS = ("ulx3s",)  # boards whose bitstream's clocks the RTL rig and the benches can run
 
 
 def board_clocks(board: str | None) -> Clocks:
@@ -37,5 +41,5 @@ def board_clocks(board: str | None) -> Clocks:
     if board in BOARDS:
         from nandrig.boards.ulx3s import build
 
-        return build.CLOCKS if board == "ulx3s" else build.GEARED_CLOCKS
+        return build.CLOCKS
     raise NandrigError(f"unknown board {board!r} (known: {', '.join(BOARDS)})")

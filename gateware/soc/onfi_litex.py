@@ -60,10 +60,9 @@ class OnfiCore(Module, AutoCSR):
         dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8 * steps)
         for n in PINS:
             self.comb += getattr(pads, n).eq(pins[n])
-        if hasattr(pads, "dq"):
-            # input gearing (docs/onfi.md) is simulated, not mapped: the ECP5 has IDDRX2F only on its left and
-            # right banks, and the ULX3S adapter's DQ is on the top bank (docs/ulx3s.md)
-            assert steps == 1, "no input gearing on a board's pads yet"
+        if hasattr(pads, "dq") and steps > 1:
+            self._input_gearing(pads.dq, dq_o, dq_oe, dq_i)
+        elif hasattr(pads, "dq"):
             t = TSTriple(8)
             self.specials += t.get_tristate(pads.dq)
             self.comb += [t.o.eq(dq_o), t.oe.eq(dq_oe), dq_i.eq(t.i)]
@@ -82,6 +81,19 @@ class OnfiCore(Module, AutoCSR):
             i_pins__rb_n=pads.rb_n, i_pins__dq_i=dq_i, o_pins__dq_o=dq_o, o_pins__dq_oe=dq_oe,
             **{f"o_pins__{n}": pins[n] for n in PINS}, **extra_ports,
         )
+
+    def _input_gearing(self, dq, dq_o, dq_oe, dq_i) -> None:
+        """ECP5: each DQ line's pad buffer straight into an IDDRX2F, four samples per PHY (SCLK) cycle from both
+        edges of the ``nand2x`` edge clock; Q0 is the earliest (Lattice TN1265), lane 0 of ``dq_i``. ALIGNWD (word
+        alignment, the IOLOGIC's SLIP) stays unconnected: the divider and the gearing start together from reset, and
+        nextpnr has no SLIP wire on B and D pads, so tying it even to 0 cannot be routed there."""
+        assert len(dq_i) == 4 * 8, "IDDRX2F: four samples per PHY cycle"
+        for i in range(8):
+            pin = Signal(name=f"nand_dq{i}_in")
+            self.specials += Instance("BB", i_I=dq_o[i], i_T=~dq_oe, o_O=pin, io_B=dq[i])
+            self.specials += Instance(
+                "IDDRX2F", i_D=pin, i_SCLK=ClockSignal(NAND_DOMAIN), i_ECLK=ClockSignal("nand2x"),
+                i_RST=ResetSignal(NAND_DOMAIN), **{f"o_Q{k}": dq_i[8 * k + i] for k in range(4)})
 
     def _registers(self, control, status) -> tuple[list, list]:
         """A CSR per field of the tables, with the table's description; their storage/status signals."""

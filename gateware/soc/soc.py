@@ -60,7 +60,7 @@ class RigSoC(SoCCore):
             for v in enum:
                 self.add_constant(f"{prefix}_{v.name}", int(v))
         # the read-capture trims (in capture steps) that move the capture point in each mode: the start-up sweep
-        self.add_constant("ONFI_CAPTURE_STEP_PS", round(1e12 / clocks.phy_hz / clocks.capture_steps))
+        self.add_constant("ONFI_CAPTURE_STEP_PS", clocks.capture_step_ps)
         for mode in range(6):
             trims = trim_range(mode, clocks.phy_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX,
                                steps=clocks.capture_steps)

