@@ -86,7 +86,7 @@ class OnfiCore(Module, AutoCSR):
         """ECP5: each DQ line's pad buffer straight into an IDDRX2F, four samples per PHY (SCLK) cycle from both
         edges of the ``nand2x`` edge clock; Q0 is the earliest (Lattice TN1265), lane 0 of ``dq_i``. ALIGNWD (word
         alignment, the IOLOGIC's SLIP) stays unconnected: the divider and the gearing start together from reset, and
-        nextpnr has no SLIP wire on B and D pads, so tying it even to 0 cannot be routed there."""
+        tied even to 0 it did not route (nextpnr: "No wire found for port SLIP" at a B pad)."""
         assert len(dq_i) == 4 * 8, "IDDRX2F: four samples per PHY cycle"
         for i in range(8):
             pin = Signal(name=f"nand_dq{i}_in")

@@ -380,7 +380,7 @@ def test_capture_keeps_its_margins_across_the_board_delays_and_trim_reaches_beyo
 @pytest.mark.parametrize("delay", [0.0, 5.3, 8.0])
 @pytest.mark.slow
 def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board_delays(delay):
-    """The ULX3S clocks with DQ sampled four times a cycle (the ULX3S bitstream's IDDRX2F): at each board delay of the stated
+    """The ULX3S bitstream's clocks, DQ sampled four times a cycle (IDDRX2F): at each board delay of the stated
     range, each mode at the trim the start-up sweep settles on reads READ ID, the parameter page (CRC good) and a
     full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.8 of tRC."""
     from nandrig.boards.sim.wiring import Wiring
