@@ -8,13 +8,14 @@ from pathlib import Path
 import click
 
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES
+from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 
 NONNEG = click.FloatRange(min=0.0)
 
 
-def _echo_json(obj) -> None:
-    click.echo(json.dumps(obj, indent=2, allow_nan=False))
+def _echo_json(obj, reasons=None) -> None:
+    click.echo(jsonsafe.dumps(obj, reasons, indent=2))
 
 
 def _codeword_bits(codeword_bytes: int) -> int:
@@ -39,7 +40,7 @@ def _codeword_bits(codeword_bytes: int) -> int:
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write rber_vs_pe.png with data and fit.")
 def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir) -> None:
     """Fit the RBER model (equation 5 of FLARES, or its log-time form) to measurements."""
-    from nandrig.characterization.fitting import fit_page_types
+    from nandrig.characterization.fitting import NULL_REASONS, fit_page_types
     from nandrig.characterization.measurements import read_csv
 
     data = read_csv(csv_path)
@@ -47,7 +48,7 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
     res = fits["all"]
     doc = {**res.to_json(), "page_types": {t: r.to_json() for t, r in fits.items() if t != "all"}}
     if save_path:
-        Path(save_path).write_text(json.dumps({"name": Path(save_path).stem, **doc}, indent=2, allow_nan=False) + "\n")
+        Path(save_path).write_text(jsonsafe.dumps({"name": Path(save_path).stem, **doc}, NULL_REASONS, indent=2) + "\n")
     if resid_path:
         lines = ["pe,retention_h,rber,rel_err"] + [
             f"{data.pe[i]:g},{data.retention_h[i]:g},{float(data.rber[i])!r},{float(res.rel_err[i])!r}"
@@ -59,7 +60,7 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
         plot_rber_vs_pe(res.rber_params(Path(csv_path).stem), Path(plot_dir) / "rber_vs_pe.png", data,
                         band=res.rber_band)
     if as_json:
-        _echo_json(doc)
+        _echo_json(doc, NULL_REASONS)
         return
     for name, r in fits.items():
         click.echo(("all pages" if name == "all" else f"{name} pages") + ": " + fit_summary(r))
@@ -74,7 +75,8 @@ def fit_summary(r) -> str:
         others = ", ".join(f"{k} {v['aic']:.1f}" for k, v in r.laws.items() if k != r.law)
         law = f", {r.law}-time retention (AIC {r.aic:.1f}" + (f"; {others}" if others else "") + ")"
     chi = f", chi^2/dof {r.chi2_dof:.2f}" if r.chi2_dof is not None else ""
-    return (f"model {r.model}{law}, {r.n_points} points, {r.likelihood} likelihood{chi}, R^2 (log) {r.r2_log:.4f}, "
+    r2 = f"{r.r2_log:.4f}" if math.isfinite(r.r2_log) else "undefined (the nonzero rates do not vary)"
+    return (f"model {r.model}{law}, {r.n_points} points, {r.likelihood} likelihood{chi}, R^2 (log) {r2}, "
             f"max |relative error| {r.max_rel_err:.3f}; intervals: {r.intervals}")
 
 

@@ -141,6 +141,14 @@ class FitResult:
         }
 
 
+# why a fit's JSON carries null where a number would be (nandrig.jsonsafe)
+NULL_REASONS = {
+    "r2_log": "the measured nonzero rates do not vary (or fewer than two have errors): R^2 is undefined",
+    "aic": "no likelihood: nothing was fitted", "bic": "no likelihood: nothing was fitted",
+    "ci95_hi": "unbounded: the data do not limit it from above",
+}
+
+
 def _max_abs(x: np.ndarray) -> float:
     a = np.abs(x[np.isfinite(x)])
     return float(a.max()) if a.size else 0.0
@@ -272,7 +280,9 @@ def _validate(pe, t_h, rber, bits, groups):
         raise NandrigError(f"every rber must lie in {'[0' if b is not None else '(0'}, 0.5); found {bad}"
                            + ("" if b is not None else " (a zero needs bit counts)"))
     if b is not None and not np.any(rber > 0):
-        raise NandrigError("no measurement has an error: nothing to fit an error rate to")
+        # the exact 95 % upper limit of a zero count is -ln(0.025) = 3.69 errors
+        raise NandrigError(f"no measurement has an error ({pe.size} rows): each row's RBER is only bounded, at most "
+                           f"{-math.log(0.025) / float(np.min(b)):.2g} (95 % upper limit); nothing to fit a model to")
     g = None
     if groups is not None:
         g = np.asarray(groups).ravel()
@@ -321,23 +331,31 @@ def fit(
         raise NandrigError(f"unknown retention law {law!r} (auto, {', '.join(RETENTION_LAWS)})")
     undetermined: dict[str, str] = {}
     n_pe = np.unique(pe).size
-    if n_pe < 3:
-        raise NandrigError(f"need at least 3 distinct P/E values to determine A, B and C (got {n_pe})")
     ret = (t_h > 0) & (pe > 0)
+    if n_pe < 3:
+        if model != "eq2" and np.unique(pe[ret]).size == 1 and np.unique(t_h[ret]).size >= 2:
+            return _fit_one_level(pe, t_h, rber, bits, n_pe)
+        raise NandrigError(f"need at least 3 distinct P/E values to determine A, B and C (got {n_pe}: "
+                           f"{', '.join(f'{v:g}' for v in np.unique(pe))})"
+                           + ("" if np.any(ret) else "; and no retention > 0 to fit on its own"))
     with_rd = model == "eq5"
+    # what these data cannot tell apart, in words: kept as the reason beside the parameter the fit flags
+    words: dict[str, str] = {}
     if model == "auto":
-        reasons = {}
         if not np.any(ret):
-            reasons = dict.fromkeys(("Bo", "m", "n"), "no measurement has retention > 0 at P/E > 0")
+            undetermined.update(dict.fromkeys(("Bo", "m", "n"), "no measurement has retention > 0 at P/E > 0"))
         else:
-            if np.unique(pe[ret]).size < 2:
-                reasons["n"] = "retention data at a single P/E value cannot separate n from Bo"
-            if np.unique(t_h[ret]).size < 2:
-                reasons["m"] = "retention data at a single time cannot separate m from Bo"
-            if reasons:
-                reasons["Bo"] = "depends on the undetermined " + "/".join(sorted(reasons))
-        undetermined.update(reasons)
-        with_rd = not reasons
+            pes, times = np.unique(pe[ret]), np.unique(t_h[ret])
+            if pes.size < 2:
+                words["n"] = (f"retention was measured at one wear level ({pes[0]:g} P/E): how retention loss "
+                              "grows with wear (n) needs two or more")
+                words["Bo"] = f"depends on n: only the retention term at {pes[0]:g} P/E is determined (derived)"
+            if times.size < 2:
+                words["m"] = (f"retention was measured at one time ({times[0]:g} h): its time exponent (m) needs "
+                              "two or more")
+                words["n"] = words.get("n") or "depends on m: only the product m*n is determined"
+                words["Bo"] = f"depends on m: only the retention term at {times[0]:g} h is determined (derived)"
+        with_rd = not undetermined
     elif model not in ("eq5", "eq2"):
         raise NandrigError(f"unknown model {model!r} (eq5, eq2, auto)")
     if not with_rd and np.any(t_h > 0):
@@ -356,7 +374,10 @@ def fit(
     if pe.size <= n_par:
         raise NandrigError(f"need more than {n_par} measurements to fit {n_par} parameters (got {pe.size})")
 
-    pe_s = float(np.max(pe))
+    # scales: the largest P/E and time; with retention at one level, that level, so that the retention term
+    # these data determine there is the fitted coefficient itself (its interval untouched by n or m)
+    # (not below a quarter of the largest P/E: the wear law's growth bound is set on that scale)
+    pe_s = float(np.max(pe[ret])) if words and np.max(pe[ret]) >= np.max(pe) / 4 else float(np.max(pe))
     h_s = float(np.max(t_h[t_h > 0])) if np.any(t_h > 0) else 1.0
     w = np.sqrt(np.maximum(bits * rber, 1.0)) if bits is not None else np.ones_like(rber)
     d = _Data(pe / pe_s, t_h / h_s, rber, w, bits, pe_s, h_s)
@@ -365,10 +386,100 @@ def fit(
     if len(results) > 1:
         best.laws = {lw: {"aic": r.aic, "bic": r.bic, "chi2_dof": r.chi2_dof, "max_rel_err": r.max_rel_err,
                           "n_params": r.n_params} for lw, r in results.items()}
+    if words:  # these data cannot pin them, whatever the optimiser left there: no value, the reason, and the
+        # retention term these data do determine (at the one wear level, or the one time, they have)
+        theta, cov = best.band_state[0], best.band_state[1]
+        pe0, h0 = float(np.max(pe[ret])), float(np.max(t_h[ret]))
+        probe = _Data(np.array([pe0 / pe_s]), np.array([h0 / h_s]), np.ones(1), np.ones(1), None, pe_s, h_s)
+        c0, _ = _model(theta[:3], probe, None)
+        ln_rd = lambda th: math.log(max(float(_model(th, probe, best.law)[0][0] - c0[0]), 1e-300))  # noqa: E731
+        grad = optimize.approx_fprime(theta, ln_rd, 1e-6)
+        grad[:3] = 0.0  # the wear part is held: this is the retention term alone
+        best.derived[f"retention_rber_at_{pe0:g}_pe_{h0:g}_h"] = _derived(math.exp(ln_rd(theta)),
+                                                                          best.ci_quantile * math.sqrt(_var(grad, cov)))
+        for k, why in words.items():
+            undetermined[k] = why
+            best.unidentifiable.pop(k, None)
+            if k in best.poorly_determined:
+                best.poorly_determined.remove(k)
     for k in undetermined:
         best.params[k], best.ci95[k] = None, None
+    for k in ("Bo", "m", "n"):  # every parameter without a value says why
+        if best.params.get(k) is None and k not in undetermined:
+            undetermined[k] = "no retention term fitted (eq. 2)"
     best.undetermined = undetermined
     return best
+
+
+def _fit_one_level(pe, t_h, rber, bits, n_pe: int) -> FitResult:
+    """Retention at a single wear level, the one thing such data identify: RBER(t) = R0 + K * t^m at that
+    P/E (Poisson likelihood with bit counts, log least squares without), m with its interval; the wear law
+    and n are left undetermined in words."""
+    p0 = float(np.max(pe[t_h > 0]))
+    keep = pe == p0
+    t, y = t_h[keep], rber[keep]
+    nb = bits[keep] if bits is not None else None
+    h_s = float(np.max(t))
+    u = t / h_s
+
+    def model(th):
+        r0, k, m = math.exp(th[0]), math.exp(th[1]), th[2]
+        tm = np.where(u > 0, np.power(np.where(u > 0, u, 1.0), m), 0.0)
+        f = r0 + k * tm
+        lu = np.log(np.where(u > 0, u, 1.0))
+        return f, np.column_stack([np.full_like(u, r0), k * tm, k * tm * lu])
+
+    def resid(th):
+        f, _ = model(th)
+        if nb is None:
+            return np.log(f) - np.log(y)
+        mu, kk = nb * f, nb * y
+        with np.errstate(divide="ignore", invalid="ignore"):
+            klog = np.where(kk > 0, kk * np.log(np.where(kk > 0, kk, 1.0) / mu), 0.0)
+        return np.sign(mu - kk) * np.sqrt(np.maximum(2.0 * (klog - (kk - mu)), 0.0))
+
+    base = float(np.mean(y[u == 0])) if np.any(u == 0) and np.any(y[u == 0] > 0) else float(np.min(y[y > 0]))
+    top = max(float(np.max(y)) - base, base * 0.1)
+    lo, hi = [math.log(1e-17), math.log(1e-17), 0.01], [math.log(0.5), math.log(0.5), 3.0]
+    best = min((optimize.least_squares(resid, np.clip([math.log(base), math.log(top), m0], lo, hi), bounds=(lo, hi))
+                for m0 in (0.3, 0.7, 1.2)), key=lambda r: r.cost)
+    f, df = model(best.x)
+    n, k = y.size, 3
+    dof = max(n - k, 1)
+    if nb is not None:
+        mu, kk = nb * f, nb * y
+        info = (df * (nb / f)[:, None]).T @ df
+        chi2: float | None = float(np.sum((kk - mu) ** 2 / mu)) / dof
+        ll = float(np.sum(kk * np.log(mu) - mu - special.gammaln(kk + 1.0)))
+        scale, likelihood = max(chi2, 1.0), "poisson"
+    else:
+        r = np.log(f) - np.log(y)
+        info = (df / f[:, None]).T @ (df / f[:, None]) / max(float(r @ r) / dof, 1e-300)
+        chi2, ll, scale, likelihood = None, -0.5 * n * (math.log(2 * math.pi * max(float(r @ r) / n, 1e-300)) + 1), \
+            1.0, "log-normal"
+    q = float(stats.t.ppf(0.975, dof))
+    cov = np.linalg.pinv(info) * scale
+    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    r0, kc, m = math.exp(best.x[0]), math.exp(best.x[1]) / h_s ** best.x[2], float(best.x[2])
+    sd_lk = math.sqrt(max(cov[1, 1] + math.log(h_s) ** 2 * cov[2, 2] - 2 * math.log(h_s) * cov[1, 2], 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(y > 0, f / y - 1.0, np.nan)
+    ly = np.log(y[y > 0])
+    ss = float(np.sum((ly - ly.mean()) ** 2))
+    r2 = 1.0 - float(np.sum((ly - np.log(f[y > 0])) ** 2)) / ss if ss > 0 else math.nan
+    wear = f"the wear law needs 3 or more wear levels (got {n_pe}: retention at {p0:g} P/E)"
+    undetermined = {"A": wear, "B": wear, "C": wear,
+                    "n": f"retention was measured at one wear level ({p0:g} P/E): n needs two or more",
+                    "Bo": f"depends on n: only the retention term at {p0:g} P/E is determined (derived)"}
+    params: dict[str, float | str | None] = {"A": None, "B": None, "C": None, "Bo": None, "m": m, "n": None}
+    ci: dict[str, tuple[float, float] | None] = {k: None for k in params}
+    ci["m"] = (m - q * sd[2], m + q * sd[2])
+    derived = {f"rber_at_{p0:g}_pe_0_h": _derived(r0, q * sd[0]),
+               f"retention_coefficient_at_{p0:g}_pe_per_h^m": _derived(kc, q * sd_lk)}
+    return FitResult(params, ci, f"retention at {p0:g} P/E", r2, rel, int(n), undetermined, {},
+                     ["m"] if q * sd[2] > abs(m) else [], float(best.cost), 3, derived, "power", likelihood, chi2,
+                     -2 * ll + 2 * k, -2 * ll + math.log(n) * k, k,
+                     "Fisher information" + (f" x overdispersion {scale:.3g}" if scale > 1 else ""), {}, q, rel, None)
 
 
 def fit_measurements(m: Measurements, **kw) -> FitResult:

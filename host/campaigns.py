@@ -149,7 +149,14 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
         echo(f"skipping factory bad block{'s' if len(bad) > 1 else ''} {_listing(bad)}: "
              f"{len(good)} of {len(p.blocks)} blocks left")
         p = dataclasses.replace(p, blocks=good)
-    steps = k.plan(p, g)
+    wear = store.pe_counts(chip_id, list(p.blocks))
+    p = dataclasses.replace(p, start_pe=tuple(wear[b] for b in p.blocks))
+    steps = k.plan(p, g)  # refuses blocks already past a wear level, before anything is worn
+    if worn := sorted(b for b in p.blocks if wear[b]):
+        pes = sorted({wear[b] for b in worn})
+        echo(f"block{'s' if len(worn) > 1 else ''} {format_blocks(worn)} already carr{'y' if len(worn) > 1 else 'ies'} "
+             f"{pes[0]}{f'-{pes[-1]}' if len(pes) > 1 else ''} P/E: the campaign cycles them on from there to its "
+             "wear levels")
     cid = store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
                                 versions(rig), len(steps))
     store.save_context(cid, {"sessions": [rig.session]})  # before anything else: see dead_sessions()

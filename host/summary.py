@@ -30,23 +30,25 @@ def summary(store: Store, c: Campaign) -> list[str]:
 
 
 def _checkpoints(store: Store, c: Campaign) -> list[str]:
+    """A line per checkpoint as ``export`` has them: the same label at another wear level is another line."""
     rows = store.rows(c.id)
     if not rows:
         return []
     pm = store.page_map(c.chip_id)
-    sums: dict[str, dict] = {}
+    sums: dict[tuple, dict] = {}
     for r in rows:
-        s = sums.setdefault(r.label, {"pe": [], "h": r.retention_h, "reads": r.reads, "offset": r.offset,
-                                      PageType.LOWER: [0, 0], PageType.UPPER: [0, 0]})
-        s["pe"].append(r.pe)
+        s = sums.setdefault((r.label, r.pe), {PageType.LOWER: [0, 0], PageType.UPPER: [0, 0], "h": r.retention_h,
+                                              "reads": r.reads, "offset": r.offset})
         e = s[pm.page_type(r.page)]
         e[0] += r.err_1to0 + r.err_0to1
         e[1] += r.bits
     rate = lambda e: f"{e[0] / e[1]:.2e}" if e[1] else "-"  # noqa: E731
-    out = [f"  {'checkpoint':<14} {'P/E':>7} {'retention h':>12} {'RBER lower':>11} {'RBER upper':>11}"]
-    for label, s in list(sums.items())[-12:]:  # a long campaign: its last dozen
-        out.append(f"  {label:<14} {int(np.median(s['pe'])):>7} {s['h']:>12.4g} {rate(s[PageType.LOWER]):>11} "
-                   f"{rate(s[PageType.UPPER]):>11}")
+    extra = [k for k in ("reads", "offset") if any(s[k] for s in sums.values())]  # the kinds that vary them
+    out = [f"  {'checkpoint':<14} {'P/E':>7} {'retention h':>12}" + "".join(f" {k:>10}" for k in extra)
+           + f" {'RBER lower':>11} {'RBER upper':>11}"]
+    for (label, pe), s in list(sums.items())[-12:]:  # a long campaign: its last dozen
+        out.append(f"  {label:<14} {pe:>7} {s['h']:>12.4g}" + "".join(f" {s[k]:>10}" for k in extra)
+                   + f" {rate(s[PageType.LOWER]):>11} {rate(s[PageType.UPPER]):>11}")
     if len(sums) > 12:
         out.insert(1, f"  ({len(sums) - 12} earlier checkpoints: `nandrig export` or `nandrig report`)")
     return out

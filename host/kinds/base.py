@@ -33,6 +33,13 @@ class KindParams:
     oven: str = field(default="virtual", kw_only=True)  # virtual, wall, manual or scpi:RESOURCE
     temp_c: float = field(default=25.0, kw_only=True)  # oven temperature (bake) or ambient, degC
     chamber: dict | None = field(default=None, kw_only=True)  # scpi: the chamber's settings (--chamber)
+    # each block's recorded P/E when the campaign was made (in the order of ``blocks``; empty: all fresh): plans
+    # take blocks from there to their wear levels, which are absolute
+    start_pe: tuple[int, ...] = field(default=(), kw_only=True)
+
+    @property
+    def worn(self) -> dict[int, int]:
+        return dict(zip(self.blocks, self.start_pe))
 
     @classmethod
     def from_mapping(cls: type[P], d: Mapping[str, Any]) -> P:

@@ -30,7 +30,7 @@ def plan(p: BitmapParams, g: Geometry) -> list[steps.Step]:
     out: list[steps.Step] = []
     have = 0
     for pe in p.wear:
-        out += steps.cycle_to(list(p.blocks), have, pe, p.seed)  # its last round leaves the pattern programmed
+        out += steps.cycle_to(list(p.blocks), have, pe, p.seed, worn=p.worn)  # its last round leaves the pattern programmed
         have = pe
         label = f"pe={pe}"
         if p.after_h:

@@ -41,7 +41,7 @@ def plan(p: DensityParams, g: Geometry) -> list[steps.Step]:
     have = 0
     for cp in p.checkpoints:
         for mode, grp in grps.items():
-            out += steps.cycle_to(grp, have, cp - 1, p.seed, page_set[mode])
+            out += steps.cycle_to(grp, have, cp - 1, p.seed, page_set[mode], worn=p.worn)
             for b in grp:  # the checkpoint's own cycle, each operation timed
                 out.append(steps.erase(b, pe=cp))
                 out += [steps.program(b, q, p.seed, pe=cp) for q in pages[mode]]

@@ -28,7 +28,7 @@ def plan(p: EnduranceParams, g: Geometry) -> list[steps.Step]:
     out: list[steps.Step] = []
     have = 0
     for cp in p.checkpoints:
-        out += steps.cycle_to(list(p.blocks), have, cp, p.seed)
+        out += steps.cycle_to(list(p.blocks), have, cp, p.seed, worn=p.worn)
         have = cp
         out += steps.measure(list(p.blocks), p.seed, g, {"label": f"pe={cp}", "pe": cp})
     return out

@@ -20,7 +20,7 @@ class ProgramDisturbParams(KindParams):
 def plan(p: ProgramDisturbParams, g: Geometry) -> list[steps.Step]:
     steps.check_page(p.page, g)
     blocks, target = list(p.blocks), p.page
-    out = steps.cycle_to(blocks, 0, p.pe, p.seed)
+    out = steps.cycle_to(blocks, 0, p.pe, p.seed, worn=p.worn)
     for b in blocks:
         out.append(steps.erase(b))
         out += [steps.program(b, page, p.seed) for page in range(target + 1)]

@@ -21,7 +21,7 @@ class ReadDisturbParams(KindParams):
 def plan(p: ReadDisturbParams, g: Geometry) -> list[steps.Step]:
     steps.check_page(p.page, g)
     blocks = list(p.blocks)
-    out = steps.cycle_to(blocks, 0, p.pe, p.seed)
+    out = steps.cycle_to(blocks, 0, p.pe, p.seed, worn=p.worn)
     out += steps.measure(blocks, p.seed, g, {"label": "reads=0", "pe": p.pe, "reads": 0})
     done = 0
     for target in p.read_points:

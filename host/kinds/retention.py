@@ -24,7 +24,7 @@ def plan(p: RetentionParams, g: Geometry) -> list[steps.Step]:
     out: list[steps.Step] = []
     grps = steps.groups(list(p.blocks), len(p.wear))
     for grp, pe in zip(grps, p.wear):
-        out += steps.cycle_to(grp, 0, pe, p.seed)
+        out += steps.cycle_to(grp, 0, pe, p.seed, worn=p.worn)
     times = [0.0, *p.times_h]
     for i, hours in enumerate(times):
         if i:

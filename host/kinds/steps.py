@@ -62,11 +62,37 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_
     return steps
 
 
-def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes | None = None) -> list[Step]:
+def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes | None = None,
+             worn: dict[int, int] | None = None) -> list[Step]:
     """CYCLE requests that take the blocks from ``have`` to ``want`` P/E; ``page_set`` (P.page_set_bytes): each
-    round programs only those pages (pseudo-SLC: the lower ones)."""
-    return [s for run in contiguous(blocks) for s in _cycle_steps(run, want - have, seed, page_set)] \
-        if want > have else []
+    round programs only those pages (pseudo-SLC: the lower ones). ``worn``: the wear blocks carried when the
+    campaign was made (:attr:`KindParams.worn`): a block starts from it when it is above ``have``, and one already
+    past ``want`` is refused (a wear level is the P/E a block reaches, never a count added to what it had)."""
+    worn = worn or {}
+    # a block at ``want`` already would skip its cycling, whose last round programs the pattern the plan reads
+    past = [b for b in blocks if worn.get(b, 0) > want or (want > have and worn.get(b, 0) >= want)]
+    if past:
+        most = max(worn[b] for b in past)
+        raise NandrigError(f"block{'s' if len(past) > 1 else ''} {_listing(past)} already carr"
+                           f"{'y' if len(past) > 1 else 'ies'} up to {most} P/E: this campaign cycles "
+                           f"{'them' if len(past) > 1 else 'it'} to {want} P/E and cannot start past that (wear levels "
+                           f"are absolute); choose fresh blocks or wear levels above {most}")
+    out: list[Step] = []
+    for run in contiguous(blocks):
+        start = [max(have, worn.get(b, 0)) for b in run]
+        i = 0
+        while i < len(run):  # blocks that start alike cycle together
+            j = i
+            while j < len(run) and start[j] == start[i]:
+                j += 1
+            if want > start[i]:
+                out += _cycle_steps(run[i:j], want - start[i], seed, page_set)
+            i = j
+    return out
+
+
+def _listing(blocks: list[int], most: int = 8) -> str:
+    return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 
 def measure(blocks: list[int], seed: int, g: Geometry, meta: dict, **kw) -> list[Step]:

@@ -22,7 +22,7 @@ class VthParams(KindParams):
 
 def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
     blocks = list(p.blocks)
-    out = steps.cycle_to(blocks, 0, p.pe, p.seed)
+    out = steps.cycle_to(blocks, 0, p.pe, p.seed, worn=p.worn)
     if p.retention_h > 0:
         out.append(steps.wait(p.oven, p.temp_c, p.retention_h))
     for off in p.offsets:

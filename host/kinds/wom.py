@@ -59,7 +59,7 @@ def pages_of(cls: str, pm: PageMap) -> tuple[list[int], list[int]]:
 def plan(p: WomParams, g: Geometry) -> list[steps.Step]:
     groups = steps.groups(list(p.blocks), len(CLASSES), "classes of page")
     pm = PageMap.shuffled_mlc(g.pages_per_block)
-    out = [s for grp in groups for s in steps.cycle_to(grp, 0, p.pe, p.seed)]
+    out = [s for grp in groups for s in steps.cycle_to(grp, 0, p.pe, p.seed, worn=p.worn)]
     for cls, grp in zip(CLASSES, groups):
         first, again = pages_of(cls, pm)
         expected = {}

@@ -90,8 +90,26 @@ def test_single_wear_level_in_retention_data_leaves_n_undetermined():
     pe0, h0 = PES.astype(float), np.zeros(PES.size)
     pe1, h1 = np.full(RETS.size - 1, 5000.0), RETS[1:].astype(float)
     res = fit(*synthetic(PAPER, np.r_[pe0, pe1], np.r_[h0, h1], BITS, seed=2))
-    assert "n" in res.undetermined and "m" not in res.undetermined
-    assert res.params["n"] is None
+    assert "n" in res.undetermined and "Bo" in res.undetermined and "5000 P/E" in res.undetermined["n"]
+    assert res.params["n"] is None and res.params["Bo"] is None
+    lo, hi = res.ci95["m"]  # the time exponent is what these data do identify
+    assert lo < PAPER.m < hi and hi - lo < 0.5
+    term = res.derived["retention_rber_at_5000_pe_8760_h"]  # and the retention term at that wear level
+    truth = PAPER.rber(5000.0, 8760.0) - PAPER.rber(5000.0, 0.0)
+    assert term["ci95_lo"] < truth < term["ci95_hi"]
+    assert all(res.params[k] is not None or k in res.undetermined for k in res.params)
+
+
+def test_one_wear_level_alone_fits_its_retention_law_and_says_the_wear_law_needs_more():
+    """A first retention campaign at one wear level: m and the level's terms, A, B, C, n, Bo left in words."""
+    h = np.array([0.0, 24.0, 168.0, 720.0, 2160.0, 8760.0])
+    res = fit(*synthetic(PAPER, np.full(h.size, 10000.0), h, BITS, seed=5))
+    assert set(res.undetermined) == {"A", "B", "C", "Bo", "n"}
+    assert "3 or more wear levels" in res.undetermined["A"]
+    lo, hi = res.ci95["m"]
+    assert lo < PAPER.m < hi
+    with pytest.raises(NandrigError, match="undetermined"):
+        res.rber_params()
 
 
 def test_bit_count_weighting_is_accepted_and_helps_with_unequal_counts():
