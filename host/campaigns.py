@@ -53,10 +53,15 @@ def sim_state_path(store: Store, profile: str, seed: int, known: bool = False) -
 
 def dead_sessions(store: Store, take_over: bool = False) -> Callable[[int], bool]:
     """Whether a session holding a rig may be taken over: one this database's campaigns used and whose process
-    is gone (the campaign is not live on this host), or any with ``take_over``."""
+    is gone (the campaign is not live), or with ``take_over`` any other. A session whose campaign still runs is
+    never taken: two processes on one chip would each keep their own copy of its wear."""
     def dead(holder: int) -> bool:
-        return take_over or any(holder in c.context.get("sessions", ()) and not store.is_live(c.id)
-                                for c in store.campaigns())
+        mine = [c for c in store.campaigns() if holder in c.context.get("sessions", ())]
+        for c in mine:
+            if who := store.holder(c.id):
+                raise NandrigError(f"the rig is held by campaign {c.id}, still running ({who}): stop it (Ctrl-C) "
+                                   "and resume it later; --take-over is only for a holder that is gone")
+        return take_over or bool(mine)
     return dead
 
 
@@ -106,6 +111,7 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
             if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
                 raise NandrigError(f"the chip on {url} does not match {label} in {store.name}")
             check_identity(store, row, info, url)
+            check_life(store, chip_id, rig.hello_info.identity, url)
     except BaseException:
         rig.close()
         if fresh and store.chip_id(label) is None:  # a simulated chip refused before it was registered
@@ -125,6 +131,18 @@ def check_identity(store: Store, row, info, url: str) -> None:
         now = f"unique ID {uid}" if uid else "no unique ID"
         raise NandrigError(f"the chip on {url} ({now}) is not {row['label']} (unique ID {row['unique_id']}) "
                            f"in {store.name}: put that chip back, or give this one its own --chip-label")
+
+
+def check_life(store: Store, chip_id: int, identity: str, url: str) -> None:
+    """A virtual chip names its life: one whose rig restarted without its state is a fresh chip of the same seed,
+    and the wear the store records for it is not on it. Refused before anything is worn."""
+    now = _life(identity)
+    was = next((life for c in reversed(store.campaigns()) if c.chip_id == chip_id
+                and (life := _life(c.rig_identity))), None)
+    if was and now and was != now:
+        raise NandrigError(f"the virtual chip on {url} is not the one {store.chip(chip_id)['label']}'s history in "
+                           f"{store.name} was measured on (life {was}, now {now}): its rig restarted without its "
+                           "state, so the recorded wear is not on it; serve it again with its --state file")
 
 
 def versions(rig: Rig) -> dict:
@@ -203,10 +221,7 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
         info = rig.info()
         info.require_chip()
         check_identity(store, row, info, url or c.rig_url)
-        was, now = _life(c.rig_identity), _life(rig.hello_info.identity)
-        if was and now and was != now:  # a virtual chip names its life: a fresh one of the same seed is not it
-            raise NandrigError(f"the virtual rig's chip is not the one campaign {c.id} ran on (life {was}, now "
-                               f"{now}): it was restarted without its state; restart it with its --state file")
+        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url)
     except BaseException:
         rig.close()
         raise

@@ -272,8 +272,16 @@ class Rig:
             from nandrig.boards.sim.rig import VirtualRig
             from nandrig.boards.sim.wiring import Wiring
 
-            transport: Transport = InProcessTransport(VirtualRig.open(chip, seed, state, exact=exact,
-                                                                      wiring=Wiring.parse(wiring)))
+            from nandrig.boards.sim.state_file import hold_state
+
+            hold = hold_state(state)  # a chip with state is driven by one process at a time
+            hold.__enter__()
+            try:
+                vr = VirtualRig.open(chip, seed, state, exact=exact, wiring=Wiring.parse(wiring))
+            except BaseException:
+                hold.__exit__(None, None, None)
+                raise
+            transport: Transport = InProcessTransport(vr, hold)
         else:
             transport = SerialTransport(url)
         try:

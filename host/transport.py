@@ -1,6 +1,7 @@
 """Byte transports to a rig: any pyserial URL, or an in-process virtual rig."""
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from typing import Protocol
@@ -79,8 +80,10 @@ class SerialTransport:
 class InProcessTransport:
     """Frames go through the real encoder and deframer into a VirtualRig in this process."""
 
-    def __init__(self, rig) -> None:
+    def __init__(self, rig, hold: contextlib.AbstractContextManager | None = None) -> None:
+        """``hold``: what this transport keeps while open (the chip's state, held from other processes)."""
         self.rig = rig
+        self._hold = hold
         self.description = f"sim (in-process {rig.chip.profile.name}, seed {rig.chip.seed})"
         self._deframer = Deframer()
         self._out = bytearray()
@@ -101,7 +104,9 @@ class InProcessTransport:
         self._deframer = Deframer()
 
     def close(self) -> None:
-        pass
+        if self._hold is not None:
+            self._hold.__exit__(None, None, None)
+            self._hold = None
 
 
 class FaultyTransport:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import click
 
@@ -45,29 +47,43 @@ def sim_grp() -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=4700, show_default=True, help="TCP port on 127.0.0.1 (0: any free one).")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Chip seed.")
-@click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip here, also while a long command runs: a restart over it is a power-up (the chip keeps its wear, the rig its bad-block scan only).")
+@click.option("--state", "state", type=click.Path(dir_okay=False), help="Persist the chip here, also while a long command runs: a restart over it is a power-up (the chip keeps its wear, the rig its bad-block scan only). Default: $XDG_STATE_HOME/nandrig/serve/PROFILE-seedN.state.")
+@click.option("--volatile", is_flag=True, help="Keep no state: a restart is a fresh chip (a database that recorded wear on the old one refuses it).")
 @click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
-def serve_cmd(port, profile, seed, state, exact, wiring) -> None:
-    """Serve the virtual rig over TCP until interrupted."""
+def serve_cmd(port, profile, seed, state, volatile, exact, wiring) -> None:
+    """Serve the virtual rig over TCP until interrupted; its chip's wear survives a restart (its state file)."""
     import signal
 
     from nandrig.boards.sim.rig import VirtualRig
     from nandrig.boards.sim.server import serve
+    from nandrig.boards.sim.state_file import hold_state
     from nandrig.boards.sim.wiring import Wiring
 
-    rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring), volatile=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    if volatile and state:
+        raise click.UsageError("--volatile keeps no state: it does not go with --state")
+    if not volatile and not state:
+        state = str(default_state(profile, seed))
+    with hold_state(state):  # one process serves a chip: two would each write their copy of its wear
+        rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring), volatile=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
-    def ready(p: int) -> None:
-        click.echo(f"nandrig sim: serving {profile} seed {seed} on socket://127.0.0.1:{p}", err=True)
+        def ready(p: int) -> None:
+            kept = f"state {state}" if state else "volatile: no state kept, a restart is a fresh chip"
+            click.echo(f"nandrig sim: serving {profile} seed {seed} ({kept}) on socket://127.0.0.1:{p}", err=True)
 
-    try:
-        serve(rig, port, ready=ready)
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {e.strerror}") from None
-    except KeyboardInterrupt:
-        pass
+        try:
+            serve(rig, port, ready=ready)
+        except OSError as e:
+            raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {e.strerror}") from None
+        except KeyboardInterrupt:
+            pass
+
+
+def default_state(profile: str, seed: int) -> Path:
+    """Where ``sim serve`` keeps a chip by default: this host's state folder, one file per profile and seed."""
+    home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return home / "nandrig" / "serve" / f"{Path(profile).stem}-seed{seed}.state"
 
 
 @sim_grp.command("rtl")

@@ -14,7 +14,9 @@ that block, not the chip (flares-validate with --db ran about thirty times slowe
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
+import fcntl
 import importlib
 import json
 import os
@@ -22,6 +24,7 @@ import pickle
 import struct
 import zlib
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from nandrig.errors import NandrigError
@@ -180,3 +183,28 @@ def load_state(path: str | Path) -> dict:
     if not isinstance(state, dict):
         raise NandrigError(f"cannot load state {path}: not a nandrig state file")
     return state
+
+
+@contextlib.contextmanager
+def hold_state(path: str | Path | None) -> Iterator[None]:
+    """Held while one process serves the chip saved at ``path`` (a lock file beside it, released with the process
+    however it ends): a second server of the same state is refused instead of keeping a copy of the chip whose
+    saves would undo the first's wear. ``None``: a chip without state, nothing to hold."""
+    if path is None:
+        yield
+        return
+    lock = Path(f"{path}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "another process"
+            raise NandrigError(f"the virtual chip {path} is in use by {who}: one process drives a chip at a time (two "
+                               "would each keep a copy of its wear); stop that one first") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        yield

@@ -39,9 +39,9 @@ def plan(p: DensityParams, g: Geometry) -> list[steps.Step]:
     grps = mode_groups(p)
     out: list[steps.Step] = []
     have = 0
-    for cp in p.checkpoints:
+    for cp in steps.checkpoints_ahead(p.checkpoints, p.worn):
         for mode, grp in grps.items():
-            out += steps.cycle_to(grp, have, cp - 1, p.seed, page_set[mode], worn=p.worn)
+            out += steps.cycle_to(grp, have, cp - 1, p.seed, page_set[mode], worn=p.worn, leaves_pattern=False)
             for b in grp:  # the checkpoint's own cycle, each operation timed
                 out.append(steps.erase(b, pe=cp))
                 out += [steps.program(b, q, p.seed, pe=cp) for q in pages[mode]]

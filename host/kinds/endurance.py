@@ -27,7 +27,7 @@ def checkpoints(cycles: int, step: int) -> list[int]:
 def plan(p: EnduranceParams, g: Geometry) -> list[steps.Step]:
     out: list[steps.Step] = []
     have = 0
-    for cp in p.checkpoints:
+    for cp in steps.checkpoints_ahead(p.checkpoints, p.worn):
         out += steps.cycle_to(list(p.blocks), have, cp, p.seed, worn=p.worn)
         have = cp
         out += steps.measure(list(p.blocks), p.seed, g, {"label": f"pe={cp}", "pe": cp})

@@ -23,8 +23,8 @@ class LatencyParams(KindParams):
 def plan(p: LatencyParams, g: Geometry) -> list[steps.Step]:
     out: list[steps.Step] = []
     have = 0
-    for cp in p.checkpoints:
-        out += steps.cycle_to(list(p.blocks), have, cp - 1, p.seed, worn=p.worn)
+    for cp in steps.checkpoints_ahead(p.checkpoints, p.worn):
+        out += steps.cycle_to(list(p.blocks), have, cp - 1, p.seed, worn=p.worn, leaves_pattern=False)
         for b in p.blocks:
             out.append(steps.erase(b, pe=cp, energy=True))
             out += [steps.program(b, page, p.seed, pe=cp, energy=True) for page in range(g.pages_per_block)]

@@ -63,14 +63,15 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, meta: dict, first_
 
 
 def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes | None = None,
-             worn: dict[int, int] | None = None) -> list[Step]:
+             worn: dict[int, int] | None = None, leaves_pattern: bool = True) -> list[Step]:
     """CYCLE requests that take the blocks from ``have`` to ``want`` P/E; ``page_set`` (P.page_set_bytes): each
     round programs only those pages (pseudo-SLC: the lower ones). ``worn``: the wear blocks carried when the
     campaign was made (:attr:`KindParams.worn`): a block starts from it when it is above ``have``, and one already
-    past ``want`` is refused (a wear level is the P/E a block reaches, never a count added to what it had)."""
+    past ``want`` is refused (a wear level is the P/E a block reaches, never a count added to what it had), as is
+    one at ``want`` when the plan reads the pattern the last round programs (``leaves_pattern``)."""
     worn = worn or {}
     # a block at ``want`` already would skip its cycling, whose last round programs the pattern the plan reads
-    past = [b for b in blocks if worn.get(b, 0) > want or (want > have and worn.get(b, 0) >= want)]
+    past = [b for b in blocks if worn.get(b, 0) > want or (leaves_pattern and want > have and worn.get(b, 0) >= want)]
     if past:
         most = max(worn[b] for b in past)
         raise NandrigError(f"block{'s' if len(past) > 1 else ''} {_listing(past)} already carr"
@@ -89,6 +90,17 @@ def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes
                 out += _cycle_steps(run[i:j], want - start[i], seed, page_set)
             i = j
     return out
+
+
+def checkpoints_ahead(checkpoints: tuple[int, ...], worn: dict[int, int]) -> list[int]:
+    """The checkpoints above the blocks' recorded wear (a campaign on worn blocks starts from their wear; the
+    levels they passed are behind them); none left is refused."""
+    most = max(worn.values(), default=0)
+    ahead = [cp for cp in checkpoints if cp > most]
+    if not ahead:
+        raise NandrigError(f"the blocks already carry up to {most} P/E, at or past every checkpoint "
+                           f"(the last {checkpoints[-1]}): choose fresh blocks or checkpoints above {most}")
+    return ahead
 
 
 def _listing(blocks: list[int], most: int = 8) -> str:

@@ -78,7 +78,7 @@ def test_export_csv_feeds_fit(run_cli, db, tmp_path):
 def test_blocks_are_reserved_and_bad_blocks_never(run_cli, db):
     run(run_cli, db, "endurance", "--blocks", "1-3", "--cycles", "10", "--step", "10", seed="3")
     # a finished campaign frees its blocks
-    run(run_cli, db, "endurance", "--blocks", "2-4", "--cycles", "10", "--step", "10", seed="3")
+    run(run_cli, db, "endurance", "--blocks", "2-4", "--cycles", "20", "--step", "10", seed="3")
     res = run_cli("run", "endurance", "--rig", "sim", "--db", db, "--chip", "mlc-small", "--seed", "3",
                   "--blocks", "8-10", "--cycles", "10")
     # mlc-small seed 3's factory bad block is left out, never erased

@@ -42,7 +42,7 @@ def test_sim_serve_reports_a_busy_port():
     first = subprocess.Popen([sys.executable, "-m", "nandrig", "sim", "serve", "--port", "0"], stderr=subprocess.PIPE, text=True)
     try:
         port = re.search(r":(\d+)$", first.stderr.readline().strip()).group(1)
-        r = subprocess.run([sys.executable, "-m", "nandrig", "sim", "serve", "--port", port],
+        r = subprocess.run([sys.executable, "-m", "nandrig", "sim", "serve", "--port", port, "--volatile"],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode != 0 and "cannot listen" in r.stderr and "Traceback" not in r.stderr
     finally:
