@@ -13,6 +13,19 @@ from nandrig.errors import NandrigError
 BOLTZMANN_EV_PER_K = 8.617333262e-5
 DEFAULT_EA_EV = 1.1
 DEFAULT_REF_C = 25.0
+# where a chip may be: stored or baked unpowered (datasheets' absolute-maximum storage range, -65..150 degC on
+# commercial MLC parts; JEDEC retention bakes sit inside it), and run powered at ambient (industrial grade)
+STORAGE_RANGE_C = (-65.0, 150.0)
+OPERATING_RANGE_C = (-40.0, 85.0)
+
+
+def check_temperature(temp_c: float, powered: bool, what: str = "--temp") -> None:
+    """A temperature the chip survives: its storage range for a bake, its operating range when it sits powered
+    at ambient (a wall-clock wait); refused with the range, before anything is worn."""
+    lo, hi = OPERATING_RANGE_C if powered else STORAGE_RANGE_C
+    if not (math.isfinite(temp_c) and lo <= temp_c <= hi):
+        where = "operating range (it waits powered, at ambient)" if powered else "storage range (a bake)"
+        raise NandrigError(f"{what} {temp_c:g} degC is outside a NAND chip's {where}, {lo:g}..{hi:g} degC")
 
 
 def acceleration_factor(temp_c: float, ref_c: float = DEFAULT_REF_C, ea_ev: float = DEFAULT_EA_EV) -> float:

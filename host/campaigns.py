@@ -253,7 +253,10 @@ def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
 
 
 def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
-           echo: Callable[[str], None] = print, take_over: bool = False, **link) -> list[Campaign]:
+           echo: Callable[[str], None] = print, take_over: bool = False,
+           not_resumed: list[tuple[int, str]] | None = None, **link) -> list[Campaign]:
+    """Continue the interrupted campaign ``campaign_id``, or every one: a campaign that cannot go on (its rig is
+    gone, held, or another chip) is listed in ``not_resumed`` with why, and the others still run."""
     todo = [c for c in store.campaigns() if c.state == "running" and (campaign_id is None or c.id == campaign_id)]
     if campaign_id is not None and not todo:
         c = store.campaign(campaign_id)
@@ -264,13 +267,20 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
             todo.remove(c)
     if not todo:
         echo("nothing to resume")
-    for c in todo:  # before any rig is opened: a rig opened is a rig taken
-        store.check_not_live(c.id)
+    if campaign_id is not None:
+        store.check_not_live(campaign_id)  # before any rig is opened: a rig opened is a rig taken
     done = []
     for c in todo:
-        with open_for_campaign(store, c, url, take_over, **link) as rig:
-            echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
-            done.append(run(store, rig, c.id))
+        try:
+            store.check_not_live(c.id)
+            with open_for_campaign(store, c, url, take_over, **link) as rig:
+                echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
+                done.append(run(store, rig, c.id))
+        except NandrigError as e:
+            if campaign_id is not None or not_resumed is None:
+                raise
+            not_resumed.append((c.id, str(e)))
+            echo(f"campaign {c.id} ({c.kind}, step {c.step} of {c.steps}) not resumed: {e}")
     return done
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.oven import SCPI, make_oven
 from nandrig.protocol import Cap
@@ -647,15 +648,19 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
     from nandrig.host.store import Store
 
     store = Store(db)
+    not_resumed: list[tuple[int, str]] = []
     try:
         store.check_integrity()
         done = _interruptible(store, campaign_id, lambda: resume(
             store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
-            patience_s=link_patience))
+            not_resumed=not_resumed, patience_s=link_patience))
         for c in done:
             _ended(store, c)
     finally:
         store.close()
+    if not_resumed:
+        raise NandrigError(f"{len(not_resumed)} campaign{'s' if len(not_resumed) > 1 else ''} not resumed "
+                           f"({', '.join(str(i) for i, _ in not_resumed)}: why above); {len(done)} resumed")
 
 
 @click.command("ls")

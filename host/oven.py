@@ -17,7 +17,7 @@ from typing import Protocol
 
 import click
 
-from nandrig.characterization.arrhenius import acceleration_factor
+from nandrig.characterization.arrhenius import STORAGE_RANGE_C, acceleration_factor
 from nandrig.errors import NandrigError
 
 OVENS = ("virtual", "wall", "manual")
@@ -54,7 +54,8 @@ class ManualOven:
         click.echo(f"Bake the chip at {meta['temp_c']:g} degC for {meta['actual_h']:.3f} h "
                    f"(= {meta['equiv_h']:g} h at 25 degC), then report what you did.", err=True)
         try:
-            temp = click.prompt("bake temperature (degC)", type=float, default=meta["temp_c"], err=True)
+            temp = click.prompt("bake temperature (degC)", type=click.FloatRange(*STORAGE_RANGE_C),
+                                default=meta["temp_c"], err=True)
             hours = click.prompt("bake duration (h)", type=click.FloatRange(min=0.0), default=meta["actual_h"], err=True)
         except click.Abort:
             raise NandrigError("bake not confirmed: the campaign stays at this step; run `nandrig resume` after baking") from None

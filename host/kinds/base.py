@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from nandrig.characterization.arrhenius import check_temperature
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.errors import NandrigError
 from nandrig.host.chamber import read_settings
@@ -89,6 +90,7 @@ def oven_fields(oven: str | None, temp_c: float, chamber_file: str | None) -> di
     """The parameters OVEN_OPTIONS give a kind; a chamber's settings are kept in the campaign."""
     if chamber_file is not None and not (oven or "").startswith(SCPI):
         raise click.BadParameter("--chamber goes with --oven scpi:RESOURCE")
+    check_temperature(temp_c, powered=oven == "wall")
     chamber = read_settings(chamber_file) if chamber_file is not None else None
     return {"oven": oven, "temp_c": temp_c, "chamber": chamber}
 

@@ -25,7 +25,7 @@ def plan(p: ReadDisturbParams, g: Geometry) -> list[steps.Step]:
     out += steps.measure(blocks, p.seed, g, {"label": "reads=0", "pe": p.pe, "reads": 0})
     done = 0
     for target in p.read_points:
-        out += [steps.read_disturb(b, p.page, target - done) for b in blocks]
+        out += [s for b in blocks for s in steps.read_disturb(b, p.page, target - done)]
         done = target
         out += steps.measure(blocks, p.seed, g, {"label": f"reads={target}", "pe": p.pe, "reads": target})
     return out

@@ -163,8 +163,11 @@ def raw_read(block: int, page: int, seed: int, g: Geometry, meta: dict) -> Step:
                 {**meta, "block": block, "page": page, "inline": inline})
 
 
-def read_disturb(block: int, page: int, reads: int) -> Step:
-    return Step("read_disturb", Opcode.READ_DISTURB, P.READ_DISTURB_REQ.pack(block, page, reads), {"block": block})
+def read_disturb(block: int, page: int, reads: int) -> list[Step]:
+    """READ_DISTURB requests for ``reads`` reads of a page: as many as its reads field needs (2^32 - 1 each)."""
+    most = next(f for f in P.READ_DISTURB_REQ.fields if f.name == "reads").bounds[1]
+    return [Step("read_disturb", Opcode.READ_DISTURB, P.READ_DISTURB_REQ.pack(block, page, min(most, reads - done)),
+                 {"block": block}) for done in range(0, reads, most)]
 
 
 def set_offset(offset: int) -> Step:

@@ -7,7 +7,7 @@ import click
 import numpy as np
 
 from nandrig.chip.geometry import Geometry, PageMap
-from nandrig.chip.read_retry import table_for
+from nandrig.chip.read_retry import require_offsets, table_for
 from nandrig.host.kinds import steps
 from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours
 
@@ -30,6 +30,11 @@ def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
         out += steps.measure(blocks, p.seed, g, {"label": f"offset={off}", "pe": p.pe, "offset": off, "retention": True})
     out.append(steps.set_offset(0))
     return out
+
+
+def check_chip(p: VthParams, chip: dict) -> None:
+    """Refused before anything is worn: a chip without a read-retry table, or offsets outside its range."""
+    require_offsets(chip["manufacturer"], chip["model"], p.offsets)
 
 
 def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: int, retention: str, offsets: str,
@@ -99,7 +104,7 @@ def report(r, c, p: VthParams, pm: PageMap) -> None:
 
 KIND = CampaignKind(
     name="vth", help="Sweep the read-retry offset and measure: the error curves give the Vth distributions.",
-    params=VthParams, plan=plan, report=report, from_cli=from_cli,
+    params=VthParams, plan=plan, report=report, from_cli=from_cli, check_chip=check_chip,
     options=(*OVEN_OPTIONS,
              click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True,
                           help="P/E cycles of wear before the sweep."),

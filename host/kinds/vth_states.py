@@ -15,7 +15,7 @@ import click
 import numpy as np
 
 from nandrig.chip.geometry import Geometry, PageMap
-from nandrig.chip.read_retry import REFERENCES, require_table
+from nandrig.chip.read_retry import REFERENCES, require_offsets, require_table
 from nandrig.host.kinds import steps
 from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours, parse_int_list
 
@@ -55,9 +55,7 @@ def plan(p: VthStatesParams, g: Geometry) -> list[steps.Step]:
 
 def check_chip(p: VthStatesParams, chip: dict) -> None:
     """Refused before anything is read: a chip without a read-retry table, or offsets outside its range."""
-    table = require_table(chip["manufacturer"], chip["model"])
-    table.check((min(p.offsets),) * 3)
-    table.check((max(p.offsets),) * 3)
+    require_offsets(chip["manufacturer"], chip["model"], p.offsets)
 
 
 def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str, retention: str, offsets: str,
@@ -202,7 +200,7 @@ KIND = CampaignKind(
                           help="P/E levels, one group of the blocks each."),
              click.option("--retention", "retention", default="1y", show_default=True,
                           help="Retention after the fresh sweep, before the second (0 for none)."),
-             click.option("--offsets", default="-120:120:4", show_default=True,
+             click.option("--offsets", default="-100:100:4", show_default=True,
                           help="Each reference's offsets FIRST:LAST:STEP in the chip's retry steps."),
              click.option("--references", default=",".join(REFERENCES), show_default=True,
                           help="The references to sweep.")))

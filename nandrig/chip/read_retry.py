@@ -11,7 +11,7 @@ The tables below are the virtual chips' (maker "NANDRIG"); no real part's table 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from nandrig.errors import NandrigError
@@ -85,4 +85,15 @@ def require_table(manufacturer: str, model: str) -> ReadRetry:
     if t is None:
         raise NandrigError(f"no read-retry table for {manufacturer.strip()} {model.strip()}: its references cannot be "
                            f"moved one by one (tables: nandrig/chip/read_retry.py)")
+    return t
+
+
+def require_offsets(manufacturer: str, model: str, offsets: Iterable[int]) -> ReadRetry:
+    """The chip's table, every offset of a sweep (the same on each reference) within its range: a campaign
+    refused before anything is worn, not at its first SET_READ_REFS."""
+    t = require_table(manufacturer, model)
+    offs = list(offsets)
+    if offs:
+        t.check((min(offs),) * 3)
+        t.check((max(offs),) * 3)
     return t

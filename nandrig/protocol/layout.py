@@ -12,6 +12,8 @@ import struct
 from collections import namedtuple
 from dataclasses import dataclass, field
 
+from nandrig.errors import NandrigError
+
 # field kinds: C type, struct code, bytes
 _SCALARS = {
     "u8": ("uint8_t", "B", 1), "u16": ("uint16_t", "H", 2), "u32": ("uint32_t", "I", 4), "u64": ("uint64_t", "Q", 8),
@@ -19,6 +21,10 @@ _SCALARS = {
 }
 _BYTES = re.compile(r"bytes(\d+)$")
 _NUMPY = {"u8": "u1", "u16": "<u2", "u32": "<u4", "u64": "<u8", "i8": "i1", "i16": "<i2"}
+
+
+class FieldRangeError(NandrigError, struct.error):
+    """A value outside its protocol field (a user's count or temperature no request can carry)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,12 @@ class Field:
     @property
     def ctype(self) -> str:
         return _SCALARS[self.kind][0]
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """The smallest and largest value a scalar field carries."""
+        bits = 8 * self.size
+        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if self.kind.startswith("i") else (0, (1 << bits) - 1)
 
     def text(self) -> str:
         """How docs/protocol.md's command table names the field (with its range, when it has one)."""
@@ -85,7 +97,14 @@ class Layout:
     def pack(self, *values, **named) -> bytes:
         if named:
             values = tuple(self._tuple(*values, **named))
-        return self._struct.pack(*(int(v) if not isinstance(v, (bytes, bytearray)) else v for v in values))
+        try:
+            return self._struct.pack(*(int(v) if not isinstance(v, (bytes, bytearray)) else v for v in values))
+        except struct.error:
+            for f, v in zip(self.fields, values):
+                if not f.is_bytes and not f.bounds[0] <= int(v) <= f.bounds[1]:
+                    raise FieldRangeError(f"{v} does not fit the rig protocol's {self.name} {f.name} ({f.kind}, "
+                                          f"{f.bounds[0]}..{f.bounds[1]})") from None
+            raise
 
     def unpack(self, buf: bytes, offset: int = 0):
         """The record at ``offset`` as a named tuple (struct.error when ``buf`` is too short)."""
