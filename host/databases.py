@@ -69,6 +69,14 @@ def open_database(location: str | Path, read_only: bool = False) -> Database:
     return SqliteDatabase(Path(location), read_only)
 
 
+def _read_only_fs(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only (root's write access says nothing of that)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def held(campaign_id: int, holder: str) -> NandrigError:
     return NandrigError(f"campaign {campaign_id} is running in another process ({holder}); "
                         "wait for it to end or stop that process")
@@ -91,8 +99,7 @@ class SqliteDatabase:
             if read_only:
                 if not path.exists():
                     raise NandrigError(f"no database at {path}")
-                self.con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                                           timeout=30)
+                self.con = self._open_read_only(path)
                 return
             self.con = sqlite3.connect(path, isolation_level=None, timeout=30)
             self.con.execute("PRAGMA journal_mode=WAL")
@@ -103,6 +110,20 @@ class SqliteDatabase:
             raise NandrigError(f"cannot open database {path}: {e}") from None
         except sqlite3.DatabaseError as e:
             raise NandrigError(f"{path} is not a nandrig database: {e}") from None
+
+    @staticmethod
+    def _open_read_only(path: Path) -> sqlite3.Connection:
+        """For looking: ``mode=ro`` where SQLite can share the WAL's index beside the file; on a read-only file
+        system or folder (an archive, a shared mount), where it cannot, ``immutable`` (nothing beside the file is
+        written or locked), unless a WAL holds commits not yet in the file, which that would not see."""
+        uri = path.resolve().as_uri()
+        if os.access(path.parent, os.W_OK) and not _read_only_fs(path.parent):
+            return sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=30)
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise NandrigError(f"{path} is on a read-only file system and its write-ahead log {wal.name} holds "
+                               "commits not yet in it: copy the database with its -wal file somewhere writable")
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self.con.execute(sql, params)
