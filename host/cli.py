@@ -561,6 +561,10 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
         for sw in (result["density_control"] or {}).get(scenario, {}).get("switches", []):
             click.echo(f"  density control: block {sw['block']} {sw['from']} -> {sw['to']} at P/E {sw['pe']} "
                        f"(operation {sw['op']})")
+    from nandrig.host.flares_validate import COLUMNS, verdict
+
+    for name, meaning in COLUMNS.items():
+        click.echo(f"  {name}: {meaning}")
     click.echo(f"{'scenario':<17} {'page':>9} {'alarm':>9} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'uncov':>6} "
                f"{'fails':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
     for r in summary(result)["runs"]:
@@ -570,6 +574,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                    f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
                    f"{over:>6} {r['rewrite_alarms']:>6}  "
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
+    click.echo(verdict(result)["words"])
 
 
 def _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control, taken,

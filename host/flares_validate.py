@@ -58,6 +58,7 @@ from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.characterization.uber import uber
 from nandrig.chip.geometry import PageMap, PageType, page_map
+from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.host.rig import FlaresStep, Rig
@@ -612,12 +613,73 @@ SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "op
                 "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t")
 
 
+# what each column of a run's row counts (the CLI's legend, the report's table head)
+COLUMNS = {
+    "ops": "operations on the page (programs and reads) while it held data",
+    "under": "operations FLARES served with a t below the target t that the page's measured RBER needs for the "
+             "target UBER (and that the ECC could reach): each an exposure above the target",
+    "uncov": "operations whose target t is beyond the ECC's reach: no t meets the target there (density control's "
+             "cases)",
+    "fails": "reads the decoder could not correct",
+    "over": "mean t chosen minus target t over coverable operations (ECC spent beyond need)",
+    "alarms": "rewrite alarms (retention past what the chosen t protects)",
+    "gain": "read throughput against a fixed t = 50 (paper's decode latencies) for read-heavy / balanced / "
+            "write-heavy work",
+}
+# the configuration a host replay's verdict is given for: the paper's, and --on-rig's default
+VERDICT_RUN = {"wsize": 10, "mix": 0.5, "on_alarm": ON_ALARM[False]}
+
+
+def verdict(result: dict) -> dict:
+    """Whether FLARES met its target: per page type over every scenario, for the rig's own runs (--on-rig) or
+    the host replays in the paper's configuration (WSIZE 10, MIX 0.5, an alarm stopping the evaluation). Met:
+    no operation under its target t and no decode failure; the worst expected UBER of the operations under
+    target says by how much it missed."""
+    target = result["uber"]
+    runs = result["runs"] if result.get("flares_in_rig") else [
+        r for r in result["runs"] if all(r.get(k) == v for k, v in VERDICT_RUN.items())]
+    kinds: dict[str, dict] = {}
+    for r in runs:
+        k = kinds.setdefault(r["page_type"], {"ops": 0, "under_target_ops": 0, "uncoverable_ops": 0,
+                                              "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": []})
+        for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures"):
+            k[f] += int(r.get(f) or 0)
+        k["worst_expected_uber"] = max(k["worst_expected_uber"], float(r.get("below_target_uber_max") or 0.0))
+        if r.get("under_target_ops") or r.get("decode_failures"):
+            k["missed_in"].append(r["scenario"])
+    for k in kinds.values():
+        k["met"] = k["under_target_ops"] == 0 and k["decode_failures"] == 0
+    met = all(k["met"] for k in kinds.values()) and bool(kinds)
+    how = "in the rig" if result.get("flares_in_rig") else \
+        f"host replay, WSIZE {VERDICT_RUN['wsize']}, MIX {VERDICT_RUN['mix']:g}, alarm {VERDICT_RUN['on_alarm']}"
+
+    def said(kind: str, k: dict) -> str:
+        if k["met"]:
+            return f"{kind} pages met it in all {k['ops']:,} operations"
+        worst = k["worst_expected_uber"]
+        return (f"{kind} pages missed it: {k['under_target_ops']:,} of {k['ops']:,} operations under target"
+                + (f", {k['decode_failures']} decode failures" if k["decode_failures"] else "")
+                + f" (in {', '.join(dict.fromkeys(k['missed_in']))}), worst expected UBER {worst:.2g}"
+                + (f", {_times(worst / target)} times the target" if worst > target else ""))
+
+    words = (f"FLARES {'met' if met else 'missed'} its target UBER {target:g} ({how}"
+             + (f", {result['scale']:g} of the paper's operations" if result.get("scale", 1.0) < 1.0 else "")
+             + "): " + "; ".join(said(n, k) for n, k in sorted(kinds.items()))
+             + (f"; {sum(k['uncoverable_ops'] for k in kinds.values()):,} operations needed a t beyond the ECC's reach"
+                if any(k["uncoverable_ops"] for k in kinds.values()) else ""))
+    return {"met": met, "target_uber": target, "runs": how, "page_types": kinds, "words": words}
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.3g}" if ratio < 100 else f"{ratio:,.0f}"
+
+
 def summary(result: dict) -> dict:
-    """The JSON the CLI prints: per run, without the per-operation traces."""
-    out = {k: v for k, v in result.items() if k not in ("runs", "traces")}
+    """The JSON the CLI prints: the verdict, then per run, without the per-operation traces."""
+    out = {"verdict": verdict(result), **{k: v for k, v in result.items() if k not in ("runs", "traces")}}
     out["runs"] = [{k: r.get(k) for k in SUMMARY_KEYS} for r in result["runs"]]
     return out
 
 
 def dumps(result: dict) -> str:
-    return json.dumps(summary(result), indent=2)
+    return jsonsafe.dumps(summary(result), indent=2)

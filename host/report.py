@@ -24,6 +24,7 @@ from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.kinds import KINDS, kind  # noqa: E402
 from nandrig.host.export import export_rows, measurements  # noqa: E402
+from nandrig.host.flares_validate import verdict  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11
@@ -101,6 +102,8 @@ class Report:
 def flares_section(r: Report, runs: list) -> None:
     for run_id, chip, block, page, res in runs:
         r.sections.append(f"<h1>FLARES validation {run_id} ({html.escape(chip)})</h1>")
+        v = verdict(res)
+        r.p(f"<b>Verdict: {'met' if v['met'] else 'missed'}.</b> " + html.escape(v["words"]))
         model = res.get("model", {})
         about = [model] if "model" in model else [dict(m, kind=k) for k, m in model.items()]
         r.p("FLARES' model: " + "; ".join(html.escape(m["model"]) + (f" (R&sup2; log {m['r2_log']:.4f})"
