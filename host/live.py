@@ -1,13 +1,15 @@
 """``nandrig serve``: a live page of a database's campaigns, refreshed while they run.
 
 Each campaign shows its state and progress, the P/E of every block it holds, and the RBER of its latest
-checkpoints per page type (with 95 % Garwood intervals) as a table and a plot. The page polls
-``/api/campaigns`` and redraws itself; the server opens the database read-only per request (SQLite's WAL
+checkpoints per page type (with 95 % Garwood intervals) as a table and a plot. The server renders the page
+(the first view needs no script) and the page fetches its live part again every few seconds
+(``/live.html``; the same data as JSON at ``/api/campaigns``); the server opens the database read-only per request (SQLite's WAL
 lets a running campaign write meanwhile), so it never holds a lock a campaign needs. It listens on the
 loopback interface unless told otherwise: the page has no login.
 """
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -41,8 +43,12 @@ def _latest(store: Store, campaign_id: int, chip_id: int) -> list[dict]:
         p["bits"][kind] += int(bits)
         p["pe"].append(float(pe))
     out = []
+    labels = [p["label"] for p in points.values()]
     for p in points.values():
-        row = {"step": p["step"], "label": p["label"], "retention_h": p["retention_h"], "pe": round(statistics.mean(p["pe"]))}
+        pe = round(statistics.mean(p["pe"]))
+        # the same label at several wear levels (a retention time): each row says which
+        label = p["label"] if labels.count(p["label"]) == 1 else f"{p['label']}, P/E {pe}"
+        row = {"step": p["step"], "label": label, "retention_h": p["retention_h"], "pe": pe}
         for kind in ("lower", "upper"):
             k, n = p["errors"][kind], p["bits"][kind]
             if n:
@@ -90,11 +96,12 @@ def rber_png(db: str, campaign_id: int) -> bytes | None:
             i, v = np.array([p[0] for p in pts]), [p[1] for p in pts]
             y = np.array([p["rber"] for p in v])
             err = np.array([[p["rber"] - p["lo"] for p in v], [p["hi"] - p["rber"] for p in v]])
-            ax.errorbar(i + dx, y, yerr=err, fmt="o", color=colour, capsize=3, label=f"{kind} pages")
+            ax.errorbar(i + dx, y, yerr=err, fmt="o", color=colour, capsize=3,
+                        label=f"campaign {campaign_id}, {kind} pages")
         zeros = [(i, r[kind]["hi"]) for i, r in enumerate(rows) if kind in r and r[kind]["errors"] == 0]
         if zeros:  # no error seen: only an upper bound
             ax.plot([z[0] + dx for z in zeros], [z[1] for z in zeros], "v", color=colour, mfc="none",
-                    label=f"{kind}: 0 errors (upper bound)")
+                    label=f"campaign {campaign_id}, {kind} pages: 0 errors (upper bound)")
     ax.set_yscale("log")
     ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("RBER (95 % interval)")
@@ -123,54 +130,69 @@ h1 { font-size: 1.2em; margin: 0 0 0.3em; }
 .bar { height: 8px; background: #e4e6ea; border-radius: 4px; margin: 0.4em 0; }
 .bar > div { height: 100%; background: #3b7ddd; border-radius: 4px; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.3em 0; display: block; overflow-x: auto; }
+caption { text-align: left; color: #555; font-size: 0.95em; }
 td, th { padding: 0.15em 0.6em 0.15em 0; text-align: right; white-space: nowrap; }
 th { color: #555; font-weight: 500; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; height: auto; }
 details { margin: 0.3em 0; font-size: 0.85em; }
 </style></head>
-<body><h1>nandrig campaigns</h1><div id="meta">loading...</div><div id="campaigns"></div>
+<body><h1>nandrig campaigns</h1><div id="live">__LIVE__</div>
 <script>
+// the server renders the page; this only fetches it again every REFRESH_S seconds
 const REFRESH_S = __REFRESH__;
-const fmt = (v) => v === undefined ? "-" : v.rber.toExponential(2) + " [" + v.lo.toExponential(1) + ", " +
-  v.hi.toExponential(1) + "]";
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
-function card(c) {
-  const pct = c.steps ? (100 * c.step / c.steps).toFixed(1) : 0;
-  const rows = c.latest.map((r) => "<tr><td>" + esc(r.label) + "</td><td>" + r.pe + "</td><td>" +
-    r.retention_h.toFixed(1) + "</td><td>" + fmt(r.lower) + "</td><td>" + fmt(r.upper) + "</td></tr>").join("");
-  const pe = Object.entries(c.pe).map(([b, n]) => "<tr><td>block " + b + "</td><td>" + n + "</td></tr>").join("");
-  const range = c.pe_range ? c.pe_range[0] + (c.pe_range[1] !== c.pe_range[0] ? "-" + c.pe_range[1] : "") : "-";
-  const ev = c.events.map((e) => esc(e.kind) + ": " + esc(e.detail)).join("; ");
-  return '<div class="card" id="c' + c.id + '"><div class="head"><b>#' + c.id + " " + esc(c.kind) + "</b>" +
-    '<span class="state ' + esc(c.state) + '">' + esc(c.state) + "</span>" +
-    (c.running_in ? '<span class="where">in ' + esc(c.running_in) + "</span>" : "") + "<span>chip " + esc(c.chip) +
-    "</span><span>blocks " + esc(c.blocks) + '</span><span class="steps">step ' + c.step + " / " + c.steps +
-    "</span><span>P/E " + range + '</span></div><div class="bar"><div style="width:' + pct + '%"></div></div>' +
-    (rows ? "<table><tr><th>checkpoint</th><th>P/E</th><th>ret. h</th><th>RBER lower</th><th>RBER upper</th></tr>" +
-      rows + '</table><img alt="RBER of campaign ' + c.id + '" src="/campaign/' + c.id + "/rber.png?step=" +
-      c.step + '">' : "<p>no checkpoint yet</p>") +
-    "<details><summary>P/E per block</summary><table>" + pe + "</table></details>" +
-    (ev ? '<div class="events">' + ev + "</div>" : "") + "</div>";
-}
 async function refresh() {
   try {
-    const r = await fetch("/api/campaigns", {cache: "no-store"});
-    const s = await r.json();
-    document.getElementById("meta").textContent = s.db + " - " + s.campaigns.length + " campaign(s), updated " +
-      new Date(s.time * 1000).toLocaleTimeString() + ", every " + REFRESH_S + " s";
-    document.getElementById("campaigns").innerHTML = s.campaigns.map(card).join("") || "<p>no campaigns yet</p>";
+    const r = await fetch("/live.html", {cache: "no-store"});
+    if (!r.ok) throw new Error("HTTP " + r.status);
+    document.getElementById("live").innerHTML = await r.text();
   } catch (e) {
     document.getElementById("meta").textContent = "the server does not answer (" + e + "); retrying";
   }
   setTimeout(refresh, REFRESH_S * 1000);
 }
-refresh();
+setTimeout(refresh, REFRESH_S * 1000);
 </script></body></html>
 """
 
 
+def _rate(v: dict | None) -> str:
+    return "-" if v is None else f"{v['rber']:.2e} [{v['lo']:.1e}, {v['hi']:.1e}]"
+
+
+def _card(c: dict) -> str:
+    e = html.escape
+    pct = 100 * c["step"] / c["steps"] if c["steps"] else 0.0
+    lo_hi = c["pe_range"]
+    pe_range = "-" if not lo_hi else f"{lo_hi[0]}" + (f"-{lo_hi[1]}" if lo_hi[1] != lo_hi[0] else "")
+    rows = "".join(f"<tr><td>{e(r['label'])}</td><td>{r['pe']}</td><td>{r['retention_h']:.1f}</td>"
+                   f"<td>{_rate(r.get('lower'))}</td><td>{_rate(r.get('upper'))}</td></tr>" for r in c["latest"])
+    checkpoints = (f"<table><caption>campaign {c['id']}: latest checkpoints, RBER with 95 % intervals</caption>"
+                   "<tr><th>checkpoint</th><th>P/E</th><th>ret. h</th><th>RBER lower</th><th>RBER upper</th></tr>"
+                   f"{rows}</table><img alt=\"RBER of campaign {c['id']}\" "
+                   f"src=\"/campaign/{c['id']}/rber.png?step={c['step']}\">") if rows else "<p>no checkpoint yet</p>"
+    pe = "".join(f"<tr><td>block {b}</td><td>{n}</td></tr>" for b, n in c["pe"].items())
+    ev = "; ".join(f"{e(x['kind'])}: {e(x['detail'])}" for x in c["events"])
+    return (f"<div class=\"card\" id=\"c{c['id']}\"><div class=\"head\"><b>#{c['id']} {e(c['kind'])}</b>"
+            f"<span class=\"state {e(c['state'])}\">{e(c['state'])}</span>"
+            + (f"<span class=\"where\">in {e(c['running_in'])}</span>" if c["running_in"] else "")
+            + f"<span>chip {e(c['chip'])}</span><span>blocks {e(c['blocks'])}</span>"
+            f"<span class=\"steps\">step {c['step']} / {c['steps']}</span><span>P/E {pe_range}</span></div>"
+            f"<div class=\"bar\"><div style=\"width:{pct:.1f}%\"></div></div>{checkpoints}"
+            f"<details><summary>P/E per block</summary><table>{pe}</table></details>"
+            + (f"<div class=\"events\">{ev}</div>" if ev else "") + "</div>")
+
+
+def live_html(snap: dict, refresh_s: float) -> str:
+    """The page's live part from a :func:`snapshot`: what the first view shows, and each refresh."""
+    when = time.strftime("%H:%M:%S", time.localtime(snap["time"]))
+    n = len(snap["campaigns"])
+    return (f"<div id=\"meta\">{html.escape(snap['db'])} - {n} campaign{'s' if n != 1 else ''}, updated {when}, "
+            f"every {refresh_s:g} s</div><div id=\"campaigns\">"
+            + ("".join(_card(c) for c in snap["campaigns"]) or "<p>no campaigns yet</p>") + "</div>")
+
+
 def handler(db: str, refresh_s: float) -> type[BaseHTTPRequestHandler]:
-    page = PAGE.replace("__REFRESH__", repr(refresh_s)).encode()
+    page = PAGE.replace("__REFRESH__", repr(refresh_s))
     plotting = threading.Lock()  # matplotlib's text layout (mathtext, font cache) is not thread-safe
 
     class Handler(BaseHTTPRequestHandler):
@@ -178,7 +200,10 @@ def handler(db: str, refresh_s: float) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             try:
                 if path in ("/", "/index.html"):
-                    return self._send(200, "text/html; charset=utf-8", page)
+                    live = live_html(snapshot(db), refresh_s)
+                    return self._send(200, "text/html; charset=utf-8", page.replace("__LIVE__", live).encode())
+                if path == "/live.html":
+                    return self._send(200, "text/html; charset=utf-8", live_html(snapshot(db), refresh_s).encode())
                 if path == "/api/campaigns":
                     return self._send(200, "application/json", json.dumps(snapshot(db)).encode())
                 if m := PLOT_PATH.match(path):

@@ -23,6 +23,7 @@ from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # n
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.kinds import KINDS, kind  # noqa: E402
+from nandrig.host.campaigns import summaries  # noqa: E402
 from nandrig.host.export import export_rows, measurements  # noqa: E402
 from nandrig.host.flares_validate import verdict  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
@@ -179,6 +180,9 @@ def write_report(db: str | Path, out: str | Path) -> Path:
         flares_runs = store.flares_runs()
         if not campaigns and not flares_runs:
             raise NandrigError(f"{db} holds no campaigns to report")
+        # states as `nandrig ls` says them: "running" only while a process holds the campaign
+        listing = summaries(store)
+        states, listed = {x["id"]: x["state"] for x in listing}, {x["id"]: x["blocks"] for x in listing}
         for chip_id in sorted({c.chip_id for c in campaigns}):
             chip = store.chip(chip_id)
             mine = [c for c in campaigns if c.chip_id == chip_id]
@@ -198,10 +202,9 @@ def write_report(db: str | Path, out: str | Path) -> Path:
             rows = []
             for c in mine:
                 params = {k: v for k, v in c.params.items() if k != "blocks"}
-                blocks = c.params["blocks"]
                 events = store.events(c.id)
                 rows.append(
-                    f"<tr><td>{c.id}</td><td>{c.kind}</td><td>{c.state}</td><td>{blocks[0]}-{blocks[-1]}</td>"
+                    f"<tr><td>{c.id}</td><td>{c.kind}</td><td>{states[c.id]}</td><td>{listed[c.id]}</td>"
                     f"<td><code>{html.escape(json.dumps(params))}</code></td>"
                     f"<td>{html.escape(c.rig_identity)}<br><code>{html.escape(json.dumps(c.versions))}</code></td>"
                     f"<td>{len(events)} events{_failures(events)}</td></tr>")
