@@ -296,14 +296,24 @@ REFUSALS = frozenset({Err.BAD_FRAME, Err.UNKNOWN_COMMAND, Err.VERSION_MISMATCH, 
                       Err.UNSUPPORTED, Err.BAD_PARAMETER})
 
 
-def cancel(store: Store, campaign_id: int) -> Campaign:
-    """End a campaign that is not running anywhere: its blocks are freed, their wear stays recorded."""
+def cancel(store: Store, campaign_id: int, url: str | None = None, take_over: bool = False) -> Campaign:
+    """End a campaign that is not running anywhere: its blocks are freed, their wear stays recorded. A request
+    it had in flight when it stopped is settled first (collected from the rig, or done), so the wear it gave is
+    counted: that needs its rig."""
     c = store.campaign(campaign_id)
     if c.state != "running":
         raise NandrigError(f"campaign {campaign_id} is {c.state}; nothing to cancel")
     if store.is_live(campaign_id):
         raise NandrigError(f"campaign {campaign_id} is running in another process; stop it (Ctrl-C) first")
-    store.set_state(campaign_id, "cancelled", f"cancelled at step {c.step} of {c.steps}")
+    if (pending := store.pending(campaign_id)) is not None:
+        try:
+            rig = open_for_campaign(store, c, url, take_over)
+        except NandrigError as e:
+            raise NandrigError(f"campaign {campaign_id} stopped with step {pending.step} in flight, which may have "
+                               f"worn its blocks; cancelling needs its rig to count that: {e}") from None
+        with rig, store.lock(campaign_id):
+            Runner(store, rig, campaign_id, None).settle()
+    store.set_state(campaign_id, "cancelled", f"cancelled at step {store.campaign(campaign_id).step} of {c.steps}")
     return store.campaign(campaign_id)
 
 
@@ -351,6 +361,21 @@ class Runner:
     def run(self) -> Campaign:
         if self.c.state != "running":
             return self.c
+        cursor = self.settle()
+        for i in range(cursor, len(self.steps)):
+            try:
+                self._execute(i, self.steps[i])
+            except RigHeld as e:
+                raise NandrigError(f"campaign {self.c.id} stopped before step {i} of {len(self.steps)}, its rig taken "
+                                   f"over: {e}; `nandrig resume --take-over` continues it") from None
+            if self.progress:
+                self.progress(self.marks[i])
+        self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
+        return self.store.campaign(self.c.id)
+
+    def settle(self) -> int:
+        """The request in flight when the campaign stopped, collected from the rig (its reply cache, or executed
+        now) and recorded, so what it did to the chip is counted; returns the step to go on from."""
         pending = self.store.pending(self.c.id)
         cursor = self.c.step
         # the sessions this campaign used: a rig still held by one after its process died is taken back
@@ -369,16 +394,7 @@ class Runner:
             self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
             self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
             cursor = pending.step + 1
-        for i in range(cursor, len(self.steps)):
-            try:
-                self._execute(i, self.steps[i])
-            except RigHeld as e:
-                raise NandrigError(f"campaign {self.c.id} stopped before step {i} of {len(self.steps)}, its rig taken "
-                                   f"over: {e}; `nandrig resume --take-over` continues it") from None
-            if self.progress:
-                self.progress(self.marks[i])
-        self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
-        return self.store.campaign(self.c.id)
+        return cursor
 
     def _execute(self, i: int, step: Step) -> None:
         if step.op is None:

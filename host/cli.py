@@ -697,15 +697,18 @@ def ls_cmd(db, as_json) -> None:
 @click.command("cancel")
 @click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, required=True)
-def cancel_cmd(db, campaign_id) -> None:
-    """End an interrupted campaign for good: its blocks are freed, their wear stays recorded."""
+@click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
+def cancel_cmd(db, campaign_id, url, take_over) -> None:
+    """End an interrupted campaign for good: its blocks are freed, their wear stays recorded (a request it had
+    in flight is settled on its rig first, so what it did is counted)."""
     from nandrig.host.campaigns import cancel, format_blocks
     from nandrig.host.store import Store
 
     store = Store(db)
     try:
         store.check_integrity()
-        c = cancel(store, campaign_id)
+        c = cancel(store, campaign_id, url, take_over)
     finally:
         store.close()
     click.echo(f"campaign {c.id} cancelled at step {c.step} of {c.steps}; blocks "
