@@ -166,10 +166,9 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
             raise NandrigError(f"every block of --blocks is a factory bad block ({_listing(bad)})")
         echo(f"skipping factory bad block{'s' if len(bad) > 1 else ''} {_listing(bad)}: "
              f"{len(good)} of {len(p.blocks)} blocks left")
-        p = dataclasses.replace(p, blocks=good)
-    wear = store.pe_counts(chip_id, list(p.blocks))
-    p = dataclasses.replace(p, start_pe=tuple(wear[b] for b in p.blocks))
-    steps = k.plan(p, g)  # refuses blocks already past a wear level, before anything is worn
+        p = dataclasses.replace(p, blocks=good, start_pe=tuple(dict(zip(p.blocks, p.start_pe))[b] for b in good))
+    steps = k.plan(p, g)
+    wear = p.worn
     if worn := sorted(b for b in p.blocks if wear[b]):
         pes = sorted({wear[b] for b in worn})
         echo(f"block{'s' if len(worn) > 1 else ''} {format_blocks(worn)} already carr{'y' if len(worn) > 1 else 'ies'} "
@@ -188,7 +187,10 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
     p = params if isinstance(params, k.params) else k.params.from_mapping(params)
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
-    k.plan(p, g)
+    k.plan(p, g)  # the parameters' own sense first (blocks on the chip, counts, pages)
+    wear = store.pe_counts(chip_id, list(p.blocks))  # then the blocks' recorded wear: levels are absolute
+    p = dataclasses.replace(p, start_pe=tuple(wear[b] for b in p.blocks))
+    k.plan(p, g)  # refuses blocks already past a wear level
     if k.check_chip is not None:
         k.check_chip(p, row)
     return k, p, g
@@ -245,6 +247,8 @@ def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
         bar = tqdm(total=runner.marks[-1], initial=runner.position(runner.c.step), unit=f" {runner.unit}",
                    desc=f"campaign {c.id} ({c.kind})", file=sys.stderr)
         runner.progress = lambda pos: bar.update(pos - bar.n)
+        # a step that adds no P/E (a MEASURE on a slow rig) still shows that the campaign moves
+        runner.on_step = lambda i, step: bar.set_postfix_str(f"step {i + 1}/{len(runner.steps)} {step.kind}")
     try:
         return runner.run()
     finally:
@@ -277,8 +281,8 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
                 echo(f"resuming campaign {c.id} ({c.kind}) at step {c.step} of {c.steps}")
                 done.append(run(store, rig, c.id))
         except NandrigError as e:
-            if campaign_id is not None or not_resumed is None:
-                raise
+            if campaign_id is not None or not_resumed is None or len(todo) == 1:
+                raise  # one campaign: its own line says it all
             not_resumed.append((c.id, str(e)))
             echo(f"campaign {c.id} ({c.kind}, step {c.step} of {c.steps}) not resumed: {e}")
     return done
@@ -338,6 +342,7 @@ class Runner:
                  progress: Callable[[int], None] | None = None) -> None:
         """``progress`` hears the campaign's position in its unit (:attr:`unit`, up to ``marks[-1]``)."""
         self.store, self.rig, self.oven, self.progress = store, rig, oven, progress
+        self.on_step: Callable[[int, Step], None] | None = None  # hears each step as it starts
         self.c = store.campaign(campaign_id)
         chip = store.chip(self.c.chip_id)
         self.g = Geometry(chip["page_bytes"], chip["spare_bytes"], chip["pages_per_block"], chip["blocks"])
@@ -363,6 +368,8 @@ class Runner:
             return self.c
         cursor = self.settle()
         for i in range(cursor, len(self.steps)):
+            if self.on_step:
+                self.on_step(i, self.steps[i])
             try:
                 self._execute(i, self.steps[i])
             except RigHeld as e:

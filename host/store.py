@@ -378,7 +378,7 @@ class Store:
     def pe_counts(self, chip_id: int, blocks: list[int] | None = None) -> dict[int, int]:
         rows = self.db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()
         out = dict(rows)
-        return {b: out[b] for b in blocks} if blocks is not None else out
+        return {b: out.get(b, 0) for b in blocks} if blocks is not None else out  # (reserve() refuses unknown ones)
 
     def reserve(self, db: Database, chip_id: int, blocks: list[int], campaign_id: int) -> None:
         """Reserve blocks for a campaign inside the caller's transaction; refuse bad or taken ones."""

@@ -1,4 +1,4 @@
-"""Sixty-odd mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
+"""Seventy-odd mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
 every one ends with one line on stderr and a non-zero exit, no traceback, and the database and the chip's state
 are left byte for byte as they were. The table (command, exit code, the line) is written to
 build/bad-inputs.md."""
@@ -86,6 +86,16 @@ CASES = [
     (("run", "endurance", "--rig", "sim", "--chip", "{tmp}/mlc-32k.json", "--db", "{db}", "--blocks", "1-2"),
      "exceed the rig's page buffer"),
     (("sim", "serve", "--port", "99999"), "--port"),
+    (("sim", "serve", "--volatile", "--state", "{tmp}/x.state"), "--volatile"),
+    # wear levels are absolute: blocks 3-4 carry 20 P/E from campaign 1
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "3-4", "--wear", "5,30"), "block 3 already carries"),
+    (("run", "endurance", *SIM, "--db", "{db}", "--blocks", "3-4", "--cycles", "20"), "at or past every checkpoint"),
+    # physical and protocol ranges, before any wear
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--temp", "500"), "storage range"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--temp", "300"), "-65..150 degC"),
+    (("run", "retention", *SIM, "--db", "{db}", "--blocks", "5-7", "--oven", "wall", "--temp", "100"),
+     "operating range"),
+    (("run", "vth", *SIM, "--db", "{db}", "--blocks", "3", "--offsets=-120:0:10"), "retry range -100..100"),
     (("bench", "fit", "--repeats", "0"), "--repeats"),
     (("board", "build", "no-such-board"), "BOARD"),
     (("demo", "--nonsense"), "--nonsense"),

@@ -342,3 +342,34 @@ def test_every_kind_with_its_defaults_is_accepted_or_refused_before_any_wear_on_
     assert set(refused) <= {"vth", "vth-states"}, refused
     assert all("no read-retry table" in why for why in refused.values()), refused
     assert _counts(db)[3] == 0
+
+
+def test_a_campaign_on_a_terminal_shows_its_steps_while_it_adds_no_wear(tmp_path):
+    """On a TTY the bar counts P/E and names each step: a rig that spends minutes reading (the RTL rig's MEASUREs)
+    still shows it moves. Off a TTY nothing is drawn."""
+    import fcntl
+    import struct
+    import termios
+
+    db = tmp_path / "tty.db"
+    argv = [sys.executable, "-m", "nandrig", "run", "vth", *CHIP, "--db", str(db), "--pe", "100",
+            "--offsets=-20:20:10"]
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal 120 columns wide
+    proc = subprocess.Popen([*argv, "--blocks", "0"], stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(60) == 0
+    os.close(leader)
+    out = b"".join(chunks).decode(errors="replace")
+    assert "campaign 1 (vth)" in out and "P/E" in out and "measure" in out and "step 13/13" in out, out
+    plain = subprocess.run([*argv, "--blocks", "1"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert plain.returncode == 0 and "step " not in plain.stderr, plain.stderr
