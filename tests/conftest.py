@@ -86,13 +86,19 @@ class Background:
 
 
 _BACKGROUND = pytest.StashKey[dict]()
+_STATE_HOME = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "background(args): runs `nandrig ARGS` beside the suite (conftest.py)")
     # the host's state folder (where `sim serve` keeps its chips by default) is the suite's own: no run sees
     # a chip an earlier run wore, and none leaves one behind
-    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="nandrig-test-state-")
+    config.stash[_STATE_HOME] = os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="nandrig-test-state-")
+
+
+def pytest_unconfigure(config):
+    if home := config.stash.get(_STATE_HOME, None):
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):
