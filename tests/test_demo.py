@@ -37,4 +37,6 @@ def test_demo_runs_end_to_end(tmp_path):
     subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "t"), str(tmp_path / "t.c")], check=True)
     # the loop closed: tables from this fit sent to the rig, FLARES run there (density control on)
     loop = next(line for line in r.stdout.splitlines() if line.startswith("FLARES in the rig"))
-    assert "sent at run time" in loop and "continuous wear" in loop and "beyond reach 0" in loop
+    assert "sent at run time" in loop and ("FLARES met its target UBER 1e-11" in loop or "FLARES missed" in loop)
+    assert "lower pages" in loop and "upper pages" in loop and "beyond the ECC's reach" not in loop
+    assert "<b>Verdict: " in page  # and the report's FLARES section says it too
