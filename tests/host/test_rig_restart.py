@@ -70,7 +70,7 @@ def test_a_rig_killed_mid_cycle_loses_no_round_and_counts_none_twice(tmp_path, r
         # powered up over a fresh chip (its state file lost): refused, nothing recorded
         rig = serve(port, tmp_path / "other.state")
         before = db.read_bytes()
-        run_cli("resume", "--db", db).assert_one_line_error("not the one campaign 1 ran on", "--state")
+        run_cli("resume", "--db", db).assert_one_line_error("restarted without its state", "--state")
         os.killpg(rig.pid, signal.SIGTERM)
         rig.wait()
         assert db.read_bytes() == before
