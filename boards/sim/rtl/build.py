@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from nandrig.boards.build_log import output_to
@@ -124,7 +125,8 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
 
     from nandrig.gateware.soc.soc import RigSoC
 
-    echo(f"building the RTL rig in {out} (SoC, firmware, Verilator) ...")
+    echo(f"building the RTL rig in {out} (SoC, firmware, Verilator; minutes on 2 cores) ...")
+    started = time.monotonic()
     # LiteX's software rules do not track the generated csr.h: objects from an earlier register map would
     # link into the new firmware unchanged, so the firmware is always compiled afresh
     shutil.rmtree(out / "software" / "firmware", ignore_errors=True)
@@ -155,4 +157,5 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
         errors = [ln for ln in (done.stdout + done.stderr).splitlines() if "error" in ln.lower()]
         raise NandrigError(f"the Verilator build failed: {(errors or ['no simulator produced'])[0]}")
     stamp.write_text(want)
+    echo(f"built the RTL rig in {time.monotonic() - started:.0f} s")
     return sim_binary(out)
