@@ -27,7 +27,7 @@ from nandrig import protocol as P
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
-from nandrig.host.kinds.steps import Step, contiguous
+from nandrig.host.kinds.steps import Step, contiguous, listing
 from nandrig.host.oven import Oven, make_oven
 from nandrig.characterization import bitmaps
 from nandrig.chip.onfi import StatusBit
@@ -163,8 +163,8 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
     if bad and skip_bad:
         good = tuple(b for b in p.blocks if b not in bad)
         if not good:
-            raise NandrigError(f"every block of --blocks is a factory bad block ({_listing(bad)})")
-        echo(f"skipping factory bad block{'s' if len(bad) > 1 else ''} {_listing(bad)}: "
+            raise NandrigError(f"every block of --blocks is a factory bad block ({listing(bad)})")
+        echo(f"skipping factory bad block{'s' if len(bad) > 1 else ''} {listing(bad)}: "
              f"{len(good)} of {len(p.blocks)} blocks left")
         p = dataclasses.replace(p, blocks=good, start_pe=tuple(dict(zip(p.blocks, p.start_pe))[b] for b in good))
     steps = k.plan(p, g)
@@ -187,10 +187,9 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
     p = params if isinstance(params, k.params) else k.params.from_mapping(params)
     row = store.chip(chip_id)
     g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
-    k.plan(p, g)  # the parameters' own sense first (blocks on the chip, counts, pages)
-    wear = store.pe_counts(chip_id, list(p.blocks))  # then the blocks' recorded wear: levels are absolute
+    wear = store.pe_counts(chip_id, list(p.blocks))  # the blocks' recorded wear: levels are absolute
     p = dataclasses.replace(p, start_pe=tuple(wear[b] for b in p.blocks))
-    k.plan(p, g)  # refuses blocks already past a wear level
+    k.plan(p, g)  # refuses what the chip cannot take, and blocks already past a wear level
     if k.check_chip is not None:
         k.check_chip(p, row)
     return k, p, g
@@ -205,10 +204,6 @@ def format_blocks(blocks: list[int]) -> str:
         else:
             runs.append([b, b])
     return ",".join(f"{a}-{z}" if z > a else f"{a}" for a, z in runs)
-
-
-def _listing(blocks: list[int], most: int = 8) -> str:
-    return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 
 def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False, **link) -> Rig:

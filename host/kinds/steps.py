@@ -74,7 +74,7 @@ def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes
     past = [b for b in blocks if worn.get(b, 0) > want or (leaves_pattern and want > have and worn.get(b, 0) >= want)]
     if past:
         most = max(worn[b] for b in past)
-        raise NandrigError(f"block{'s' if len(past) > 1 else ''} {_listing(past)} already carr"
+        raise NandrigError(f"block{'s' if len(past) > 1 else ''} {listing(past)} already carr"
                            f"{'y' if len(past) > 1 else 'ies'} up to {most} P/E: this campaign cycles "
                            f"{'them' if len(past) > 1 else 'it'} to {want} P/E and cannot start past that (wear levels "
                            f"are absolute); choose fresh blocks or wear levels above {most}")
@@ -103,7 +103,8 @@ def checkpoints_ahead(checkpoints: tuple[int, ...], worn: dict[int, int]) -> lis
     return ahead
 
 
-def _listing(blocks: list[int], most: int = 8) -> str:
+def listing(blocks: list[int], most: int = 8) -> str:
+    """Blocks as a message names them: the first ``most``, then how many more."""
     return ", ".join(map(str, blocks[:most])) + (f" and {len(blocks) - most} more" if len(blocks) > most else "")
 
 

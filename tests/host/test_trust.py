@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
