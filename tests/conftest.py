@@ -62,9 +62,10 @@ def browser(tmp_path_factory):
 
 
 # ---- commands that run beside the suite ----------------------------------------------------------
-# A test marked ``background("ARGS")`` needs only what ``nandrig ARGS`` prints: the command starts as the
-# suite starts, in its own process, and the test (moved to the end) collects it. The ULX3S bitstream takes
-# most of a CI run on one core; the rest of the suite runs on the other meanwhile.
+# A test marked ``background("ARGS")`` needs only what ``nandrig ARGS`` prints. The ULX3S bitstream takes most
+# of a CI run on one core. In one process the command starts as the suite starts and the test (moved to the
+# end) collects it; under pytest-xdist (the README's command: a worker per core) the test goes first, in a
+# group of its own, so one worker runs it while the other runs the suite.
 class Background:
     def __init__(self, args: str) -> None:
         self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -89,6 +90,10 @@ _BACKGROUND = pytest.StashKey[dict]()
 _STATE_HOME = pytest.StashKey[str]()
 
 
+def _xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "background(args): runs `nandrig ARGS` beside the suite (conftest.py)")
     # the host's state folder (where `sim serve` keeps its chips by default) is the suite's own: no run sees
@@ -101,12 +106,25 @@ def pytest_unconfigure(config):
         shutil.rmtree(home, ignore_errors=True)
 
 
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups
+def pytest_collection_modifyitems(config, items):
     later = [i for i in items if i.get_closest_marker("background")]
-    items[:] = [i for i in items if not i.get_closest_marker("background")] + later
+    rest = [i for i in items if not i.get_closest_marker("background")]
+    if not _xdist_worker(config):
+        items[:] = rest + later
+        return
+    # a module's tests stay on one worker (its module fixtures are made once) unless it names groups itself
+    for i in later:
+        i.add_marker(pytest.mark.xdist_group(f"background-{i.name}"))
+    for i in rest:
+        if not i.get_closest_marker("xdist_group"):
+            i.add_marker(pytest.mark.xdist_group(i.nodeid.split("::")[0]))
+    items[:] = later + rest
 
 
 def pytest_collection_finish(session):
+    if _xdist_worker(session.config):
+        return  # started by the test itself, on the worker that runs it
     session.config.stash[_BACKGROUND] = {i.nodeid: Background(i.get_closest_marker("background").args[0])
                                          for i in session.items if i.get_closest_marker("background")}
 
@@ -119,7 +137,10 @@ def pytest_sessionfinish(session):
 @pytest.fixture
 def background(request) -> CliResult:
     """What the test's ``background`` command printed, once it has finished."""
-    return request.config.stash[_BACKGROUND][request.node.nodeid].result()
+    started = request.config.stash.setdefault(_BACKGROUND, {})
+    if request.node.nodeid not in started:
+        started[request.node.nodeid] = Background(request.node.get_closest_marker("background").args[0])
+    return started[request.node.nodeid].result()
 
 
 # ---- a real PostgreSQL server (Debian's package), private to the test run -------------------------------

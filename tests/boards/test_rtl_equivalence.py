@@ -154,25 +154,36 @@ def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
     return out + [rig.flares_tables(None)]
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """Campaigns on the default RTL rig; BCH-decoded reads on its BCH variant, from a fresh chip on each rig."""
-    tmp = tmp_path_factory.mktemp("equiv")
-    out = {}
-    # the virtual rig as a SoC with the RTL rig's engine: the BCH variant's t_max (14) below what the spare holds
-    rigs = {"virtual": lambda bch: Rig(InProcessTransport(VirtualRig(chip(), exact=True, bch_t_max=RTL_BCH.t_max))),
-            "rtl": lambda bch: rtl_rig(RtlRig(chip(), bch=bch)),
-            "rtl-ulx3s": lambda bch: rtl_rig(RtlRig(chip(), bch=bch, board="ulx3s"))}  # at the board's clock
-    for name, open_rig in rigs.items():
-        with open_rig(False) as r:
-            out[name] = {**campaigns(r, tmp / f"{name}.db"), "flares": flares(r)}
-        with open_rig(True) as r:
-            out[name]["ecc"] = ecc_reads(r)
-            out[name]["rig_flares"] = rig_flares(r)
+# the virtual rig as a SoC with the RTL rig's engine: the BCH variant's t_max (14) below what the spare holds
+RIGS = {"virtual": lambda bch: Rig(InProcessTransport(VirtualRig(chip(), exact=True, bch_t_max=RTL_BCH.t_max))),
+        "rtl": lambda bch: rtl_rig(RtlRig(chip(), bch=bch)),
+        "rtl-ulx3s": lambda bch: rtl_rig(RtlRig(chip(), bch=bch, board="ulx3s"))}  # at the board's clock
+
+
+def measure(name: str, tmp) -> dict:
+    """Campaigns on the rig's default build; BCH-decoded reads on its BCH variant, from a fresh chip each."""
+    with RIGS[name](False) as r:
+        out = {**campaigns(r, tmp / f"{name}.db"), "flares": flares(r)}
+    with RIGS[name](True) as r:
+        out["ecc"] = ecc_reads(r)
+        out["rig_flares"] = rig_flares(r)
     return out
 
 
-RTL_BUILDS = pytest.mark.parametrize("rtl", ["rtl", "rtl-ulx3s"])
+@pytest.fixture(scope="module")
+def virtual(tmp_path_factory) -> dict:
+    return measure("virtual", tmp_path_factory.mktemp("equiv"))
+
+
+@pytest.fixture(scope="module")
+def results(virtual, rtl, tmp_path_factory) -> dict:
+    """The virtual rig's measurements beside one RTL build's (each build a test group of its own, so the two
+    builds' simulations run at once under pytest-xdist)."""
+    return {"virtual": virtual, rtl: measure(rtl, tmp_path_factory.mktemp("equiv"))}
+
+
+RTL_BUILDS = pytest.mark.parametrize("rtl", [pytest.param(b, marks=pytest.mark.xdist_group(f"equivalence-{b}"))
+                                             for b in ("rtl", "rtl-ulx3s")], scope="module")
 
 
 @RTL_BUILDS

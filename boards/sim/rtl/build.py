@@ -1,6 +1,7 @@
 """Build the rig SoC and its firmware for Verilator (cached: rebuilt only when a source changes)."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -113,7 +114,15 @@ def build(out: Path = BUILD, force: bool = False, echo=lambda s: None, bch: BchC
           clocks: Clocks = CLOCKS) -> Path:
     """The simulator binary, built if the sources changed since the last build.
 
-    ``bch`` makes the SoC's BCH engine configuration (None: no engine); ``clocks`` its clocks."""
+    ``bch`` makes the SoC's BCH engine configuration (None: no engine); ``clocks`` its clocks. Processes that
+    want the same build (parallel test workers) wait for the first one's and then share it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(out, force, echo, bch, clocks)
+
+
+def _build(out: Path, force: bool, echo, bch: BchConfig | None, clocks: Clocks) -> Path:
     stamp = out / "digest"
     want = f"{digest()}-{bch!r}-{clocks!r}"
     if not force and sim_binary(out).exists() and stamp.exists() and stamp.read_text() == want:
