@@ -40,7 +40,7 @@ def _codeword_bits(codeword_bytes: int) -> int:
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write rber_vs_pe.png with data and fit.")
 def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir) -> None:
     """Fit the RBER model (equation 5 of FLARES, or its log-time form) to measurements."""
-    from nandrig.characterization.fitting import NULL_REASONS, fit_page_types
+    from nandrig.characterization.fitting import NULL_REASONS, fit_page_types, fit_summary, fit_table
     from nandrig.characterization.measurements import read_csv
 
     data = read_csv(csv_path)
@@ -68,38 +68,6 @@ def fit_cmd(csv_path, as_json, model, law, loss, save_path, resid_path, plot_dir
             click.echo("  " + line)
 
 
-def fit_summary(r) -> str:
-    """One line: the model chosen, how well it fits, how the intervals were made."""
-    law = ""
-    if r.law:
-        others = ", ".join(f"{k} {v['aic']:.1f}" for k, v in r.laws.items() if k != r.law)
-        law = f", {r.law}-time retention (AIC {r.aic:.1f}" + (f"; {others}" if others else "") + ")"
-    chi = f", chi^2/dof {r.chi2_dof:.2f}" if r.chi2_dof is not None else ""
-    r2 = f"{r.r2_log:.4f}" if math.isfinite(r.r2_log) else "undefined (the nonzero rates do not vary)"
-    return (f"model {r.model}{law}, {r.n_points} points, {r.likelihood} likelihood{chi}, R^2 (log) {r2}, "
-            f"max |relative error| {r.max_rel_err:.3f}; intervals: {r.intervals}")
-
-
-def fit_table(r) -> list[str]:
-    """Each parameter with its 95 % interval, or why it has none."""
-    out = []
-    for k, v in r.params.items():
-        if v is None:
-            out.append(f"{k:5} undetermined: {r.undetermined[k]}")
-        elif k in r.unidentifiable:
-            out.append(f"{k:5} not identifiable: {r.unidentifiable[k]}")
-        else:
-            lo, hi = r.ci95[k]
-            flag = "  (poorly determined by these data)" if k in r.poorly_determined else ""
-            out.append(f"{k:5} = {v: .6g}   95% CI [{lo:.4g}, {hi:.4g}]{flag}")
-    for k, d in r.derived.items():
-        if k in r.unidentifiable:
-            continue
-        hi = f"{d['ci95_hi']:.4g}" if d["ci95_hi"] is not None else "inf"
-        out.append(f"{k} = {d['value']:.6g}   95% CI [{d['ci95_lo']:.4g}, {hi}]")
-    return out
-
-
 @click.command("tables")
 @click.option("--params", "params_name", required=True, help="Built-in parameter set name or a JSON file.")
 @click.option("--uber", "target", type=float, default=1e-11, show_default=True, help="Target UBER.")
@@ -116,8 +84,8 @@ def fit_table(r) -> list[str]:
 def tables_cmd(params_name, target, codeword_bytes, t_min, t_max, pe_max, pe_step, as_json, header, page_type) -> None:
     """FLARES corr_table and max_ret_time for a model, target UBER and codeword."""
     from nandrig.characterization.rber import load_params, page_types_in
-    from nandrig.characterization.tables import (RBER_FRAC_BITS, CorrTable, RetentionGrid, c_header, tables_json,
-                                                 zero_in_fixed_point)
+    from nandrig.characterization.tables import RBER_FRAC_BITS, CorrTable, RetentionGrid, tables_json, zero_in_fixed_point
+    from nandrig.characterization.flares_tables import c_header
 
     params = load_params(params_name, page_type)
     table = CorrTable.build(target, _codeword_bits(codeword_bytes), t_min, t_max)
@@ -248,12 +216,3 @@ def bench_fit_cmd(as_json, repeats) -> None:
     from nandrig.characterization.bench import bench_fit
 
     _echo_json(bench_fit(repeats))
-
-
-@click.command("demo")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="out/demo", show_default=True)
-def demo_cmd(out_dir) -> None:
-    """The main job on the embedded default rig; prints where its results are."""
-    from nandrig.demo import run_demo
-
-    run_demo(Path(out_dir))

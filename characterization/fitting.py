@@ -726,3 +726,35 @@ def synthetic(params: RberParams, pe, t_h, bits: float | np.ndarray, seed: int =
     errors = rng.binomial(nbits.astype(np.int64), p)
     keep = np.ones(p.shape, bool) if keep_zeros else errors > 0
     return pe[keep], t_h[keep], errors[keep] / nbits[keep], nbits[keep]
+
+
+def fit_summary(r) -> str:
+    """One line: the model chosen, how well it fits, how the intervals were made."""
+    law = ""
+    if r.law:
+        others = ", ".join(f"{k} {v['aic']:.1f}" for k, v in r.laws.items() if k != r.law)
+        law = f", {r.law}-time retention (AIC {r.aic:.1f}" + (f"; {others}" if others else "") + ")"
+    chi = f", chi^2/dof {r.chi2_dof:.2f}" if r.chi2_dof is not None else ""
+    r2 = f"{r.r2_log:.4f}" if math.isfinite(r.r2_log) else "undefined (the nonzero rates do not vary)"
+    return (f"model {r.model}{law}, {r.n_points} points, {r.likelihood} likelihood{chi}, R^2 (log) {r2}, "
+            f"max |relative error| {r.max_rel_err:.3f}; intervals: {r.intervals}")
+
+
+def fit_table(r) -> list[str]:
+    """Each parameter with its 95 % interval, or why it has none."""
+    out = []
+    for k, v in r.params.items():
+        if v is None:
+            out.append(f"{k:5} undetermined: {r.undetermined[k]}")
+        elif k in r.unidentifiable:
+            out.append(f"{k:5} not identifiable: {r.unidentifiable[k]}")
+        else:
+            lo, hi = r.ci95[k]
+            flag = "  (poorly determined by these data)" if k in r.poorly_determined else ""
+            out.append(f"{k:5} = {v: .6g}   95% CI [{lo:.4g}, {hi:.4g}]{flag}")
+    for k, d in r.derived.items():
+        if k in r.unidentifiable:
+            continue
+        hi = f"{d['ci95_hi']:.4g}" if d["ci95_hi"] is not None else "inf"
+        out.append(f"{k} = {d['value']:.6g}   95% CI [{d['ci95_lo']:.4g}, {hi}]")
+    return out

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from nandrig.characterization.flares_tables import T_GRID, FixedTables
 from nandrig.characterization.rber import RberParams, load_params
-from nandrig.characterization.tables import CorrTable, RetentionGrid, c_header
+from nandrig.characterization.flares_tables import c_header
+from nandrig.characterization.tables import CorrTable, RetentionGrid
 from nandrig.characterization.uber import gf_degree
 from nandrig.errors import NandrigError
 from nandrig.protocol import spec

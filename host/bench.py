@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 from nandrig.host.rig import Rig

@@ -17,8 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from nandrig import __version__  # noqa: E402
-from nandrig.characterization.cli import fit_summary, fit_table  # noqa: E402
-from nandrig.characterization.fitting import FitResult, fit_page_types  # noqa: E402
+from nandrig.characterization.fitting import FitResult, fit_page_types, fit_summary, fit_table  # noqa: E402
 from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
@@ -26,78 +25,43 @@ from nandrig.host.kinds import KINDS, kind  # noqa: E402
 from nandrig.host.campaigns import summaries  # noqa: E402
 from nandrig.host.export import export_rows, measurements  # noqa: E402
 from nandrig.host.flares_validate import verdict  # noqa: E402
+from nandrig.host.report_page import Report  # noqa: E402
 from nandrig.host.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11
 
 
-def _save(fig, path: Path) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path.name
-
-
-class Report:
-    def __init__(self, store: Store, out: Path) -> None:
-        self.store, self.out = store, out
-        self.sections: list[str] = []
-        self.figures = 0
-
-    def fig(self, fig, name: str, caption: str) -> None:
-        self.figures += 1
-        src = _save(fig, self.out / f"{name}.png")
-        self.sections.append(f'<figure><img src="{src}" alt="{html.escape(caption)}">'
-                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-
-    def subplots(self, *args, **kw):
-        return plt.subplots(*args, **kw)
-
-    def export_rows(self, c: Campaign) -> list[dict]:
-        return export_rows(self.store, c)
-
-    def h2(self, text: str) -> None:
-        self.sections.append(f"<h2>{html.escape(text)}</h2>")
-
-    def p(self, text: str) -> None:
-        self.sections.append(f"<p>{text}</p>")
-
-    # -- sections --------------------------------------------------------------
-    def model(self, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
-        data = measurements([r for c in campaigns if KINDS[c.kind].feeds_fit
-                             for r in export_rows(self.store, c, by_block=True)])
-        if np.count_nonzero(data.rber > 0) < 7 or len(set(data.pe[data.rber > 0].tolist())) < 3:
-            self.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")
-            return None
-        try:
-            fits = fit_page_types(data)
-        except NandrigError as e:
-            self.p(f"RBER fit not possible: {html.escape(str(e))}")
-            return None
-        res = fits["all"]
-        self.h2("RBER model (FLARES eq. 5 or its log-time form, chosen by AIC)")
-        chip = self.store.chip(chip_id)
-        table = CorrTable.build(UBER, chip["page_bytes"] * 8)
-        if not res.undetermined:
-            params = res.rber_params(f"chip {chip['label']}")
-            src = plot_rber_vs_pe(params, self.out / f"rber_vs_pe_{chip_id}.png", data, band=res.rber_band,
-                                  title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
-            self._img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages) and its 95 % "
-                           "confidence band")
-            src = plot_required_t(params, table, self.out / f"required_t_{chip_id}.png")
-            self._img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
-        for name, r in fits.items():
-            self.p(f"<b>{'all pages' if name == 'all' else name + ' pages'}</b>: {html.escape(fit_summary(r))}")
-            self.sections.append("<pre>" + html.escape("\n".join(fit_table(r))) + "</pre>")
-            if not r.undetermined:
-                t = int(table.t_for(r.rber_params().rber(10_000, 8760)))
-                self.p(f"Required t at 10,000 P/E + 1 year: {t if t > 0 else f'more than {table.t_max}'}.")
-        return res
-
-    def _img(self, path: Path, caption: str) -> None:
-        self.figures += 1
-        self.sections.append(f'<figure><img src="{Path(path).name}" alt="{html.escape(caption)}">'
-                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+def model_section(r: Report, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
+    """The RBER model fitted to the chip's endurance and retention campaigns, with its plots."""
+    data = measurements([row for c in campaigns if KINDS[c.kind].feeds_fit
+                         for row in export_rows(r.store, c, by_block=True)])
+    if np.count_nonzero(data.rber > 0) < 7 or len(set(data.pe[data.rber > 0].tolist())) < 3:
+        r.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")
+        return None
+    try:
+        fits = fit_page_types(data)
+    except NandrigError as e:
+        r.p(f"RBER fit not possible: {html.escape(str(e))}")
+        return None
+    res = fits["all"]
+    r.h2("RBER model (FLARES eq. 5 or its log-time form, chosen by AIC)")
+    chip = r.store.chip(chip_id)
+    table = CorrTable.build(UBER, chip["page_bytes"] * 8)
+    if not res.undetermined:
+        params = res.rber_params(f"chip {chip['label']}")
+        src = plot_rber_vs_pe(params, r.out / f"rber_vs_pe_{chip_id}.png", data, band=res.rber_band,
+                              title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
+        r.img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages) and its 95 % "
+                       "confidence band")
+        src = plot_required_t(params, table, r.out / f"required_t_{chip_id}.png")
+        r.img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
+    for name, fit in fits.items():
+        r.p(f"<b>{'all pages' if name == 'all' else name + ' pages'}</b>: {html.escape(fit_summary(fit))}")
+        r.sections.append("<pre>" + html.escape("\n".join(fit_table(fit))) + "</pre>")
+        if not fit.undetermined:
+            t = int(table.t_for(fit.rber_params().rber(10_000, 8760)))
+            r.p(f"Required t at 10,000 P/E + 1 year: {t if t > 0 else f'more than {table.t_max}'}.")
+    return res
 
 
 def flares_section(r: Report, runs: list) -> None:
@@ -191,7 +155,7 @@ def write_report(db: str | Path, out: str | Path) -> Path:
             r.p(f"{html.escape(chip['manufacturer'])} {html.escape(chip['model'])}, read ID {chip['read_id']}; "
                 f"{chip['page_bytes']}+{chip['spare_bytes']}-byte pages, {ppb} pages per block, "
                 f"{chip['blocks']} blocks (identity from its ONFI parameter page).")
-            r.model(chip_id, mine)
+            model_section(r, chip_id, mine)
             for c in mine:
                 if not store.rows(c.id) and not store.op_times(c.id):
                     continue

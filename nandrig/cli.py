@@ -6,6 +6,7 @@ on stderr and a non-zero exit, never a traceback.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -25,24 +26,32 @@ def bench() -> None:
     """Benchmarks that print their measurements (medians) as JSON."""
 
 
+@click.command("demo")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="out/demo", show_default=True)
+def demo_cmd(out_dir) -> None:
+    """The main job on the embedded default rig; prints where its results are."""
+    from nandrig.demo import run_demo
+
+    run_demo(Path(out_dir))
+
+
 def _register() -> None:
     from nandrig.boards.sim import cli as sim
     from nandrig.boards.ulx3s import cli as ulx3s
     from nandrig.characterization import cli as chz
     from nandrig.host import cli as host
 
-    for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, chz.demo_cmd, sim.sim_grp, host.rig_grp, host.run_grp,
+    for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, demo_cmd, sim.sim_grp, host.rig_grp, host.run_grp,
                 host.resume_cmd, host.ls_cmd, host.cancel_cmd, host.export_cmd, host.report_cmd, host.serve_cmd, ulx3s.board_grp):
         cli.add_command(cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)
     bench.add_command(sim.bench_rig_cmd)
     bench.add_command(host.bench_link_cmd)
-    from nandrig.gateware.bch import cli as bch
-    from nandrig.gateware.onfi import cli as onfi
+    from nandrig.boards import bench_cli
 
-    bench.add_command(bch.bench_bch_cmd)
-    bench.add_command(onfi.bench_onfi_cmd)
+    bench.add_command(bench_cli.bench_bch_cmd)
+    bench.add_command(bench_cli.bench_onfi_cmd)
 
 
 _register()

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
-from nandrig.characterization.cli import fit_summary, fit_table
-from nandrig.characterization.fitting import fit_page_types
-from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, c_header, tables_json
+from nandrig.characterization.fitting import fit_page_types, fit_summary, fit_table
+from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, tables_json
+from nandrig.characterization.flares_tables import c_header
 from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
 from nandrig.host.report import write_report
 from nandrig.host.campaigns import create, open_for_chip, run

@@ -121,7 +121,7 @@ def bench(tmp_path_factory):
     (tmp / "empty.csv").write_text("")
     (tmp / "garbage.csv").write_text("pe,retention_h\n1,2\n")
     (tmp / "chamber.json").write_text('{"soak": 60}')
-    big = json.loads((ROOT / "boards/sim/profiles/mlc-16k.json").read_text())  # pages beyond the page buffer
+    big = json.loads((ROOT / "nandrig/virtual_chip/profiles/mlc-16k.json").read_text())  # pages beyond the page buffer
     big.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
     (tmp / "mlc-32k.json").write_text(json.dumps(big))
     return tmp, db

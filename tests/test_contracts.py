@@ -160,10 +160,10 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
 
 def test_the_virtual_chips_parameter_page_states_tccs():
     """ONFI bytes 139-140: a controller takes tCCS from here; 0 would let it read a changed column too early."""
-    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.virtual_chip.chip import VirtualChip
     from nandrig.chip.onfi import ParamOffset
     from nandrig.chip.param_page import decode_dump
-    from nandrig.gateware.onfi.timing import MODES
+    from nandrig.chip.timing import MODES
 
     raw = VirtualChip("mlc-small", seed=1).read_parameter_page()
     assert int.from_bytes(raw[ParamOffset.T_CCS:ParamOffset.T_CCS + 2], "little") == 400

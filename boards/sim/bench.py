@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from nandrig.boards.sim.chip import VirtualChip, page_map
+from nandrig.virtual_chip.chip import VirtualChip, page_map
 from nandrig.chip.pattern import page_seed
 from nandrig.characterization.rber import load_params
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nandrig.gateware.soc.clocks import BOARDS
+from nandrig.boards.catalog import BOARDS
 
 
 @click.command("chip")
@@ -16,7 +16,7 @@ from nandrig.gateware.soc.clocks import BOARDS
 def bench_chip_cmd(as_json, profile) -> None:
     """Calibration grid against the model (equation 5), byte and statistical path rates, and a whole-life run."""
     from nandrig.boards.sim.bench import bench_chip
-    from nandrig.boards.sim.profile import load_profile
+    from nandrig.virtual_chip.profile import load_profile
 
     load_profile(profile)  # a clear error for an unknown profile before any work
     click.echo(json.dumps(bench_chip(profile), indent=2))
@@ -30,7 +30,7 @@ def bench_chip_cmd(as_json, profile) -> None:
 @click.option("--board", type=click.Choice(BOARDS), help="Run the rig at this board's bitstream clocks (default: 100 MHz).")
 def bench_rig_cmd(as_json, profile, seed, repeats, board) -> None:
     """RTL rig: block cycle with measurement against its physical floor; firmware size."""
-    from nandrig.boards.sim.profile import load_profile
+    from nandrig.virtual_chip.profile import load_profile
     from nandrig.boards.sim.rtl.bench import bench_rig
 
     load_profile(profile)
@@ -99,7 +99,7 @@ def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring) -> None:
     import signal
     import time
 
-    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.virtual_chip.chip import VirtualChip
     from nandrig.boards.sim.rtl.run import RtlRig
     from nandrig.boards.sim.wiring import Wiring
 

@@ -11,7 +11,7 @@ import numpy as np
 from nandrig import __version__
 from nandrig import protocol as P
 from nandrig.boards.sim import ecc
-from nandrig.boards.sim.chip import FEATURE_TIMING_MODE
+from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
 from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import mode_cycles

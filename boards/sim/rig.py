@@ -29,8 +29,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from nandrig.boards.sim import ecc, rig_flares
-from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.state_file import load_state, record, save_state
+from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.rig_base import Job, Reject, RigIO
@@ -44,7 +44,6 @@ from nandrig import protocol as P
 from nandrig.protocol import Err, Frame, Limit, Opcode
 
 # commands after which the persisted state may differ
-record(Frame)  # the reply cache's entries, in the state file
 # HELLO changes the rig's state only when it changes who holds it (handle() compares)
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
                           Opcode.HELLO}

@@ -1,7 +1,7 @@
 """The simulated adapter between controller and chip: its round-trip delay and faults on the DQ lines.
 
 Both simulated rigs take the same :class:`Wiring`: the virtual rig computes which read-capture trims pass
-from the chip's data-valid window (:func:`nandrig.gateware.onfi.timing.trim_passes`) and passes the
+from the chip's data-valid window (:func:`nandrig.gateware.onfi.timing.passing_trims`) and passes the
 identity, parameter-page and PROGRAM/READ page bytes through the faults (not the statistical path of CYCLE
 and MEASURE); the RTL rig's nandbridge shapes DQ's windows by the delay and applies the faults to every byte
 on DQ, commands and addresses included, as a real board does.
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from nandrig.errors import NandrigError
-from nandrig.gateware.onfi.timing import trim_centre, trim_passes, trim_range
+from nandrig.gateware.onfi.timing import passing_trims, trim_centre
 from nandrig.protocol import Limit
 
 DQ_LINES = 8
@@ -40,9 +40,7 @@ class Wiring:
     def trim_pass(self, mode: int, clk_hz: float, steps: int = 1) -> int:
         """The capture trims that read the chip correctly in ``mode`` (bit i: trim CAPTURE_TRIM_MIN + i), in
         ``steps`` per PHY cycle."""
-        trims = trim_range(mode, clk_hz, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX, steps=steps)
-        return sum(1 << (t - Limit.CAPTURE_TRIM_MIN) for t in trims
-                   if trim_passes(mode, clk_hz, t, self.delay_ns, steps=steps))
+        return passing_trims(mode, clk_hz, self.delay_ns, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX, steps)
 
     def calibrated_trim(self, mode: int, clk_hz: float, steps: int = 1) -> int | None:
         """The trim the start-up sweep settles on in ``mode`` (None: no passing trim)."""

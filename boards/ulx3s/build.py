@@ -15,7 +15,7 @@ from pathlib import Path
 from nandrig.boards.build_log import output_to
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.clocks import Clocks
 from nandrig.gateware.synth import yowasp_tool
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import click
 
 from nandrig.boards.ulx3s.build import BOARD_BCH, CLOCKS, SEED
 from nandrig.errors import NandrigError
-from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.clocks import Clocks
 from nandrig.gateware.bch.config import BchConfig
 
 BOARDS = click.Choice(["ulx3s"])

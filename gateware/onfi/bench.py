@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.wiring import Wiring
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.chip.pattern import page_seed
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.registers import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.sim import run
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, limit_ns, mode_cycles
-from nandrig.gateware.soc.clocks import DEFAULT_CLOCKS, Clocks
+from nandrig.chip.timing import limit_ns
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, mode_cycles, passing_trims, trim_centre
+from nandrig.protocol import Limit
+from nandrig.gateware.clocks import DEFAULT_CLOCKS, Clocks
 
 PROFILE = "mlc-small"
 
@@ -34,7 +35,8 @@ def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
             st = await d.op(OnfiOp.SET_FEATURES, faddr=0x01, params=mode)
             d.ctrl["mode"] = mode
             if steps > 1:
-                d.ctrl["rd_trim"] = Wiring().calibrated_trim(mode, clocks.phy_hz, steps)
+                d.ctrl["rd_trim"] = trim_centre(passing_trims(mode, clocks.phy_hz, 0.0, Limit.CAPTURE_TRIM_MIN,
+                                                              Limit.CAPTURE_TRIM_MAX, steps), Limit.CAPTURE_TRIM_MIN)
             before = d.model.log.violation_count
             s = page_seed(seed, block, mode)
             p = await d.op(OnfiOp.PROGRAM, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)

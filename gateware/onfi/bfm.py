@@ -1,4 +1,4 @@
-"""Pin-level bus-functional model: the virtual chip (nandrig.boards.sim.chip) behind an ONFI async SDR bus.
+"""Pin-level bus-functional model: the virtual chip (nandrig.virtual_chip.chip) behind an ONFI async SDR bus.
 
 It runs as an Amaranth testbench beside the controller, one step per system
 clock, so pin edges land on clock edges and their times are exact multiples
@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.chip.onfi import Feature, StatusBit
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, EDO_BELOW_NS, MODES, Board
+from nandrig.chip.timing import EDO_BELOW_NS, MODES
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, Board
 
 NEVER = -math.inf
 PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)

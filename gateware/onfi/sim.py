@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from amaranth.sim import Simulator
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.onfi.link import NAND_DOMAIN

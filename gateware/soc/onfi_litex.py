@@ -16,7 +16,7 @@ from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus, CSRStorage
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.clocks import Clocks
 from nandrig.gateware.soc.export import add_amaranth
 from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import BCH_CONTROL, BCH_STATUS, CONTROL, STATUS

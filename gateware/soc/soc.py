@@ -17,7 +17,7 @@ from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.bus import BankedSRAM
-from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.clocks import Clocks
 from nandrig.protocol import Limit
 from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import trim_range

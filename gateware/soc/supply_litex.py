@@ -8,7 +8,7 @@ from migen import Cat, ClockDomainsRenamer, ClockSignal, If, Instance, Module, R
 from migen.genlib.cdc import MultiReg
 from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStatus
 
-from nandrig.gateware.soc.clocks import Clocks
+from nandrig.gateware.clocks import Clocks
 from nandrig.gateware.soc.export import add_amaranth
 from nandrig.gateware.supply.meter import COUNT_BITS, PHASES, SUM_BITS, SupplyMeter
 

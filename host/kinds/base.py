@@ -18,7 +18,7 @@ from nandrig.host.kinds.steps import Step
 from nandrig.host.oven import SCPI, check_oven
 
 if TYPE_CHECKING:
-    from nandrig.host.report import Report
+    from nandrig.host.report_page import Report
     from nandrig.host.store import Campaign, Store
 
 P = TypeVar("P", bound="KindParams")

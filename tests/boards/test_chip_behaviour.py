@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from nandrig.boards.sim.bench import calibration_grid, wear_and_program
-from nandrig.boards.sim.calibrate import GRID_H, GRID_PE, population_rber
-from nandrig.boards.sim.chip import VirtualChip, page_map
+from nandrig.virtual_chip.calibrate import GRID_H, GRID_PE, population_rber
+from nandrig.virtual_chip.chip import VirtualChip, page_map
 from nandrig.chip.pattern import page_seed, prbs31_bytes
-from nandrig.boards.sim.physics import PageCondition, block_rber, lsb_only_error_probs, page_error_probs
-from nandrig.boards.sim.profile import load_profile
+from nandrig.virtual_chip.physics import PageCondition, block_rber, lsb_only_error_probs, page_error_probs
+from nandrig.virtual_chip.profile import load_profile
 from nandrig.characterization import load_params
 from nandrig.errors import NandrigError
 

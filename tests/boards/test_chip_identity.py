@@ -1,10 +1,10 @@
 import crcmod
 import pytest
 
-from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, VirtualChip
+from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.chip.onfi import onfi_crc16
 from nandrig.chip.param_page import decode_dump
-from nandrig.boards.sim.profile import load_profile, profile_names
+from nandrig.virtual_chip.profile import load_profile, profile_names
 from nandrig.errors import NandrigError
 
 # an independent CRC engine configured as ONFI specifies it
@@ -56,7 +56,7 @@ def test_each_identity_is_one_a_host_accepts_without_contradiction(name):
     """READ ID against the page (maker byte, the extended ID's page and block size, MLC); an ECC requirement the
     spare and the rig's decoder can meet; a real tCCS; a maker that owns its ID."""
     from nandrig.boards.sim import ecc
-    from nandrig.boards.sim.profile import BAD_BLOCK_MARK_BYTES, parity_bytes
+    from nandrig.virtual_chip.profile import BAD_BLOCK_MARK_BYTES, parity_bytes
     from nandrig.characterization.uber import required_t, rber_max
     from nandrig.chip.vendor import NANDRIG_MAKER_ID, decode_read_id
 

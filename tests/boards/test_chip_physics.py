@@ -4,9 +4,9 @@ import copy
 import numpy as np
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip, page_map, page_of
+from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
-from nandrig.boards.sim.physics import (
+from nandrig.virtual_chip.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, page_error_probs,
 )
 

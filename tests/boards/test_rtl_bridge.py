@@ -1,7 +1,7 @@
 """The RTL rig's chip server: bus cycles in, the virtual chip's answers out, its clock following simulated time."""
 import struct
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl.bridge import ADDR, ADVANCE, CMD, DIN, REPLY, ChipBridge
 
 

@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
-from nandrig.gateware.soc.clocks import board_clocks
+from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.host.rig import Rig, RigError
@@ -328,10 +328,10 @@ def test_the_firmware_reports_a_chip_it_cannot_drive_instead_of_running_on_zeros
     import json as _json
     from pathlib import Path
 
-    from nandrig.boards.sim.profile import ChipProfile
+    from nandrig.virtual_chip.profile import ChipProfile
     from nandrig.chip.onfi import ParamError
 
-    prof = _json.loads((Path(__file__).resolve().parents[2] / "boards/sim/profiles/mlc-16k.json").read_text())
+    prof = _json.loads((Path(__file__).resolve().parents[2] / "nandrig/virtual_chip/profiles/mlc-16k.json").read_text())
     prof.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
     with RtlRig(VirtualChip(ChipProfile.from_mapping(prof), SEED)) as sim:
         with Rig.open(sim.url) as r:
@@ -344,7 +344,7 @@ def test_the_firmware_reports_a_chip_it_cannot_drive_instead_of_running_on_zeros
 
 def _block_failing_its_first_page(chip: VirtualChip) -> tuple[int, float]:
     """A worn block (set up on copies of the chip) whose erase passes and whose page 0 program fails."""
-    from nandrig.boards.sim.chip import Block
+    from nandrig.virtual_chip.chip import Block
 
     for block in range(4, chip.geometry.blocks):
         if block in chip.factory_bad:
@@ -362,7 +362,7 @@ def test_cycle_with_cache_program_stops_after_a_failed_page_and_lets_the_array_f
     """With cache program the failure of page 0 shows in FAILC after page 1's 15h, while the array programs
     page 1: the firmware reports the block failed after one round and waits for the array (ARDY) before its
     next command; the bus model sees no command while the array is busy."""
-    from nandrig.boards.sim.chip import Block
+    from nandrig.virtual_chip.chip import Block
 
     chip = VirtualChip(PROFILE, SEED)
     block, wear = _block_failing_its_first_page(chip)

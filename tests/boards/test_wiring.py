@@ -3,12 +3,13 @@ import sqlite3
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
-from nandrig.gateware.onfi.timing import MODES, data_window_ps, mode_cycles, trim_centre
+from nandrig.chip.timing import MODES
+from nandrig.gateware.onfi.timing import data_window_ps, mode_cycles, trim_centre
 from nandrig.host.rig import Rig
 from nandrig.host.transport import InProcessTransport
 from nandrig.protocol import Capture, Limit

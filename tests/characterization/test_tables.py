@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from nandrig.characterization import ALWAYS, NEVER, CorrTable, RetentionGrid, load_params, max_ret_time, required_t
-from nandrig.characterization.tables import RBER_FRAC_BITS, c_header, tables_json
+from nandrig.characterization.tables import RBER_FRAC_BITS, tables_json
+from nandrig.characterization.flares_tables import c_header
 from nandrig.characterization.uber import log_uber
 from nandrig.errors import NandrigError
 

@@ -11,7 +11,7 @@ from nandrig.characterization import CorrTable, RetentionGrid, load_params
 from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.characterization.rber import RberParams
-from nandrig.characterization.tables import c_header
+from nandrig.characterization.flares_tables import c_header
 from nandrig.errors import NandrigError
 from nandrig.firmware import flares as fw
 from nandrig.characterization import flares_wire as blob

@@ -84,7 +84,7 @@ def test_protocol_constants_match_the_host():
 
 
 def test_feature_addresses_match_the_virtual_chip():
-    from nandrig.boards.sim import chip
+    from nandrig.virtual_chip import chip
 
     text = (SRC / "onfi_facts.h").read_text()
     got = {m[1]: int(m[2], 16) for m in re.finditer(r"\bFEATURE_(\w+) = (0x[0-9A-Fa-f]+)", text)}

@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from nandrig.boards.sim.chip import STATUS_FAIL, VirtualChip
+from nandrig.virtual_chip.chip import STATUS_FAIL, VirtualChip
 from nandrig.chip.param_page import decode_dump
 from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.gateware.onfi import OnfiOp, OnfiSource
 from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.pattern import Prbs31, walk_byte
 from nandrig.gateware.onfi.sim import run
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, DEFAULT_CLK_HZ, MODES, limit_ns, mode_cycles
+from nandrig.chip.timing import MODES, limit_ns
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, DEFAULT_CLK_HZ, mode_cycles
 
 PERIOD = 1e9 / DEFAULT_CLK_HZ
 CW = 512

@@ -209,7 +209,7 @@ def test_factory_bad_blocks_in_a_range_are_left_out_and_said(run_cli, tmp_path):
 def test_vth_states_rebuilds_each_state_and_its_retention_shift(run_cli, db, tmp_path):
     """Each reference swept alone: every programmed state's centre where the chip put it, and after a year each
     moved down by its share of the chip's charge loss (L1 < L2 < L3), more at 10k P/E than at 1k."""
-    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.virtual_chip.chip import VirtualChip
 
     res = run(run_cli, db, "vth-states", "--blocks", "1-4", "--pe", "1000,10000", "--retention", "1y",
               "--offsets=-96:96:4", "--json")

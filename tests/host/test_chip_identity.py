@@ -3,8 +3,8 @@ swapped in the socket between run and resume is refused, and a part without an I
 import sqlite3
 from contextlib import contextmanager
 
-from nandrig.boards.sim.chip import VirtualChip
-from nandrig.boards.sim.profile import load_profile
+from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.virtual_chip.profile import load_profile
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 from nandrig.host.campaigns import create, open_for_chip

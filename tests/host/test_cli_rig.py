@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 
@@ -89,7 +89,7 @@ def test_outputs_into_a_missing_folder_get_one_line(run_cli, tmp_path):
 
 
 def test_bad_blocks_lists_the_factory_marks_the_chip_carries(run_cli):
-    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.virtual_chip.chip import VirtualChip
 
     r = run_cli("rig", "bad-blocks", "--rig", "sim", "--chip", "mlc-small", "--seed", "4", "--json")
     assert r.code == 0, r.err
@@ -147,7 +147,7 @@ def test_a_chip_the_rig_cannot_drive_is_refused_naming_the_field(tmp_path, run_c
     a wrapped buffer, and every command says so in one line; the dump still decodes without a rig."""
     from pathlib import Path
 
-    prof = json.loads((Path(__file__).resolve().parents[2] / "boards/sim/profiles/mlc-16k.json").read_text())
+    prof = json.loads((Path(__file__).resolve().parents[2] / "nandrig/virtual_chip/profiles/mlc-16k.json").read_text())
     prof.update(name="mlc-32k", geometry={"page_bytes": 32768, "spare_bytes": 2560, "pages_per_block": 64, "blocks": 16})
     path = tmp_path / "mlc-32k.json"
     path.write_text(json.dumps(prof))

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from nandrig.boards.sim.profile import load_profile
+from nandrig.virtual_chip.profile import load_profile
 from nandrig.chip.geometry import page_map
 from nandrig.host.store import Store
 

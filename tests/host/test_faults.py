@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 from nandrig import protocol as P

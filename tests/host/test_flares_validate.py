@@ -168,7 +168,7 @@ def test_with_its_database_the_validation_wears_only_free_fresh_blocks_and_recor
     that carry wear are refused from the database before any rig is opened; by default they are passed over."""
     import glob
 
-    from nandrig.boards.sim.chip import VirtualChip
+    from nandrig.virtual_chip.chip import VirtualChip
     from nandrig.boards.sim.state_file import load_state
 
     db = tmp_path / "f.db"

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 

@@ -9,7 +9,7 @@ from contextlib import closing
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.state_file import load_state
 
 ARGS = ["endurance", "--rig", "sim", "--chip", "mlc-small", "--seed", "3", "--blocks", "1-6",

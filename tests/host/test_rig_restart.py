@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.state_file import load_state
 
 BLOCKS = (1, 2)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig.boards.sim.server import serve_in_thread
 from nandrig.host.campaigns import create, open_for_chip

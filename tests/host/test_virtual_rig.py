@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nandrig.boards.sim import ecc
-from nandrig.boards.sim.chip import VirtualChip, page_map, page_of
+from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.boards.sim.rig import VirtualRig
 from nandrig import protocol as P

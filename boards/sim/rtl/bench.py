@@ -19,10 +19,10 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.errors import NandrigError
-from nandrig.gateware.onfi.timing import limit_ns
+from nandrig.chip.timing import limit_ns
 
 TARGET = 1.05
 

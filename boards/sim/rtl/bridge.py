@@ -14,7 +14,7 @@ import struct
 import threading
 from dataclasses import dataclass
 
-from nandrig.boards.sim.chip import FEATURE_TIMING_MODE, VirtualChip
+from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 
 HEADER = struct.Struct("<BBQI")

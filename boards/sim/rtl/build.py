@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 from nandrig.boards.build_log import output_to
-from nandrig.boards.sim.power import Power
+from nandrig.virtual_chip.power import Power
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.supply import FRONT_END
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.soc.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
+from nandrig.gateware.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
 from nandrig.gateware.supply.meter import ADC_PADS, RECENT_CYCLES
 
 REPO = Path(__file__).resolve().parents[3]
@@ -74,7 +74,7 @@ def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: 
     wiring's faults, and what the front end's ADC reads: the chip's transfer and idle currents (its busy current
     comes with each operation), the current per code, and how long after a data byte the bus counts as
     transferring (the meter's window)."""
-    from nandrig.gateware.onfi.timing import EDO_BELOW_NS, MODES
+    from nandrig.chip.timing import EDO_BELOW_NS, MODES
 
     ps = lambda ns: round(ns * 1000)  # noqa: E731
     return {"port": chip_port, "timing_ps": [[ps(t.tREA), ps(t.tRHOH), ps(t.tRLOH)] for t in MODES.values()],

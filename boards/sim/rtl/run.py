@@ -9,11 +9,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from nandrig.boards.sim.chip import VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.boards.sim.rtl.build import RTL_BCH, build, build_dir, sim_config
-from nandrig.gateware.soc.clocks import board_clocks
+from nandrig.boards.catalog import board_clocks
 from nandrig.errors import NandrigError
 
 

@@ -12,8 +12,8 @@ from nandrig.chip.onfi import ECC_IN_EXT_PAGE, ECC_STEP_DEFAULT, OptionalCommand
 from nandrig.chip.read_retry import ReadRetry, table_for
 from nandrig.chip.param_page import EccRequirement, ParameterPage, dump, ext_page
 from nandrig.chip.vendor import bad_block_pages, read_id_bytes
-from nandrig.boards.sim.physics import Physics
-from nandrig.boards.sim.power import Power
+from nandrig.virtual_chip.physics import Physics
+from nandrig.virtual_chip.power import Power
 from nandrig.errors import NandrigError
 
 
@@ -60,7 +60,7 @@ class Variation:
     rd_onset_min: float  # block reads at which read disturb becomes visible: log-uniform range
     rd_onset_max: float
     # per die: each programmed state's verify level (V, normal) and the rate oxides wear at (lognormal); the
-    # calibration holds the chip at the centre of both (boards/sim/calibrate.py)
+    # calibration holds the chip at the centre of both (nandrig/virtual_chip/calibrate.py)
     place_sigma: float = 0.0
     wear_sigma: float = 0.0
 
@@ -161,13 +161,13 @@ class ChipProfile:
 
 
 def profile_names() -> list[str]:
-    pkg = resources.files("nandrig.boards.sim") / "profiles"
+    pkg = resources.files("nandrig.virtual_chip") / "profiles"
     return sorted(p.name[:-5] for p in pkg.iterdir() if p.name.endswith(".json"))
 
 
 def load_profile(name_or_path: str) -> ChipProfile:
     if name_or_path in profile_names():
-        text = (resources.files("nandrig.boards.sim") / "profiles" / f"{name_or_path}.json").read_text()
+        text = (resources.files("nandrig.virtual_chip") / "profiles" / f"{name_or_path}.json").read_text()
     elif Path(name_or_path).suffix == ".json":
         try:
             text = Path(name_or_path).read_text()

@@ -11,7 +11,7 @@ levels and wear rate stay at the centre of their spread, so the calibrated
 chip is the typical die and its siblings scatter about it (``nandrig bench
 chip`` measures how a pool of them sits against the target).
 
-Run ``python -m nandrig.boards.sim.calibrate`` to print the constants for the
+Run ``python -m nandrig.virtual_chip.calibrate`` to print the constants for the
 mlc-3x profile.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ import math
 import numpy as np
 from scipy import optimize
 
-from nandrig.boards.sim.physics import Physics, block_rber
-from nandrig.boards.sim.profile import ChipProfile, load_profile
+from nandrig.virtual_chip.physics import Physics, block_rber
+from nandrig.virtual_chip.profile import ChipProfile, load_profile
 from nandrig.characterization.rber import RberParams, load_params
 
 FREE = ("sigma_prog", "sigma_growth", "tail_weight", "ret_alpha", "ret_beta", "ret_t0_h", "ret_an", "ret_bn")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
 
@@ -30,16 +29,3 @@ class Clocks:
 
 DEFAULT_CLOCKS = Clocks(int(DEFAULT_CLK_HZ))  # the RTL rig's and the benches' default build: the PHY on the system clock
 
-
-BOARDS = ("ulx3s",)  # boards whose bitstream's clocks the RTL rig and the benches can run
-
-
-def board_clocks(board: str | None) -> Clocks:
-    """A board's clocks, as its bitstream runs them (None: the default build's)."""
-    if board is None:
-        return DEFAULT_CLOCKS
-    if board in BOARDS:
-        from nandrig.boards.ulx3s import build
-
-        return build.CLOCKS
-    raise NandrigError(f"unknown board {board!r} (known: {', '.join(BOARDS)})")

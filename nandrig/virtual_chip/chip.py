@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nandrig.boards.sim import rng
-from nandrig.boards.sim.state_file import load_state, record, save_state
-from nandrig.boards.sim.power import EnergyMeter
-from nandrig.boards.sim.physics import (
+from nandrig.virtual_chip import rng
+from nandrig.virtual_chip.state_file import load_state, record, save_state
+from nandrig.virtual_chip.power import EnergyMeter
+from nandrig.virtual_chip.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
     page_error_probs,
 )
-from nandrig.boards.sim.profile import ChipProfile, load_profile
+from nandrig.virtual_chip.profile import ChipProfile, load_profile
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.chip.geometry import page_map, page_of
 from nandrig.chip.onfi import (UNIQUE_ID_BYTES, UNIQUE_ID_COPIES, Feature, StatusBit,
