@@ -1,4 +1,4 @@
-/* The chip commands of the protocol, and the checks FLARES' commands share with them. */
+/* The chip commands of the protocol. */
 #ifndef NANDRIG_COMMANDS_H
 #define NANDRIG_COMMANDS_H
 #include "rig.h"
@@ -24,14 +24,4 @@ uint32_t cmd_energy(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_status(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_abort(const struct request *q, uint8_t *out, int *st);
 
-uint32_t raw_bytes(void);
-/* E_OK, or E_OUT_OF_RANGE when the range leaves the chip */
-int check_blocks(uint32_t first, uint32_t count);
-int check_pages(uint32_t first, uint32_t count);
-/* the factory mark: page 0's first spare byte, read once before the block is touched */
-int is_bad(uint32_t block);
-/* CHIP_RESULT of an operation, its status through *status; 0 bytes on a timeout */
-uint32_t chip_result(uint8_t *out, struct op_result r, int *status);
-/* a page into the buffer; with READ_FLAG_COMPARE counted against the seeded pattern */
-struct op_result read_page(uint32_t block, uint32_t page, uint8_t flags, uint32_t seed);
 #endif

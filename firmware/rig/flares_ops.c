@@ -1,4 +1,4 @@
-#include "commands.h"
+#include "page_io.h"
 #include "ecc_layout.h"
 #include "flares_ops.h"
 #include "pattern.h"

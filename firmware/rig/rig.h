@@ -1,4 +1,4 @@
-/* What the server's parts share: the request, the rig's identity, the long-command job. */
+/* What the server's parts share: the request, the rig's identity (rig.c), a command's signature. */
 #ifndef NANDRIG_RIG_H
 #define NANDRIG_RIG_H
 #include <stdint.h>
@@ -22,23 +22,9 @@ struct rig {
 };
 extern struct rig rig;
 
-/* the long command running (or the last one): what STATUS reports */
-struct job {
-	uint8_t running, abort, op;
-	uint16_t seq;
-	uint32_t done, total;
-};
-extern struct job job;
-
 /* A command fills out[] with its reply payload and returns its length, the status through *st. */
 typedef uint32_t (*command_fn)(const struct request *q, uint8_t *out, int *st);
 
-void job_start(const struct request *q, uint32_t total);
-/* between two block operations: answer STATUS/ABORT; nonzero once an ABORT arrived */
-int job_poll(void);
-/* a long command ends: a timeout sends no payload, an abort the partial result */
-uint32_t job_end(int *st, int timed_out, uint32_t n);
-void job_status(uint8_t *out);
 /* HELLO's and STATUS's boot: a different one tells the host the rig restarted */
 uint32_t rig_boot(void);
 

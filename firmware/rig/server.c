@@ -1,8 +1,9 @@
-/* Link and job control: frames in, the reply cache, long commands answering STATUS/ABORT, dispatch. */
+/* The link: frames in, the reply cache, dispatch, and what a long command answers meanwhile (STATUS, ABORT). */
 #include <string.h>
 #include "bch.h"
 #include "commands.h"
 #include "flares_ops.h"
+#include "job.h"
 #include "link.h"
 #include "rig.h"
 #include "server.h"
@@ -16,8 +17,6 @@ struct cached {
 	uint8_t frame[ENCODED_MAX];  /* the encoded reply, delimiter included */
 };
 
-struct rig rig;
-struct job job;
 /* one reply per session, the latest: a host waits for each reply before its next request, so a retry
  * is always of the last one; keying by session keeps an interrupted campaign's last reply while
  * other hosts' sessions use the rig, until REPLY_CACHE_SESSIONS newer sessions have */
@@ -82,34 +81,10 @@ static int take_frame(struct request *q)
 	return 0;
 }
 
-/* ---- long commands ------------------------------------------------------------------------------ */
-
-uint32_t rig_boot(void)
-{
-	/* no entropy source and no memory across power-up: the rig clock at the first request that asks, which
-	 * follows the host's timing to the nanosecond, mixed (murmur3's finalizer); never 0 */
-	static uint32_t boot;
-	if (boot == 0) {
-		uint64_t t = rig_clock_ns();
-		uint32_t h = (uint32_t)t ^ (uint32_t)(t >> 32);
-		h ^= h >> 16; h *= 0x85EBCA6Bu; h ^= h >> 13; h *= 0xC2B2AE35u; h ^= h >> 16;
-		boot = h ? h : 1;
-	}
-	return boot;
-}
-
-void job_status(uint8_t *p)
-{
-	SET_STATUS_REPLY_STATE(p, job.running ? JOB_BUSY : JOB_IDLE);
-	SET_STATUS_REPLY_OPCODE(p, job.op);
-	SET_STATUS_REPLY_SEQ(p, job.seq);
-	SET_STATUS_REPLY_DONE(p, job.done);
-	SET_STATUS_REPLY_TOTAL(p, job.total);
-	SET_STATUS_REPLY_BOOT(p, rig_boot());
-}
+/* ---- while a long command runs ----------------------------------------------------------------- */
 
 /* Answer STATUS and ABORT, stay silent on a retry of the running request, refuse the rest with BUSY. */
-int job_poll(void)
+static void answer_while_busy(void)
 {
 	struct request q;
 	uint8_t p[STATUS_REPLY_BYTES];
@@ -125,30 +100,8 @@ int job_poll(void)
 			send_short(&q, E_BUSY, p, 0);
 		}
 	}
-	return job.abort;
 }
 
-void job_start(const struct request *q, uint32_t total)
-{
-	job.running = 1;
-	job.abort = 0;
-	job.op = q->op;
-	job.seq = q->seq;
-	job.done = 0;
-	job.total = total;
-}
-
-uint32_t job_end(int *st, int timed_out, uint32_t n)
-{
-	job.running = 0;
-	if (timed_out) {
-		*st = E_TIMEOUT;
-		return 0;
-	}
-	if (job.abort)
-		*st = E_ABORTED;
-	return n;
-}
 
 /* ---- dispatch ----------------------------------------------------------------------------------- */
 
@@ -229,6 +182,7 @@ void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
 	if (rig.t_max)
 		rig.caps |= CAP_FLARES;  /* FLARES needs the decoder and room in the spare */
 	flares_defaults();
+	job_on_poll(answer_while_busy);
 }
 
 void server_step(void)
