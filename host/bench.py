@@ -5,8 +5,8 @@ import statistics
 import time
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.host.rig import Rig
 from nandrig.host.transport import SerialTransport
 

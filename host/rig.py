@@ -269,7 +269,7 @@ class Rig:
             rig._lease = lease
             return rig
         if url == "sim":
-            from nandrig.boards.sim.rig import VirtualRig
+            from nandrig.boards.sim.server import VirtualRig
             from nandrig.boards.sim.wiring import Wiring
 
             from nandrig.boards.sim.state_file import hold_state

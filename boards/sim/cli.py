@@ -55,8 +55,8 @@ def serve_cmd(port, profile, seed, state, volatile, exact, wiring) -> None:
     """Serve the virtual rig over TCP until interrupted; its chip's wear survives a restart (its state file)."""
     import signal
 
-    from nandrig.boards.sim.rig import VirtualRig
-    from nandrig.boards.sim.server import serve
+    from nandrig.boards.sim.server import VirtualRig
+    from nandrig.boards.sim.tcp_link import serve
     from nandrig.boards.sim.state_file import hold_state
     from nandrig.boards.sim.wiring import Wiring
 

@@ -10,12 +10,13 @@ import numpy as np
 
 from nandrig import __version__
 from nandrig import protocol as P
-from nandrig.boards.sim import ecc
+from nandrig.boards.sim import ecc_layout
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
 from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import mode_cycles
-from nandrig.boards.sim.rig_base import Reject, RigIO
+from nandrig.boards.sim.job import RigIO
+from nandrig.boards.sim.rig import Reject
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.onfi import OptionalCommand, decode_unique_id
 from nandrig.chip.vendor import BAD_BLOCK_MARK, bad_block_pages
@@ -201,7 +202,7 @@ class ChipCommands:
                 r = self.chip.program(block, page, seed=seed)
                 return self._chip_result(r.status, r.busy_ns)
             raw = prbs31_bytes(seed, g.raw_page_bytes)
-        r = self.chip.program(block, page, self.wiring.apply_bytes(ecc.encode_page(raw, g.page_bytes, t) if t else raw))
+        r = self.chip.program(block, page, self.wiring.apply_bytes(ecc_layout.encode_page(raw, g.page_bytes, t) if t else raw))
         return self._chip_result(r.status, r.busy_ns)
 
     def _cmd_read(self, req: Frame, io: RigIO) -> bytes:
@@ -236,14 +237,14 @@ class ChipCommands:
         data = bytearray(r.data)
         corrected_bits = failed = 0
         if t:  # the spare's ECC area holds no pattern: its errors are the decoder's to count
-            area = ecc.ecc_area(g.page_bytes, t)
+            area = ecc_layout.ecc_area(g.page_bytes, t)
             got[area.start * 8:area.stop * 8] = want[area.start * 8:area.stop * 8]
         for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
             e10, e01 = flips(want[lo * 8:hi * 8], got[lo * 8:hi * 8])
             corrected = 0
             if t and hi <= g.page_bytes:
-                parity = r.data[ecc.parity_slice(g.page_bytes, k, t)]
-                data[lo:hi], corrected = ecc.decode_codeword(r.data[lo:hi], parity, t)
+                parity = r.data[ecc_layout.parity_slice(g.page_bytes, k, t)]
+                data[lo:hi], corrected = ecc_layout.decode_codeword(r.data[lo:hi], parity, t)
                 failed += corrected < 0
                 corrected_bits += max(corrected, 0)
             out += P.CODEWORD_COUNTS.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)

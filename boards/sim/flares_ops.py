@@ -3,8 +3,9 @@ FLARES_TABLES over the golden model of boards/sim/rig_flares.py."""
 from __future__ import annotations
 
 from nandrig import protocol as P
-from nandrig.boards.sim import ecc, rig_flares
-from nandrig.boards.sim.rig_base import Reject, RigIO
+from nandrig.boards.sim import ecc_layout, rig_flares
+from nandrig.boards.sim.job import RigIO
+from nandrig.boards.sim.rig import Reject
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 from nandrig.protocol import Err, FlaresProgramFlag, FlaresReadFlag, FlaresTablesFlag, Frame, Limit, ReadFlag
 
@@ -66,7 +67,7 @@ class FlaresCommands:
         g = self.chip.geometry
         raw = prbs31_bytes(page_seed(seed, block, page), g.raw_page_bytes)
         self._bus(g.raw_page_bytes, write=True)
-        r = self.chip.program(block, page, ecc.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
+        r = self.chip.program(block, page, ecc_layout.encode_page(raw, g.page_bytes, pp.p_cur, rig_flares.pack(pp)))
         body = P.CHIP_RESULT.pack(r.status, min(r.busy_ns, 0xFFFFFFFF)) + _decision(pp.p_cur, d, new)
         if r.status & 0x01:
             raise Reject(Err.CHIP_FAIL, body)
@@ -84,7 +85,7 @@ class FlaresCommands:
             raise Reject(Err.NO_SPACE)
         g = self.chip.geometry
         r = self.chip.read(block, page)
-        pp, source = self.flares.profile_for_read(key, r.data[ecc.profile_slice(g.page_bytes)])
+        pp, source = self.flares.profile_for_read(key, r.data[ecc_layout.profile_slice(g.page_bytes)])
         t = pp.p_cur if pp else 0
         body, corrected, failed = self._read_reply(r, block, page, t, flags, seed)
         d, deterr = rig_flares.NO_DECISION, 0

@@ -1,121 +1,214 @@
-"""``nandrig sim serve``: the virtual rig on a TCP loopback port, speaking the protocol byte for byte.
+"""The virtual rig: the golden model of the firmware's command handling (docs/protocol.md).
 
-Several connections at once, each reply to the connection that asked; the
-rig itself decides who may use it (HELLO: one host session holds it, others
-are refused unless they take over, an observer only looks). A long command
-keeps reading every socket between block operations, so it answers STATUS
-and ABORT and tells other requests BUSY. Nothing a client sends can stop the
-server: bad frames are dropped, bad requests answered with errors, and an
-unexpected failure inside a command is answered with INTERNAL.
+It answers protocol frames over a :class:`VirtualChip`, exactly as the rig
+firmware answers them over a real chip: range and bad-block checks, the reply
+cache that makes retries idempotent, long commands that keep answering
+STATUS and ABORT, and patterns generated and checked on the rig.
+
+Two measurement paths: ``exact=False`` (default) answers MEASURE and CYCLE
+from the chip's statistical path and bulk cycling (fast; same distribution),
+``exact=True`` reads every page byte by byte and cycles operation by
+operation, as the RTL rig does, so the two can be compared value for value.
+
+With ``state_path`` the rig persists the chip together with its reply cache
+after every command that changes either, before the reply leaves, so a host
+killed at any instant finds the rig where it left it. A ``volatile`` rig
+(``nandrig sim serve``) is a board that can lose power: its chip is also saved
+while a long command runs (every 0.1 s, and before each STATUS answer so no
+progress is reported that a restart could take back) and a restart from the state is a
+power-up: new boot id, reply cache, holder and FLARES RAM gone, the chip's wear
+kept.
 """
 from __future__ import annotations
 
-import select
-import socket
-import sys
-import threading
-from collections.abc import Callable
+import secrets
+import struct
+import time
+import zlib
+from collections import OrderedDict
+from pathlib import Path
 
-from nandrig.boards.sim.rig import RigIO, VirtualRig
+from nandrig.boards.sim import ecc_layout, rig_flares
+from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.boards.sim.state_file import load_state, save_state
+from nandrig.boards.sim.commands import ChipCommands
+from nandrig.boards.sim.flares_ops import FlaresCommands
+from nandrig.boards.sim.job import Job, JobControl, RigIO
+from nandrig.boards.sim.rig import Reject
+from nandrig.boards.sim.wiring import Wiring
+from nandrig.chip.onfi import Feature, ParamError
+from nandrig.chip.param_page import (RIG_LIMITS, DecodedParamPage, ParamPageError, check_drivable, decode_dump,
+                                     first_valid_copy)
+from nandrig.gateware.onfi.timing import trim_centre
+from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.protocol import Deframer, Err, Frame
+from nandrig.protocol import Err, Frame, Limit, Opcode
+
+# commands after which the persisted state may differ
+# HELLO changes the rig's state only when it changes who holds it (handle() compares)
+MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
+                          Opcode.HELLO}
+# parts of the state file written on their own: an operation changes one block, so a save encodes only it
+STATE_APART = frozenset({("chip", "blocks", "*"), ("flares",)})
 
 
-class _Connection:
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.deframer = Deframer()
-        self.closed = False
+class VirtualRig(ChipCommands, FlaresCommands, JobControl):
+    def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
+                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
+                 bch_t_max: int = ecc_layout.CONFIG.t_max) -> None:
+        """``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
+        ``wiring``: the adapter;
+        ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
+        self.chip = chip
+        self.boot = secrets.randbits(32) or 1
+        self.volatile = volatile
+        self._saved_at = 0.0
+        self._saved_parts: dict = {}  # the state file's parts as last written (save_state reuses unchanged ones)
+        self.codeword_bytes = ecc_layout.CODEWORD_BYTES
+        self.t_max = ecc_layout.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes, bch_t_max)
+        self.exact = exact
+        self.state_path = Path(state_path) if state_path else None
+        # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
+        self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
+        self.session = 0
+        self.holder = 0  # the host session holding the rig (HELLO), 0 when free
+        self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
+        self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
+        self.job = Job(0, 0)
+        self.kind = P.RigKind.VIRTUAL
+        self.flares = rig_flares.RigFlares(self.t_max)
+        self.clk_hz, self.wiring, self.capture_steps = clk_hz, wiring, capture_steps
+        self.capture_step_ps = round(1e12 / clk_hz / capture_steps)
+        self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
+        self.ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
+        self.param_status = ParamError.NO_VALID_COPY
+        self._boot()
 
-    def recv_frames(self, timeout: float) -> list[Frame]:
-        if self.closed:
-            return []
-        ready, _, _ = select.select([self.sock], [], [], timeout)
-        if not ready:
-            return []
-        try:
-            data = self.sock.recv(65536)
-        except OSError:
-            data = b""
-        if not data:
-            self.closed = True
-            return []
-        return self.deframer.feed(data)
-
-    def send(self, frame: Frame) -> None:
-        if self.closed:
+    # -- start-up ---------------------------------------------------------------
+    def _boot(self) -> None:
+        """What the firmware does at power-up: calibrate read capture in mode 0, then run the chip in the
+        fastest mode it lists in which a capture trim passes (docs/rtl-rig.md, read capture)."""
+        if not self._calibrate(0):
             return
+        self.capture = P.Capture.CALIBRATED
+        try:  # as the firmware's onfi_identify: a chip it cannot drive is refused, not run on zeros
+            ident = decode_dump(self.wiring.apply_bytes(self.chip.read_parameter_page()))
+            check_drivable(ident.page, RIG_LIMITS)
+            self.ident, self.param_status = ident, ParamError.OK
+        except ParamPageError as e:
+            self.param_status = e.code
+            return
+        best = next(m for m in (5, 4, 3, 2, 1, 0)
+                    if m == 0 or (m in self.chip.profile.onfi["timing_modes"] and self.wiring.trim_pass(m, self.clk_hz, self.capture_steps)))
+        if self.chip.get_features(Feature.TIMING_MODE)[0] & 0x0F != best:
+            self.chip.set_features(Feature.TIMING_MODE, bytes([best, 0, 0, 0]))
+        self._calibrate(best)
+
+    def _calibrate(self, mode: int) -> bool:
+        """The capture sweep in ``mode``: the centre of the passing window, or False (trim kept) for none.
+        As the firmware, a trim passes when READ ID 20h reads "ONFI" and a parameter-page copy its CRC, which
+        faulty DQ lines prevent at every trim."""
+        passing = self.wiring.trim_pass(mode, self.clk_hz, self.capture_steps) if self._identity_reads() else 0
+        centre = trim_centre(passing, Limit.CAPTURE_TRIM_MIN)
+        if centre is None:
+            return False
+        self.rd_trim, self.trim_pass = centre, passing
+        return True
+
+    def _identity_reads(self) -> bool:
+        if not self.wiring.dq_faulty:
+            return True
+        if first_valid_copy(self.wiring.apply_bytes(self.chip.read_parameter_page())) is None:
+            return False
+        return self.wiring.apply_bytes(self.chip.read_id(0x20)) == b"ONFI"
+
+    # -- persistence ------------------------------------------------------------
+    @classmethod
+    def open(cls, profile: str, seed: int, state_path: str | Path | None = None, **kw) -> "VirtualRig":
+        """A rig over a fresh chip, or over the chip saved at ``state_path`` when it exists (a ``volatile`` rig:
+        powered up over it)."""
+        if state_path and Path(state_path).exists():
+            st = load_state(state_path)
+            try:
+                chip = VirtualChip.from_state(st["chip"])
+                if kw.get("volatile"):
+                    chip.power_up()
+                rig = cls(chip, state_path=state_path, **kw)
+                rig.bad = dict(st["bad"])  # the factory marks the rig scanned protect blocks across power-ups
+                if not rig.volatile:  # a rig that stayed up between two host processes
+                    rig.boot = int(st.get("boot", rig.boot))
+                    rig.cache = OrderedDict(st["cache"])
+                    rig.session = int(st["session"])
+                    rig.holder = int(st.get("holder", 0))
+                    if "flares" in st:  # states saved before FLARES ran on the rig have none
+                        rig.flares = rig_flares.RigFlares.from_state(st["flares"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
+            if chip.profile.name != profile or chip.seed != seed:
+                raise NandrigError(f"rig state {state_path} holds chip {chip.profile.name} seed {chip.seed}, "
+                                   f"not {profile} seed {seed}")
+            return rig
+        return cls(VirtualChip(profile, seed), state_path=state_path, **kw)
+
+    def save(self) -> None:
+        if self.state_path:
+            self._saved_at = time.monotonic()
+            save_state(self.state_path, {"chip": self.chip.state(), "boot": self.boot, "cache": list(self.cache.items()),
+                                         "bad": self.bad, "session": self.session, "holder": self.holder,
+                                         "flares": self.flares.state()}, STATE_APART, self._saved_parts)
+
+    # -- dispatch ---------------------------------------------------------------
+    def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
+        """The reply to one request (None for frames a rig ignores)."""
+        if req.type != P.REQUEST_TYPE:
+            return None
+        key, before = (req.seq, _crc(req)), (self.session, self.holder)
+        hit = self.cache.get(self.session)
+        if hit is not None and hit[:2] == key:
+            return hit[2]
         try:
-            self.sock.sendall(frame.encode())
-        except OSError:
-            self.closed = True
+            op = Opcode(req.op)
+        except ValueError:
+            return P.reply(req, Err.UNKNOWN_COMMAND)
+        io = io or RigIO()
+        try:
+            payload = getattr(self, f"_cmd_{op.name.lower()}")(req, io)
+            rep = P.reply(req, Err.OK, payload)
+        except Reject as r:
+            rep = P.reply(req, r.code, r.payload)
+        except NandrigError:
+            rep = P.reply(req, Err.BAD_PARAMETER)
+        except struct.error:
+            rep = P.reply(req, Err.BAD_FRAME)
+        if op not in P.UNCACHED:
+            self.cache.pop(self.session, None)
+            self.cache[self.session] = (*key, rep)
+            while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
+                self.cache.popitem(last=False)
+        if op in MUTATING or (self.session, self.holder) != before:  # a HELLO changed who holds the rig
+            self.save()
+        return rep
+
+    # -- helpers ----------------------------------------------------------------
+    def _poll(self, io: RigIO) -> None:
+        """Between two block operations: answer STATUS/ABORT, refuse other commands."""
+        frames = io.poll()
+        if self.volatile and (time.monotonic() - self._saved_at > 0.1 or any(f.op == Opcode.STATUS for f in frames)):
+            self.save()  # the chip's wear so far, which a board losing power keeps: more than it last reported
+        for f in frames:
+            if f.type != P.REQUEST_TYPE:
+                continue
+            if f.op == Opcode.STATUS:
+                io.send(P.reply(f, Err.OK, self._status_payload()))
+            elif f.op == Opcode.ABORT:
+                self.job.abort = True
+                io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(1)))
+            elif f.seq == self.job.seq and f.op == self.job.op:
+                continue  # a retry of the running command: its reply comes when it ends
+            else:
+                io.send(P.reply(f, Err.BUSY))
 
 
-class _Connections:
-    """The open connections, and where each request came from so its reply goes back there."""
 
-    def __init__(self) -> None:
-        self.open: list[_Connection] = []
-        self.asked: dict[tuple[int, int], _Connection] = {}  # (op, seq) of a request -> its connection
-
-    def poll(self) -> list[Frame]:
-        frames = []
-        for conn in list(self.open):
-            for f in conn.recv_frames(0.0):
-                self.asked[(f.op, f.seq)] = conn
-                frames.append(f)
-            while len(self.asked) > 4096:  # requests that were never answered (frames a rig ignores)
-                self.asked.pop(next(iter(self.asked)))
-            if conn.closed:
-                conn.sock.close()
-                self.open.remove(conn)
-        return frames
-
-    def send(self, frame: Frame) -> None:
-        conn = self.asked.pop((frame.op, frame.seq), None)
-        if conn is not None:
-            conn.send(frame)
-
-
-def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callable[[int], None] | None = None,
-          stop: threading.Event | None = None) -> None:
-    stop = stop or threading.Event()
-    conns = _Connections()
-    io = RigIO(poll=conns.poll, send=conns.send)
-    with socket.create_server((host, port)) as lsock:
-        if ready:
-            ready(lsock.getsockname()[1])
-        while not stop.is_set():
-            readable, _, _ = select.select([lsock] + [c.sock for c in conns.open], [], [], 0.1)
-            if lsock in readable:
-                new, _ = lsock.accept()
-                new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                conns.open.append(_Connection(new))
-            for frame in conns.poll():
-                try:
-                    rep = rig.handle(frame, io)
-                except Exception as e:  # a rig bug must not take the server down
-                    print(f"nandrig sim: internal error on op 0x{frame.op:02x}: {e!r}", file=sys.stderr, flush=True)
-                    rep = P.reply(frame, Err.INTERNAL)
-                if rep is not None:
-                    conns.send(rep)
-                else:
-                    conns.asked.pop((frame.op, frame.seq), None)
-        for conn in conns.open:
-            conn.sock.close()
-
-
-def serve_in_thread(rig: VirtualRig) -> tuple[int, threading.Event, threading.Thread]:
-    """Start a server on an ephemeral port in a daemon thread (tests, benchmarks)."""
-    got: list[int] = []
-    ready = threading.Event()
-    stop = threading.Event()
-
-    def on_ready(p: int) -> None:
-        got.append(p)
-        ready.set()
-
-    th = threading.Thread(target=serve, args=(rig,), kwargs={"ready": on_ready, "stop": stop}, daemon=True)
-    th.start()
-    ready.wait(10)
-    return got[0], stop, th
+def _crc(frame: Frame) -> int:
+    return zlib.crc32(bytes([frame.op]) + frame.payload)

@@ -55,7 +55,7 @@ def test_corrupt_first_copy_falls_back_to_the_next():
 def test_each_identity_is_one_a_host_accepts_without_contradiction(name):
     """READ ID against the page (maker byte, the extended ID's page and block size, MLC); an ECC requirement the
     spare and the rig's decoder can meet; a real tCCS; a maker that owns its ID."""
-    from nandrig.boards.sim import ecc
+    from nandrig.boards.sim import ecc_layout as ecc
     from nandrig.virtual_chip.profile import BAD_BLOCK_MARK_BYTES, parity_bytes
     from nandrig.characterization.uber import required_t, rber_max
     from nandrig.chip.vendor import NANDRIG_MAKER_ID, decode_read_id

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.rtl.build import RTL_BCH
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.characterization.flares import FlaresConfig, Zone

@@ -8,7 +8,7 @@ from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
-from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.server import VirtualRig
 from nandrig.host.rig import Rig, RigError
 from nandrig.host.transport import InProcessTransport
 from nandrig.protocol import Err, Limit, Opcode
@@ -139,7 +139,7 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     """The nandbridge drives DQ only inside the chip's data-valid window, moved by the board's delay; the
     firmware's sweep finds the same passing trims the virtual rig computes from the timing model, settles on
     their centre, runs the fastest mode, and reads a programmed page without an error."""
-    from nandrig.boards.sim.rig import VirtualRig
+    from nandrig.boards.sim.server import VirtualRig
     from nandrig.boards.sim.wiring import Wiring
     from nandrig.host.transport import InProcessTransport
     from nandrig.protocol import Capture

@@ -4,8 +4,8 @@ import sqlite3
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.chip.timing import MODES

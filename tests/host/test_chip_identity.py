@@ -5,8 +5,8 @@ from contextlib import contextmanager
 
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.virtual_chip.profile import load_profile
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.host.campaigns import create, open_for_chip
 from nandrig.host.store import Store
 

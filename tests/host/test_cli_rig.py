@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 
 
 def test_rig_info_in_process(run_cli):

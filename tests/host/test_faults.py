@@ -7,8 +7,8 @@ import time
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig import protocol as P
 from nandrig.protocol import Deframer, Err, Opcode
 from nandrig.host.rig import Rig, RigError

@@ -1,8 +1,8 @@
 """A campaign over a link that corrupts, drops and duplicates 0.1 % of the bytes both ways (a marginal cable)
 completes with exactly the measurements of a clean link: damaged replies are asked for again at once."""
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.host.campaigns import create, run
 from nandrig.host.export import export_rows
 from nandrig.host.rig import Rig

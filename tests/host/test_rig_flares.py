@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nandrig.boards.sim import rig_flares
-from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.server import VirtualRig
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_wire import TableRecipe
 from nandrig.characterization.rber import load_params

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rig import VirtualRig
-from nandrig.boards.sim.server import serve_in_thread
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.host.campaigns import create, open_for_chip
 from nandrig.host.store import Store
 from tests.host.processes import free_ports, wait_for

@@ -4,10 +4,10 @@ import bchlib
 import numpy as np
 import pytest
 
-from nandrig.boards.sim import ecc
+from nandrig.boards.sim import ecc_layout as ecc
 from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
-from nandrig.boards.sim.rig import VirtualRig
+from nandrig.boards.sim.server import VirtualRig
 from nandrig import protocol as P
 from nandrig.errors import NandrigError
 from nandrig.protocol import Err, Opcode
@@ -215,7 +215,7 @@ def test_state_file_rewrites_only_changed_parts_and_reads_every_format(tmp_path,
     import json
     import zlib
 
-    from nandrig.boards.sim.rig import STATE_APART
+    from nandrig.boards.sim.server import STATE_APART
     from nandrig.boards.sim.state_file import MAGIC, MAGIC_PARTS, encode, load_state, save_state
 
     state = tmp_path / "rig.state"
