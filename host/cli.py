@@ -611,10 +611,9 @@ def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blo
         store.check_integrity()
 
         def taken(chip_id: int):
-            rows = store.db.execute("SELECT block, pe, reserved_by FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()
-            why = {b: f"block {b} is reserved by campaign {c}" if c else
-                   f"block {b} has {pe} P/E cycles recorded; the validation needs fresh blocks"
-                   for b, pe, c in rows if c or pe}
+            why = {b: f"block {b} is reserved by campaign {s.reserved_by}" if s.reserved_by else
+                   f"block {b} has {s.pe} P/E cycles recorded; the validation needs fresh blocks"
+                   for b, s in store.block_states(chip_id).items() if s.reserved_by or s.pe}
             return why.get
 
         known = known_chip(store, url, profile, seed, chip_label)

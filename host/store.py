@@ -201,6 +201,16 @@ class MeasurementRow(NamedTuple):
     pe_uncertain: int = 0  # the block's P/E was pe .. pe + pe_uncertain (a rig restarted mid-command)
 
 
+class BlockState(NamedTuple):
+    """A block's record: its wear, how much more a restart may have added, whether it failed, who reserved it."""
+
+    block: int
+    pe: int
+    pe_uncertain: int
+    failed: bool
+    reserved_by: int | None
+
+
 class OpTime(NamedTuple):
     op: str  # erase, program or read
     block: int
@@ -379,6 +389,13 @@ class Store:
         rows = self.db.execute("SELECT block, pe FROM blocks WHERE chip_id=?", (chip_id,)).fetchall()
         out = dict(rows)
         return {b: out.get(b, 0) for b in blocks} if blocks is not None else out  # (reserve() refuses unknown ones)
+
+    def block_states(self, chip_id: int, blocks: list[int] | None = None) -> dict[int, BlockState]:
+        """The chip's blocks' records (only ``blocks``, in their order, when given; a block never recorded is left
+        out)."""
+        rows = {r[0]: BlockState(r[0], r[1], r[2] or 0, bool(r[3]), r[4]) for r in self.db.execute(
+            "SELECT block, pe, pe_uncertain, failed, reserved_by FROM blocks WHERE chip_id=?", (chip_id,))}
+        return rows if blocks is None else {b: rows[b] for b in blocks if b in rows}
 
     def reserve(self, db: Database, chip_id: int, blocks: list[int], campaign_id: int) -> None:
         """Reserve blocks for a campaign inside the caller's transaction; refuse bad or taken ones."""

@@ -12,15 +12,13 @@ from nandrig.host.store import Campaign, Store
 
 def summary(store: Store, c: Campaign) -> list[str]:
     blocks = [int(b) for b in c.params["blocks"]]
-    q = ",".join("?" * len(blocks))
-    state = store.db.execute(f"SELECT block, pe, pe_uncertain, failed FROM blocks WHERE chip_id=? AND block IN ({q})",
-                             (c.chip_id, *blocks)).fetchall()
-    pes = [pe for _, pe, _, _ in state]
+    state = list(store.block_states(c.chip_id, blocks).values())
+    pes = [s.pe for s in state]
     line = f"  {len(blocks)} blocks at P/E {min(pes)}" + (f"-{max(pes)}" if max(pes) != min(pes) else "")
-    uncertain = max(u for _, _, u, _ in state)
+    uncertain = max(s.pe_uncertain for s in state)
     if uncertain:
         line += f" (up to {uncertain} more: a rig restart cut a command short)"
-    failed = [b for b, _, _, f in state if f]
+    failed = [s.block for s in state if s.failed]
     if failed:
         line += f"; {len(failed)} failed: {', '.join(map(str, failed[:8]))}{' ...' if len(failed) > 8 else ''}"
     out = [line]

@@ -168,3 +168,30 @@ def test_the_virtual_chips_parameter_page_states_tccs():
     raw = VirtualChip("mlc-small", seed=1).read_parameter_page()
     assert int.from_bytes(raw[ParamOffset.T_CCS:ParamOffset.T_CCS + 2], "little") == 400
     assert 0 < decode_dump(raw).page.t_ccs_ns <= min(m.tCCS for m in MODES.values())  # the controller waits longer
+
+
+STORAGE = {"host/store.py", "host/databases.py"}  # the storage layer: every SQL statement lives here
+_SQL = re.compile(r"^\s*(SELECT\s|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|ALTER\s+TABLE|"
+                  r"DROP\s+TABLE|BEGIN\b|COMMIT\b|PRAGMA\s)")
+
+
+def test_sql_lives_in_the_storage_layer():
+    """No SQL text and no call on a store's connection outside host/store.py and host/databases.py."""
+    offenders = []
+    for path in _python_files("host", "characterization", "boards", "gateware", "nandrig"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in STORAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if text and _SQL.match(text):
+                offenders.append(f"{rel}:{node.lineno}: {text.strip()[:40]}")
+            if (isinstance(node, ast.Attribute) and node.attr in ("execute", "executescript", "row")
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "db"):
+                offenders.append(f"{rel}:{node.lineno}: .db.{node.attr}")
+    assert offenders == []
+
+
+def test_the_sql_check_sees_sql():
+    tree = ast.parse('store.db.execute("SELECT block FROM blocks")')
+    assert any(isinstance(n, ast.Constant) and _SQL.match(n.value) for n in ast.walk(tree))

@@ -109,7 +109,7 @@ def results(store, c, p: DensityParams, pm: PageMap) -> dict:
             row["tprog_ratio"] = s["tprog_us"] / m["tprog_us"] if s["tprog_us"] and m["tprog_us"] else None
             row["tr_ratio"] = s["tr_us"] / m["tr_us"] if s["tr_us"] and m["tr_us"] else None
         out.append(row)
-    failed = {b for b, f in store.db.execute("SELECT block, failed FROM blocks WHERE chip_id=?", (c.chip_id,)) if f}
+    failed = {b for b, s in store.block_states(c.chip_id).items() if s.failed}
     return {"blocks": mode_groups(p), "worn_out": {m: [b for b in grp if b in failed] for m, grp in mode_groups(p).items()},
             "pslc_capacity": 0.5, "checkpoints": out}
 

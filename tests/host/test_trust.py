@@ -313,7 +313,7 @@ def test_read_disturb_counts_beyond_a_request_field_are_split():
     assert len(got) == -(-10**12 // (2**32 - 1))
 
 
-@pytest.mark.parametrize("profile", sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "boards" / "sim"
+@pytest.mark.parametrize("profile", sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "nandrig" / "virtual_chip"
                                                                 / "profiles").glob("*.json")))
 def test_every_kind_with_its_defaults_is_accepted_or_refused_before_any_wear_on_every_profile(profile, tmp_path):
     """Each kind's CLI defaults against each shipped chip: a plan the chip can run, or a refusal before anything
