@@ -29,6 +29,8 @@ all-0xFF page is not a BCH codeword, so without this it would fail to decode.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -142,163 +144,191 @@ class BchSolver(wiring.Component):
             "locator": Out(stream.Signature(locator_layout(config))),
         })
 
+    # The stage in five parts, emitted in this order (later statements take precedence in a cycle): the registers,
+    # the multiplier bank and its operand selects, the codeword taken in, an iteration's phases, the coefficients
+    # written back, the locator handed over.
     def elaborate(self, platform):
+        mod = Module()
+        s = self._registers(mod)
+        self._bank(mod, s)
+        self._take(mod, s)
+        self._iterate(mod, s)
+        self._write_back(mod, s)
+        self._hand_over(mod, s)
+        return mod
+
+    DISC, GL, DXB = 0, 1, 2  # DISC: delta = sum lambda_i S_(2r+1-i); GL: gamma * lambda; DXB: + delta * x B
+
+    def _registers(self, mod: Module) -> SimpleNamespace:
         cfg, gf = self.config, self.config.gf
         m, tm = cfg.m, cfg.t_max
-        mod = Module()
         t_shape = range(tm + 2)
-        n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
+        s = SimpleNamespace(m=m, tm=tm)
+        s.n = n = tm + 2  # locator coefficients kept: x^(t+1) shows a degree above t
         # the bank's multipliers: the low half of the coefficients, then the high half (a full bank has no high half)
-        half_n = cfg.bm_multipliers
-        hi = range(half_n, n)
-        busy2 = Signal()
-        s2_t = Signal(t_shape)
-        s2_bytes = Signal(16)
-        s2_zero = Signal(16)
-        s2_done = Signal()  # locator ready, waiting for stage 3
-        lam = G.reg_array(n, m, "lam")
-        bpol = G.reg_array(n, m, "b")  # b[n-1] stays 0: x B needs b[0..n-2] only
-        win = G.reg_array(n, m, "win")  # win[i] = S_(2r+1-i)
-        queue = G.reg_array(tm, m, "q")  # S_(2r+3), S_(2r+5), ...: even syndromes are squared on the fly
-        tmp = G.reg_array(n, m, "tmp")
-        gamma = Signal(m)
-        delta = Signal(m)
-        k = Signal(range(-4 * tm - 2, 4 * tm + 2))
-        r = Signal(t_shape)
-        more = Signal()  # r < t: iterations left (t >= 1)
-        phase = Signal(2)  # DISC: delta = sum lambda_i S_(2r+1-i); GL: gamma * lambda; DXB: + delta * x B
-        half = Signal()  # the bank works on the high half of the coefficients
+        s.half_n = half_n = cfg.bm_multipliers
+        s.busy2 = Signal()
+        s.s2_t = Signal(t_shape)
+        s.s2_bytes = Signal(16)
+        s.s2_zero = Signal(16)
+        s.s2_done = Signal()  # locator ready, waiting for stage 3
+        s.lam = G.reg_array(n, m, "lam")
+        s.bpol = G.reg_array(n, m, "b")  # b[n-1] stays 0: x B needs b[0..n-2] only
+        s.win = G.reg_array(n, m, "win")  # win[i] = S_(2r+1-i)
+        s.queue = G.reg_array(tm, m, "q")  # S_(2r+3), S_(2r+5), ...: even syndromes are squared on the fly
+        s.tmp = G.reg_array(n, m, "tmp")
+        s.gamma = Signal(m)
+        s.delta = Signal(m)
+        s.k = Signal(range(-4 * tm - 2, 4 * tm + 2))
+        s.r = Signal(t_shape)
+        s.more = Signal()  # r < t: iterations left (t >= 1)
+        s.phase = Signal(2)
+        s.half = Signal()  # the bank works on the high half of the coefficients
         # registered with the phase: this cycle is DXB's low half, which ends the iteration. The window and the
         # queue (t_max syndromes wide) shift on it: from one flop, not from the phase logic (the ULX3S's path)
-        ending = Signal()
-        DISC, GL, DXB = 0, 1, 2
-
+        s.ending = Signal()
         # S_(2r+2) = S_(r+1)^2, and S_(r+1) is in the window at win[r]
-        s_even = Signal(m)
-        mod.d.comb += s_even.eq(G.square(gf, Array(win)[r]))
+        s.s_even = Signal(m)
+        mod.d.comb += s.s_even.eq(G.square(gf, Array(s.win)[s.r]))
         # a high half of zeros multiplies to zeros: its cycles are skipped, which keeps the
         # half-size bank within a few cycles of a full one (the locator grows one degree per iteration)
         # registered, so their wide ORs stay off the control paths: a half written in the previous cycle
         # counts as non-zero (at worst one cycle spent on zeros)
-        lam_hi_r, xb_hi_r, lam_hi_w, xb_hi_w = Signal(), Signal(), Signal(), Signal()
-        mod.d.sync += [lam_hi_r.eq(Cat(*lam[half_n:]).any()), xb_hi_r.eq(Cat(*bpol[half_n - 1:n - 1]).any()),
-                       lam_hi_w.eq(0), xb_hi_w.eq(0)]
-        lam_hi, xb_hi = lam_hi_r | lam_hi_w, xb_hi_r | xb_hi_w
-
-        # the bank's operands as AND-OR of registers: one-hot selects, set with the phase and half by goto(),
+        lam_hi_r, xb_hi_r, s.lam_hi_w, s.xb_hi_w = Signal(), Signal(), Signal(), Signal()
+        mod.d.sync += [lam_hi_r.eq(Cat(*s.lam[half_n:]).any()), xb_hi_r.eq(Cat(*s.bpol[half_n - 1:n - 1]).any()),
+                       s.lam_hi_w.eq(0), s.xb_hi_w.eq(0)]
+        s.lam_hi, s.xb_hi = lam_hi_r | s.lam_hi_w, xb_hi_r | s.xb_hi_w
+        # the bank's operands as AND-OR of registers: one-hot selects, set with the phase and half by _goto(),
         # leave no decoding in front of the multipliers
-        sel = {name: Signal(name=f"sel_{name}") for name in ("lam_lo", "lam_hi", "b_lo", "b_hi", "win_lo", "win_hi",
-                                                             "gamma", "delta")}
+        s.sel = {name: Signal(name=f"sel_{name}") for name in ("lam_lo", "lam_hi", "b_lo", "b_hi", "win_lo", "win_hi",
+                                                               "gamma", "delta")}
+        s.running = s.busy2 & ~s.s2_done & s.more
+        return s
 
-        def goto(ph: int, hf) -> list:
-            hf = Const(hf, 1) if isinstance(hf, int) else hf
-            on = {"lo": ~hf, "hi": hf}
-            stmts = [phase.eq(ph), half.eq(hf), sel["gamma"].eq(ph == GL), sel["delta"].eq(ph == DXB),
-                     ending.eq(~hf if ph == DXB else 0)]
-            for h in on:
-                stmts += [sel[f"lam_{h}"].eq(on[h] if ph != DXB else 0), sel[f"b_{h}"].eq(on[h] if ph == DXB else 0),
-                          sel[f"win_{h}"].eq(on[h] if ph == DISC else 0)]
-            return stmts
+    def _goto(self, s: SimpleNamespace, ph: int, hf) -> list:
+        """The statements that move the iteration to phase ``ph`` on half ``hf``, with the bank's selects."""
+        hf = Const(hf, 1) if isinstance(hf, int) else hf
+        on = {"lo": ~hf, "hi": hf}
+        stmts = [s.phase.eq(ph), s.half.eq(hf), s.sel["gamma"].eq(ph == self.GL), s.sel["delta"].eq(ph == self.DXB),
+                 s.ending.eq(~hf if ph == self.DXB else 0)]
+        for h in on:
+            stmts += [s.sel[f"lam_{h}"].eq(on[h] if ph != self.DXB else 0),
+                      s.sel[f"b_{h}"].eq(on[h] if ph == self.DXB else 0),
+                      s.sel[f"win_{h}"].eq(on[h] if ph == self.DISC else 0)]
+        return stmts
+
+    def _bank(self, mod: Module, s: SimpleNamespace) -> None:
+        m, n, half_n, lam, bpol, win = s.m, s.n, s.half_n, s.lam, s.bpol, s.win
 
         def pick(pairs) -> Value:  # one-hot: the XOR is an OR
-            return G.xor_all([x & sel[name].replicate(m) for name, x in pairs if x is not None], m)
+            return G.xor_all([x & s.sel[name].replicate(m) for name, x in pairs if x is not None], m)
 
-        prods = []
+        s.prods = []
         for j in range(half_n):
-            mul = mod.submodules[f"mul{j}"] = G.Multiplier(gf)
+            mul = mod.submodules[f"mul{j}"] = G.Multiplier(self.config.gf)
             jh = j + half_n
             mod.d.comb += [
                 mul.a.eq(pick([("lam_lo", lam[j]), ("lam_hi", lam[jh] if jh < n else None),
                                ("b_lo", bpol[j - 1] if j else None), ("b_hi", bpol[jh - 1] if jh < n else None)])),
                 mul.b.eq(pick([("win_lo", win[j]), ("win_hi", win[jh] if jh < n else None),
-                               ("gamma", gamma), ("delta", delta)])),
+                               ("gamma", s.gamma), ("delta", s.delta)])),
             ]
-            prods.append(mul.p)
+            s.prods.append(mul.p)
         # the discrepancy is kept as XORs of product pairs (one LUT level after the bank) and summed in GL
-        dpart = G.reg_array((half_n + 1) // 2, m, "dpart")
-        pair_sums = [G.xor_all(prods[2 * i:2 * i + 2], m) for i in range(len(dpart))]
-        d_sum = G.xor_all(dpart, m)
+        s.dpart = G.reg_array((half_n + 1) // 2, m, "dpart")
+        s.pair_sums = [G.xor_all(s.prods[2 * i:2 * i + 2], m) for i in range(len(s.dpart))]
+        s.d_sum = G.xor_all(s.dpart, m)
 
-        src = self.syndromes.payload
-        mod.d.comb += self.syndromes.ready.eq(~busy2)
-        with mod.If(self.syndromes.valid & self.syndromes.ready):  # take stage 1's codeword
-            mod.d.sync += [busy2.eq(1), s2_t.eq(src.t), s2_bytes.eq(src.bytes), s2_zero.eq(src.zero),
-                           r.eq(0), more.eq(1), gamma.eq(1), k.eq(0), *goto(DISC, 0)]
-            mod.d.sync += [lam[0].eq(1), bpol[0].eq(1), win[0].eq(src.syn[0])]
-            mod.d.sync += [x.eq(0) for x in lam[1:] + bpol[1:] + win[1:]]
-            mod.d.sync += [queue[i].eq(src.syn[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
+    def _take(self, mod: Module, s: SimpleNamespace) -> None:
+        """Stage 1's codeword in: the first syndrome in the window, the rest queued."""
+        src, tm = self.syndromes.payload, s.tm
+        mod.d.comb += self.syndromes.ready.eq(~s.busy2)
+        with mod.If(self.syndromes.valid & self.syndromes.ready):
+            mod.d.sync += [s.busy2.eq(1), s.s2_t.eq(src.t), s.s2_bytes.eq(src.bytes), s.s2_zero.eq(src.zero),
+                           s.r.eq(0), s.more.eq(1), s.gamma.eq(1), s.k.eq(0), *self._goto(s, self.DISC, 0)]
+            mod.d.sync += [s.lam[0].eq(1), s.bpol[0].eq(1), s.win[0].eq(src.syn[0])]
+            mod.d.sync += [x.eq(0) for x in s.lam[1:] + s.bpol[1:] + s.win[1:]]
+            mod.d.sync += [s.queue[i].eq(src.syn[i + 1]) for i in range(tm - 1)] + [s.queue[-1].eq(0)]
 
-        take_lam = (delta != 0) & (k >= 0)  # B <- x lambda, else B <- x^2 B
+    def _iterate(self, mod: Module, s: SimpleNamespace) -> None:
+        """One Berlekamp-Massey iteration: DISC, GL and DXB, each on the low half and, when not zero, the high."""
+        m, tm, half_n, goto = s.m, s.tm, s.half_n, lambda ph, hf: self._goto(s, ph, hf)
+        DISC, GL, DXB = self.DISC, self.GL, self.DXB
+        take_lam = (s.delta != 0) & (s.k >= 0)  # B <- x lambda, else B <- x^2 B
 
         def update_b(indices) -> list:
             zero = Const(0, m)
-            return [xb_hi_w.eq(1)] + [bpol[i].eq(Mux(take_lam, lam[i - 1] if i else zero, bpol[i - 2] if i >= 2 else zero))
-                                      for i in indices]
+            return [s.xb_hi_w.eq(1)] + [s.bpol[i].eq(Mux(take_lam, s.lam[i - 1] if i else zero,
+                                                         s.bpol[i - 2] if i >= 2 else zero)) for i in indices]
 
         def end_iteration() -> None:
             with mod.If(take_lam):
-                mod.d.sync += [gamma.eq(delta), k.eq(-k)]
+                mod.d.sync += [s.gamma.eq(s.delta), s.k.eq(-s.k)]
             with mod.Else():
-                mod.d.sync += k.eq(k + 2)
-            mod.d.sync += [r.eq(r + 1), more.eq(r + 1 < s2_t), *goto(DISC, 0)]
+                mod.d.sync += s.k.eq(s.k + 2)
+            mod.d.sync += [s.r.eq(s.r + 1), s.more.eq(s.r + 1 < s.s2_t), *goto(DISC, 0)]
 
-        with mod.If(ending):  # = running & (phase == DXB) & ~half: that cycle always ends the iteration
-            mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
+        win, queue = s.win, s.queue
+        with mod.If(s.ending):  # = running & (phase == DXB) & ~half: that cycle always ends the iteration
+            mod.d.sync += [win[0].eq(queue[0]), win[1].eq(s.s_even)] + [win[i].eq(win[i - 2]) for i in range(2, tm + 1)]
             mod.d.sync += [queue[i].eq(queue[i + 1]) for i in range(tm - 1)] + [queue[-1].eq(0)]
 
-        running = busy2 & ~s2_done & more
-        with mod.If(running):
-            with mod.Switch(phase):
+        with mod.If(s.running):
+            with mod.Switch(s.phase):
                 with mod.Case(DISC):
-                    with mod.If(~half):
-                        mod.d.sync += [dp.eq(ps) for dp, ps in zip(dpart, pair_sums)]
-                        with mod.If(lam_hi):
+                    with mod.If(~s.half):
+                        mod.d.sync += [dp.eq(ps) for dp, ps in zip(s.dpart, s.pair_sums)]
+                        with mod.If(s.lam_hi):
                             mod.d.sync += goto(DISC, 1)
                         with mod.Else():
                             mod.d.sync += goto(GL, 0)
                     with mod.Else():
-                        mod.d.sync += [dp.eq(dp ^ ps) for dp, ps in zip(dpart, pair_sums)] + goto(GL, 0)
+                        mod.d.sync += [dp.eq(dp ^ ps) for dp, ps in zip(s.dpart, s.pair_sums)] + goto(GL, 0)
                 with mod.Case(GL):
-                    mod.d.sync += delta.eq(d_sum)  # for DXB's operand, the next gamma and B's update
-                    with mod.If(~half & lam_hi):
+                    mod.d.sync += s.delta.eq(s.d_sum)  # for DXB's operand, the next gamma and B's update
+                    with mod.If(~s.half & s.lam_hi):
                         mod.d.sync += goto(GL, 1)
                     with mod.Else():
                         # the high half first: its B update writes only above what the low half still reads
-                        mod.d.sync += goto(DXB, lam_hi | xb_hi)
+                        mod.d.sync += goto(DXB, s.lam_hi | s.xb_hi)
                 with mod.Case(DXB):
-                    with mod.If(half):
-                        mod.d.sync += update_b(range(half_n + 1, tm + 1)) + goto(DXB, 0) + [lam_hi_w.eq(1)]
+                    with mod.If(s.half):
+                        mod.d.sync += update_b(range(half_n + 1, tm + 1)) + goto(DXB, 0) + [s.lam_hi_w.eq(1)]
                     with mod.Else():
                         mod.d.sync += update_b(range(min(half_n, tm) + 1))
                         end_iteration()
-        # one write per coefficient, the enable decided by control and the product entering last:
-        # GL keeps gamma * lambda, DXB adds delta * x B (delta = 0 adds nothing)
-        gl, dxb = running & (phase == GL), running & (phase == DXB)
-        for i in range(n):
+
+    def _write_back(self, mod: Module, s: SimpleNamespace) -> None:
+        """One write per coefficient, the enable decided by control and the product entering last: GL keeps
+        gamma * lambda, DXB adds delta * x B (delta = 0 adds nothing)."""
+        half, half_n = s.half, s.half_n
+        gl, dxb = s.running & (s.phase == self.GL), s.running & (s.phase == self.DXB)
+        for i in range(s.n):
             j, on_half = (i, ~half) if i < half_n else (i - half_n, half)
             with mod.If(gl & on_half):
-                mod.d.sync += tmp[i].eq(prods[j])
+                mod.d.sync += s.tmp[i].eq(s.prods[j])
             with mod.If(dxb & on_half):
-                mod.d.sync += lam[i].eq(tmp[i] ^ prods[j])
-        with mod.If(gl & ~half & ~lam_hi):
-            mod.d.sync += [tmp[i].eq(0) for i in hi]  # gamma * 0, for a DXB of the high half
+                mod.d.sync += s.lam[i].eq(s.tmp[i] ^ s.prods[j])
+        with mod.If(gl & ~half & ~s.lam_hi):
+            mod.d.sync += [s.tmp[i].eq(0) for i in range(half_n, s.n)]  # gamma * 0, for a DXB of the high half
         settle = Signal()  # one cycle for the degree's second step
-        with mod.If(busy2 & ~s2_done & ~more):
+        with mod.If(s.busy2 & ~s.s2_done & ~s.more):
             mod.d.sync += settle.eq(~settle)
             with mod.If(settle):
-                mod.d.sync += s2_done.eq(1)
+                mod.d.sync += s.s2_done.eq(1)
 
-        # the locator's degree in two registered steps (non-zero flags, then a balanced tree): the
-        # locator holds still for two cycles between the last iteration and the hand-over
+    def _hand_over(self, mod: Module, s: SimpleNamespace) -> None:
+        """The locator's degree in two registered steps (non-zero flags, then a balanced tree): the locator holds
+        still for two cycles between the last iteration and the hand-over."""
+        tm = s.tm
         deg = Signal(range(tm + 3))
-        lam_nz = Signal(n)
-        mod.d.sync += [lam_nz.eq(Cat(*(c != 0 for c in lam))), deg.eq(top_nonzero(list(lam_nz))[1])]
+        lam_nz = Signal(s.n)
+        mod.d.sync += [lam_nz.eq(Cat(*(c != 0 for c in s.lam))), deg.eq(top_nonzero(list(lam_nz))[1])]
         out = self.locator.payload
-        mod.d.comb += [self.locator.valid.eq(s2_done), out.t.eq(s2_t), out.bytes.eq(s2_bytes), out.zero.eq(s2_zero),
-                       out.deg.eq(deg), *(out.lam[i].eq(lam[i]) for i in range(tm + 1))]
+        mod.d.comb += [self.locator.valid.eq(s.s2_done), out.t.eq(s.s2_t), out.bytes.eq(s.s2_bytes),
+                       out.zero.eq(s.s2_zero), out.deg.eq(deg), *(out.lam[i].eq(s.lam[i]) for i in range(tm + 1))]
         with mod.If(self.locator.valid & self.locator.ready):
-            mod.d.sync += [busy2.eq(0), s2_done.eq(0)]
-        return mod
+            mod.d.sync += [s.busy2.eq(0), s.s2_done.eq(0)]
 
 
 class BchChien(wiring.Component):
