@@ -20,6 +20,8 @@ tCEH (CE# high between selections) and tWW (a WP# change before WE# falls).
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import enum
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal, Value, signed
@@ -134,85 +136,105 @@ class OnfiPhy(wiring.Component):
             "ccs": In(CCS_BITS),  # tCCS in cycles from the chip's parameter page; 0: the table's (ONFI's 500 ns)
         })
 
+    # The PHY in five parts, emitted in this order: the timing counters since each bus event, when a bus cycle ends,
+    # the read-capture pipe, the gates that hold a beat until its timings are met, the capture point, and the bus
+    # cycle itself (its edges, and a beat starting).
     def elaborate(self, platform):
         mod = Module()
-        p = self.pins
-        mod.d.comb += p.wp_n.eq(self.wp_n)
-        t = self.rom.select(mod, self.mode)
-        w = self.rom.width
-        # tCCS: the chip's own when the firmware gives it, never under tWHR; registered, it changes between operations
-        ccs = Signal(max(w, CCS_BITS))
-        mod.d.sync += ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
+        mod.d.comb += self.pins.wp_n.eq(self.wp_n)
+        s = SimpleNamespace(t=self.rom.select(mod, self.mode), w=self.rom.width)
+        self._timers(mod, s)
+        self._cycle_end(mod, s)
+        self._capture_pipe(mod, s)
+        self._gates(mod, s)
+        self._capture_point(mod, s)
+        self._bus_cycle(mod, s)
+        return mod
 
-        since_addr, since_re, since_wp = (Since(mod, n, w) for n in ("addr", "re", "wp"))
-        since_we = Since(mod, "we", max(w, len(self.ccs) + 1))  # saturates above any tCCS the register holds
+    def _timers(self, mod: Module, s: SimpleNamespace) -> None:
+        t, w = s.t, s.w
+        # tCCS: the chip's own when the firmware gives it, never under tWHR; registered, it changes between operations
+        s.ccs = Signal(max(w, CCS_BITS), name="ccs")
+        mod.d.sync += s.ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
+
+        s.since_addr, s.since_re, s.since_wp = (Since(mod, n, w) for n in ("addr", "re", "wp"))
+        s.since_we = Since(mod, "we", max(w, len(self.ccs) + 1))  # saturates above any tCCS the register holds
         # CE# edges come from a beat's start, which waits on these counts' own flags: they restart a cycle late
         # from a registered event, counting from 2 so the count stays exact, and the one stale cycle is gated
-        ce_fell, ce_rose = Signal(), Signal()
-        since_ce, since_deselect = Since(mod, "ce", w, restart_at=2), Since(mod, "deselect", w, restart_at=2)
-        mod.d.comb += [since_ce.restart.eq(ce_fell), since_deselect.restart.eq(ce_rose)]
-        since_rb = Since(mod, "rb", w, restart_at=0)  # tRR counts from R/B# rising, never from before the busy period
+        s.ce_fell, s.ce_rose = Signal(name="ce_fell"), Signal(name="ce_rose")
+        s.since_ce, s.since_deselect = Since(mod, "ce", w, restart_at=2), Since(mod, "deselect", w, restart_at=2)
+        mod.d.comb += [s.since_ce.restart.eq(s.ce_fell), s.since_deselect.restart.eq(s.ce_rose)]
+        s.since_rb = Since(mod, "rb", w, restart_at=0)  # tRR counts from R/B# rising, never from before the busy period
         wp_prev = Signal(init=1)
         mod.d.sync += wp_prev.eq(self.wp_n)
-        mod.d.comb += since_wp.restart.eq(wp_prev != self.wp_n)
-        after_e0 = Signal()  # the last command was E0h: the next RE# fall waits tCCS
+        mod.d.comb += s.since_wp.restart.eq(wp_prev != self.wp_n)
+        s.after_e0 = Signal(name="after_e0")  # the last command was E0h: the next RE# fall waits tCCS
 
         rb = Signal(SYNC_STAGES, init=(1 << SYNC_STAGES) - 1)
-        mod.d.sync += rb.eq(Cat(p.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
-        rb_now = rb[-1]
-        mod.d.comb += since_rb.restart.eq(~rb_now)
+        mod.d.sync += rb.eq(Cat(self.pins.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
+        s.rb_now = rb[-1]
+        mod.d.comb += s.since_rb.restart.eq(~s.rb_now)
 
-        kind = Signal(3)
-        active = Signal()
-        cnt = Signal(w + 1)
-        busy = Signal(32)
-        with mod.If(busy != 0xFFFFFFFF):
-            mod.d.sync += busy.eq(busy + 1)
-        over = Signal()  # busy reached the timeout (a cycle late, off the critical path)
-        mod.d.sync += over.eq(busy >= self.timeout)
+        s.kind = Signal(3, name="kind")
+        s.active = Signal(name="active")
+        s.cnt = Signal(w + 1, name="cnt")
+        s.busy = Signal(32, name="busy")
+        with mod.If(s.busy != 0xFFFFFFFF):
+            mod.d.sync += s.busy.eq(s.busy + 1)
+        s.over = Signal(name="over")  # busy reached the timeout (a cycle late, off the critical path)
+        mod.d.sync += s.over.eq(s.busy >= self.timeout)
 
-        # a beat ends in the cycle its last timing count completes
-        is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
-        last = Signal()
+    def _cycle_end(self, mod: Module, s: SimpleNamespace) -> None:
+        """A beat ends in the cycle its last timing count completes."""
+        kind, t = s.kind, s.t
+        s.is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
+        s.last = last = Signal(name="last")
         # a bus cycle ends when its count reaches the mode's cycle: compared a cycle ahead, so the PHY's ready, which
         # the next beat waits on, starts from a flop (the board's NAND clock critical path otherwise)
-        ends = Signal()
-        mod.d.sync += ends.eq(active & (cnt + 1 == Mux(kind == Kind.DOUT, t["rc"], t["wc"])))
+        s.ends = Signal(name="ends")
+        mod.d.sync += s.ends.eq(s.active & (s.cnt + 1 == Mux(kind == Kind.DOUT, t["rc"], t["wc"])))
         with mod.Switch(kind):
             with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN, Kind.DOUT):
-                mod.d.comb += last.eq(ends)
+                mod.d.comb += last.eq(s.ends)
             with mod.Case(Kind.WAIT_RB):
-                mod.d.comb += last.eq(rb_now | over)
+                mod.d.comb += last.eq(s.rb_now | s.over)
             with mod.Default():
                 mod.d.comb += last.eq(1)
-        free = ~active | last
+        s.free = ~s.active | last
 
-        # read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the
-        # next RE# fall (board delays), so more than one capture can be pending
-        steps, lane = self.steps, Signal(range(self.steps))
-        depth_steps = capture_depth(self.clk_hz, steps=steps)
-        depth = -(-depth_steps // steps)  # cycles
-        pipe = Signal(depth)
-        pipe_next = Signal(depth)
-        mod.d.comb += pipe_next.eq(pipe >> 1)
-        mod.d.sync += pipe.eq(pipe_next)
+    def _capture_pipe(self, mod: Module, s: SimpleNamespace) -> None:
+        """Read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the next
+        RE# fall (board delays), so more than one capture can be pending."""
+        steps = self.steps
+        s.lane = lane = Signal(range(steps), name="lane")
+        s.depth_steps = capture_depth(self.clk_hz, steps=steps)
+        s.depth = depth = -(-s.depth_steps // steps)  # cycles
+        s.pipe = pipe = Signal(depth, name="pipe")
+        s.pipe_next = Signal(depth, name="pipe_next")
+        mod.d.comb += s.pipe_next.eq(pipe >> 1)
+        mod.d.sync += pipe.eq(s.pipe_next)
         # no capture pending (DESELECT waits for it) as a flop: the pipe's next value is empty, unless a read
         # cycle starts, which sets it below
-        drained = Signal(init=1)
-        mod.d.sync += drained.eq(pipe_next == 0)
+        s.drained = Signal(init=1, name="drained")
+        mod.d.sync += s.drained.eq(s.pipe_next == 0)
+        dq_i = self.pins.dq_i
         with mod.If(pipe[0]):
-            mod.d.sync += [self.rdata.payload.eq(p.dq_i.word_select(lane, 8) if steps > 1 else p.dq_i),
+            mod.d.sync += [self.rdata.payload.eq(dq_i.word_select(lane, 8) if steps > 1 else dq_i),
                            self.rdata.valid.eq(1), self.capture_lane.eq(lane)]
         with mod.Else():
             mod.d.sync += self.rdata.valid.eq(0)
 
-        b = self.beats.payload
-        gate = Signal()
+    def _gates(self, mod: Module, s: SimpleNamespace) -> None:
+        """Whether the waiting beat may start: its kind's timings since the events it follows are met."""
+        b, t = self.beats.payload, s.t
+        gate = Signal(name="gate")
         # the flags' registers are written outside the switch below, every cycle
-        write_ok = since_re.at_least(t["rhw"]) & since_ce.at_least(t["cs"]) & since_wp.at_least(t["ww"]) & ~ce_fell
-        din_ok = write_ok & since_addr.at_least(t["adl_wp"])
-        dout_ok = Mux(after_e0, since_we.at_least(ccs), since_we.at_least(t["whr"])) & since_rb.at_least(t["rr"])
-        select_ok, wait_ok = since_deselect.at_least(t["ceh"]) & ~ce_rose, since_we.at_least(t["wb_sync"])
+        write_ok = (s.since_re.at_least(t["rhw"]) & s.since_ce.at_least(t["cs"]) & s.since_wp.at_least(t["ww"])
+                    & ~s.ce_fell)
+        din_ok = write_ok & s.since_addr.at_least(t["adl_wp"])
+        dout_ok = (Mux(s.after_e0, s.since_we.at_least(s.ccs), s.since_we.at_least(t["whr"]))
+                   & s.since_rb.at_least(t["rr"]))
+        select_ok, wait_ok = s.since_deselect.at_least(t["ceh"]) & ~s.ce_rose, s.since_we.at_least(t["wb_sync"])
         with mod.Switch(b.kind):
             with mod.Case(Kind.CMD, Kind.ADDR):
                 mod.d.comb += gate.eq(write_ok)
@@ -225,65 +247,69 @@ class OnfiPhy(wiring.Component):
             with mod.Case(Kind.WAIT_RB):
                 mod.d.comb += gate.eq(wait_ok)
             with mod.Case(Kind.DESELECT):
-                mod.d.comb += gate.eq(drained)
+                mod.d.comb += gate.eq(s.drained)
             with mod.Default():
                 mod.d.comb += gate.eq(1)
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
         # cycle reaches a chip that is still busy
-        flushing = Signal()
-        drop = flushing & (b.kind != Kind.DESELECT)
-        mod.d.comb += self.beats.ready.eq(drop | (free & gate))
+        s.flushing = Signal(name="flushing")
+        s.drop = s.flushing & (b.kind != Kind.DESELECT)
+        mod.d.comb += self.beats.ready.eq(s.drop | (s.free & gate))
 
-        # the capture point, a register stage per step (mode and trim change only between operations, so the
-        # few cycles' lag is harmless): the mode's table entry plus the trim, clamped to 1..depth_steps, as the
-        # pipe's one-hot bit for its cycle and the sample within it (step s is in cycle ceil(s / steps): the
-        # steps - 1 that rounds up is added to the trim first, so no adder follows the clamp)
+    def _capture_point(self, mod: Module, s: SimpleNamespace) -> None:
+        """The capture point, a register stage per step (mode and trim change only between operations, so the few
+        cycles' lag is harmless): the mode's table entry plus the trim, clamped to 1..depth_steps, as the pipe's
+        one-hot bit for its cycle and the sample within it (step s is in cycle ceil(s / steps): the steps - 1 that
+        rounds up is added to the trim first, so no adder follows the clamp)."""
+        steps, depth, depth_steps = self.steps, s.depth, s.depth_steps
         shift = steps.bit_length() - 1
         trim_up = Signal(signed(TRIM_BITS + shift + 1))
-        sample = Signal(signed(w + 2 + TRIM_BITS + shift))
+        sample = Signal(signed(s.w + 2 + TRIM_BITS + shift))
         sample_eff = Signal(range(depth_steps + steps))
-        sample_bit = Signal(depth)
+        s.sample_bit = Signal(depth, name="sample_bit")
         hi = depth_steps + steps - 1
         mod.d.sync += [trim_up.eq(self.rd_trim + (steps - 1)),
-                       sample.eq(t["sample"] + trim_up),
+                       sample.eq(s.t["sample"] + trim_up),
                        sample_eff.eq(Mux(sample < steps, steps, Mux(sample > hi, hi, sample))),
-                       sample_bit.eq((Const(1, depth + 1) << (sample_eff >> shift))[1:]),
-                       lane.eq(sample_eff[:shift])]
+                       s.sample_bit.eq((Const(1, depth + 1) << (sample_eff >> shift))[1:]),
+                       s.lane.eq(sample_eff[:shift])]
 
-        with mod.If(active):
-            mod.d.sync += cnt.eq(cnt + 1)
-            with mod.If(is_write & (cnt == t["wp"])):
-                mod.d.sync += [p.we_n.eq(1), busy.eq(1)]
-                mod.d.comb += [since_we.restart.eq(1), since_addr.restart.eq(kind == Kind.ADDR)]
-            with mod.If((kind == Kind.DOUT) & (cnt == t["rp"])):
+    def _bus_cycle(self, mod: Module, s: SimpleNamespace) -> None:
+        """The running bus cycle's edges and end, then a new beat's start."""
+        p, b, t, kind, last = self.pins, self.beats.payload, s.t, s.kind, s.last
+        with mod.If(s.active):
+            mod.d.sync += s.cnt.eq(s.cnt + 1)
+            with mod.If(s.is_write & (s.cnt == t["wp"])):
+                mod.d.sync += [p.we_n.eq(1), s.busy.eq(1)]
+                mod.d.comb += [s.since_we.restart.eq(1), s.since_addr.restart.eq(kind == Kind.ADDR)]
+            with mod.If((kind == Kind.DOUT) & (s.cnt == t["rp"])):
                 mod.d.sync += p.re_n.eq(1)
-                mod.d.comb += since_re.restart.eq(1)
+                mod.d.comb += s.since_re.restart.eq(1)
             with mod.If((kind == Kind.WAIT_RB) & last):
-                mod.d.sync += self.busy_cycles.eq(busy - SYNC_STAGES)
-                mod.d.comb += self.timeout_hit.eq(~rb_now)
-                with mod.If(~rb_now):
-                    mod.d.sync += flushing.eq(1)
+                mod.d.sync += self.busy_cycles.eq(s.busy - SYNC_STAGES)
+                mod.d.comb += self.timeout_hit.eq(~s.rb_now)
+                with mod.If(~s.rb_now):
+                    mod.d.sync += s.flushing.eq(1)
             with mod.If(last):
-                mod.d.sync += [active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
+                mod.d.sync += [s.active.eq(0), p.cle.eq(0), p.ale.eq(0), p.dq_oe.eq(0)]
 
-        mod.d.sync += [ce_fell.eq(0), ce_rose.eq(0)]
+        mod.d.sync += [s.ce_fell.eq(0), s.ce_rose.eq(0)]
         # DQ's output register takes the waiting beat's byte whenever the bus cycle is over, not only when the
         # beat starts: DQ is driven only from the start (dq_oe), and a cycle's byte still changes only at its end.
         # The timing gates then stay off the eight registers' enable (the NAND clock's critical path at one seed)
-        with mod.If(free & self.beats.valid):
+        with mod.If(s.free & self.beats.valid):
             mod.d.sync += p.dq_o.eq(b.data)
-        with mod.If(self.beats.valid & self.beats.ready & ~drop):
-            mod.d.sync += [kind.eq(b.kind), cnt.eq(1), active.eq(1), ends.eq(0)]  # every bus cycle is >= 2 counts
+        with mod.If(self.beats.valid & self.beats.ready & ~s.drop):
+            mod.d.sync += [kind.eq(b.kind), s.cnt.eq(1), s.active.eq(1), s.ends.eq(0)]  # every bus cycle is >= 2 counts
             with mod.Switch(b.kind):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
                     mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
                                    p.dq_oe.eq(1)]
                     with mod.If(b.kind == Kind.CMD):
-                        mod.d.sync += after_e0.eq(b.data == 0xE0)
+                        mod.d.sync += s.after_e0.eq(b.data == 0xE0)
                 with mod.Case(Kind.DOUT):
-                    mod.d.sync += [p.re_n.eq(0), pipe.eq(pipe_next | sample_bit), drained.eq(0)]
+                    mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit), s.drained.eq(0)]
                 with mod.Case(Kind.SELECT):
-                    mod.d.sync += [p.ce_n.eq(0), ce_fell.eq(1)]
+                    mod.d.sync += [p.ce_n.eq(0), s.ce_fell.eq(1)]
                 with mod.Case(Kind.DESELECT):
-                    mod.d.sync += [p.ce_n.eq(1), ce_rose.eq(1), flushing.eq(0)]
-        return mod
+                    mod.d.sync += [p.ce_n.eq(1), s.ce_rose.eq(1), s.flushing.eq(0)]
