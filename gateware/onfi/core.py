@@ -8,6 +8,8 @@ the regenerated pattern as the bytes arrive.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import enum
 from dataclasses import dataclass
 
@@ -150,8 +152,21 @@ class OnfiController(wiring.Component):
         self._counter = counter
         self.phy = OnfiPhy(nand_clk_hz or clk_hz, capture_steps)  # its capture strobe is what the bus model checks read timing by
 
+    # The controller in six parts, emitted in this order (a later statement takes precedence in a cycle): its
+    # parts and their wiring, the sequencer stepping through the operation's program, the beats it queues for the
+    # PHY, the read bytes coming back, the page buffer read ahead for programs, and an operation's start and end
+    # (the BCH frontend taking the buffer between operations).
     def elaborate(self, platform):
         mod = Module()
+        s = self._parts(mod)
+        self._sequencer(mod, s)
+        self._beats(mod, s)
+        self._read_back(mod, s)
+        self._read_ahead(mod, s)
+        self._start_and_end(mod, s)
+        return mod
+
+    def _parts(self, mod: Module) -> SimpleNamespace:
         phy = self.phy
         mod.submodules.phy = phy if self.nand_clk_hz is None else DomainRenamer(NAND_DOMAIN)(phy)
         mod.submodules.buf = buf = PageBuffer(self.buffer_bytes)
@@ -164,32 +179,34 @@ class OnfiController(wiring.Component):
             cnt.cw_index.eq(self.cw_index), self.cw_counts.eq(cnt.cw_counts),
             self.lane_1to0.eq(cnt.lane_1to0), self.lane_0to1.eq(cnt.lane_0to1),
         ]
+        return SimpleNamespace(buf=buf, cnt=cnt, prbs=prbs)
 
+    def _sequencer(self, mod: Module, s: SimpleNamespace) -> None:
+        """The operation's program from the ROM: a step's beats repeated ``count`` times, the next step read ahead."""
         rom_words, entry = assemble()
         rom = Array(Const(w, STEP_LAYOUT.size) for w in rom_words)
         end_of = {op: entry[op] + len(PROGRAMS[op]) - 1 for op in entry}
-        entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8) for op in range(16))  # unknown ops do nothing
+        s.entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8) for op in range(16))  # unknown ops do nothing
 
-        c = Signal(CONTROL_LAYOUT)  # operands latched at start
-        pc = Signal(range(len(rom_words)))
-        rep = Signal(16)
-        running = Signal()
-        step = Signal(STEP_LAYOUT)
-        mod.d.comb += step.eq(rom[pc])
-        link = PhyLink(phy, self.nand_clk_hz is not None)
+        s.c = c = Signal(CONTROL_LAYOUT, name="c")  # operands latched at start
+        s.pc = Signal(range(len(rom_words)), name="pc")
+        s.rep = Signal(16, name="rep")
+        s.running = Signal(name="running")
+        s.step = Signal(STEP_LAYOUT, name="step")
+        mod.d.comb += s.step.eq(rom[s.pc])
+        s.link = link = PhyLink(self.phy, self.nand_clk_hz is not None)
         mod.submodules.link = link
         # set at start (wp_n by the CPU) and steady while the PHY works: each crosses on its own
         mod.d.comb += [link.mode.eq(c.mode), link.rd_trim.eq(c.rd_trim), link.timeout.eq(c.timeout),
                        link.ccs.eq(c.ccs), link.wp_n.eq(self.ctrl.wp_n)]
+        s.count_of = lambda st: Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
+        s.step_nx = Signal(STEP_LAYOUT, name="step_nx")  # the step after this one, looked up in parallel
+        mod.d.comb += s.step_nx.eq(rom[s.pc + 1])
+        s.rep_last = Signal(init=1, name="rep_last")  # registered "this repetition ends the step": keeps the ROM off the fire path
 
-        def count_of(st) -> object:
-            return Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
-
-        step_nx = Signal(STEP_LAYOUT)  # the step after this one, looked up in parallel
-        mod.d.comb += step_nx.eq(rom[pc + 1])
-        rep_last = Signal(init=1)  # registered "this repetition ends the step": keeps the ROM off the fire path
-
-        # data source for DIN beats
+    def _beats(self, mod: Module, s: SimpleNamespace) -> None:
+        """Each step's beat, with its byte, into the PHY's queue; DIN bytes from the pattern or the buffer."""
+        c, step, rep, prbs = s.c, s.step, s.rep, s.prbs
         pattern = Signal(8)
         pf_byte = Signal(8)  # the buffer's next byte, read ahead (below)
         with mod.Switch(c.src):
@@ -208,43 +225,45 @@ class OnfiController(wiring.Component):
                 with mod.Case(k):
                     mod.d.comb += byte.eq(v)
 
-        queue = link.queue
+        queue = s.link.queue
         beat = Signal(BEAT_LAYOUT)
-        is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
-        from_buffer = is_din & (c.src == OnfiSource.BUFFER)
+        s.is_din = is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
+        s.from_buffer = from_buffer = is_din & (c.src == OnfiSource.BUFFER)
         # the buffer answers two cycles after an address: its bytes are read ahead into a small FIFO, so a
         # DIN beat can go every cycle (a 50 MHz system clock gives mode 5's 20 ns write cycle no slack)
-        go = Signal()  # an operation starts
-        prefetch = ResetInserter(go)(fifo.SyncFIFO(width=8, depth=PREFETCH_DEPTH))
+        s.go = Signal(name="go")  # an operation starts
+        s.prefetch = prefetch = ResetInserter(s.go)(fifo.SyncFIFO(width=8, depth=PREFETCH_DEPTH))
         mod.submodules.prefetch = prefetch
-        pf_addr, pf_left = Signal(16), Signal(16)  # the next byte to read ahead, and how many are left
-        in_flight = Signal(2)  # bit k: a read issued k + 1 cycles ago
+        s.pf_addr, s.pf_left = Signal(16, name="pf_addr"), Signal(16, name="pf_left")  # the next byte to read ahead, and how many are left
         mod.d.comb += [beat.kind.eq(step.kind), beat.data.eq(byte), queue.w_data.eq(beat),
-                       queue.w_en.eq(running & ~step.end & (~from_buffer | prefetch.r_rdy))]
-        fire = queue.w_en & queue.w_rdy
-        advance = fire & rep_last
+                       queue.w_en.eq(s.running & ~step.end & (~from_buffer | prefetch.r_rdy))]
+        s.fire = fire = queue.w_en & queue.w_rdy
+        advance = fire & s.rep_last
         mod.d.comb += [prefetch.r_en.eq(fire & from_buffer), pf_byte.eq(prefetch.r_data)]
         with mod.If(fire):
             mod.d.sync += rep.eq(Mux(advance, 0, rep + 1))
             with mod.If(advance):
-                mod.d.sync += [pc.eq(pc + 1), rep_last.eq(count_of(step_nx) <= 1)]
+                mod.d.sync += [s.pc.eq(s.pc + 1), s.rep_last.eq(s.count_of(s.step_nx) <= 1)]
             with mod.Else():
-                mod.d.sync += rep_last.eq(rep + 2 >= count_of(step))
+                mod.d.sync += s.rep_last.eq(rep + 2 >= s.count_of(step))
         mod.d.comb += prbs.advance.eq(fire & is_din & (c.src == OnfiSource.PRBS))
 
-        # read data: DOUT beats remember their destination; bytes arrive sample cycles later
+    def _read_back(self, mod: Module, s: SimpleNamespace) -> None:
+        """Read data: DOUT beats remember their destination; bytes arrive sample cycles later, into the buffer and
+        the error counter (a pattern to compare with) or the status register."""
+        c, buf, cnt, prbs, link = s.c, s.buf, s.cnt, s.prbs, s.link
         rdest = Signal(1)
-        ridx = Signal(16)
-        wa = Signal(16)  # buf_addr + ridx
-        with mod.If(fire & (step.kind == Kind.DOUT)):
-            mod.d.sync += rdest.eq(step.dest)
+        s.ridx = ridx = Signal(16, name="ridx")
+        s.wa = wa = Signal(16, name="wa")  # buf_addr + ridx
+        with mod.If(s.fire & (s.step.kind == Kind.DOUT)):
+            mod.d.sync += rdest.eq(s.step.dest)
         arrive = link.rdata_valid
-        to_data = arrive & (rdest == Dest.DATA)
+        s.to_data = to_data = arrive & (rdest == Dest.DATA)
         compare = c.src != OnfiSource.BUFFER
         expected = Mux(c.src == OnfiSource.PRBS, prbs.byte, walk_logic(ridx))
         mod.d.comb += [
             # one engine address (block RAM ports): no operation reads and writes the buffer at once
-            buf.eng_addr.eq(Mux(to_data, wa, pf_addr)),
+            buf.eng_addr.eq(Mux(to_data, wa, s.pf_addr)),
             buf.eng_wdata.eq(link.rdata), buf.eng_we.eq(to_data),
             cnt.valid.eq(to_data & compare), cnt.expected.eq(expected), cnt.got.eq(link.rdata),
             cnt.last.eq(ridx + 1 == c.length), cnt.cw_bytes.eq(c.cw_bytes),
@@ -256,15 +275,20 @@ class OnfiController(wiring.Component):
         with mod.If(arrive & (rdest == Dest.STATUS)):
             mod.d.sync += self.stat.chip_status.eq(link.rdata)
 
-        # read ahead: PROGRAM and SELFTEST from the buffer take `length` bytes from buf_addr on; a read is issued
-        # while the FIFO has room for it beside those in flight, never in a cycle a read byte is written
-        issue = running & (pf_left != 0) & ~to_data & (prefetch.level + in_flight[0] + in_flight[1] < PREFETCH_DEPTH)
+    def _read_ahead(self, mod: Module, s: SimpleNamespace) -> None:
+        """PROGRAM and SELFTEST from the buffer take `length` bytes from buf_addr on; a read is issued while the
+        FIFO has room for it beside those in flight, never in a cycle a read byte is written."""
+        prefetch = s.prefetch
+        in_flight = Signal(2)  # bit k: a read issued k + 1 cycles ago
+        issue = (s.running & (s.pf_left != 0) & ~s.to_data
+                 & (prefetch.level + in_flight[0] + in_flight[1] < PREFETCH_DEPTH))
         mod.d.sync += in_flight.eq(Cat(issue, in_flight[0]))
-        mod.d.comb += [prefetch.w_data.eq(buf.eng_rdata), prefetch.w_en.eq(in_flight[1])]
+        mod.d.comb += [prefetch.w_data.eq(s.buf.eng_rdata), prefetch.w_en.eq(in_flight[1])]
         with mod.If(issue):
-            mod.d.sync += [pf_addr.eq(pf_addr + 1), pf_left.eq(pf_left - 1)]
+            mod.d.sync += [s.pf_addr.eq(s.pf_addr + 1), s.pf_left.eq(s.pf_left - 1)]
 
-        # start / done
+    def _start_and_end(self, mod: Module, s: SimpleNamespace) -> None:
+        buf, cnt, link, running = s.buf, s.cnt, s.link, s.running
         with mod.If(running):
             mod.d.sync += self.stat.op_cycles.eq(self.stat.op_cycles + 1)
             # every program ends with its only DESELECT; after a timeout (R/B# never came back) the PHY drops
@@ -282,20 +306,20 @@ class OnfiController(wiring.Component):
             with mod.If(fe.busy):  # the sequencer idles: the engine port is the frontend's
                 mod.d.comb += [buf.eng_addr.eq(fe.addr), buf.eng_we.eq(fe.we), buf.eng_wdata.eq(fe.wdata)]
             bch_busy = fe.busy
+        go, ctrl = s.go, self.ctrl
         mod.d.comb += go.eq(self.start & ~running & ~cnt.pending & ~bch_busy)  # a start while busy is ignored
-        mod.d.comb += [prbs.seed.eq(self.ctrl.seed), prbs.load.eq(go), cnt.clear.eq(go)]
+        mod.d.comb += [s.prbs.seed.eq(ctrl.seed), s.prbs.load.eq(go), cnt.clear.eq(go)]
         with mod.If(go):
             # every program starts with SELECT (one beat), so rep_last starts true
-            mod.d.sync += [c.eq(self.ctrl), pc.eq(entries[self.ctrl.op]), rep.eq(0), rep_last.eq(1), running.eq(1),
-                           ridx.eq(0), wa.eq(self.ctrl.buf_addr), pf_addr.eq(self.ctrl.buf_addr),
-                           pf_left.eq(Mux((self.ctrl.src == OnfiSource.BUFFER)
-                                          & ((self.ctrl.op == OnfiOp.PROGRAM) | (self.ctrl.op == OnfiOp.CACHE_PROGRAM)
-                                             | (self.ctrl.op == OnfiOp.SELFTEST)),
-                                          self.ctrl.length, 0)),
+            mod.d.sync += [s.c.eq(ctrl), s.pc.eq(s.entries[ctrl.op]), s.rep.eq(0), s.rep_last.eq(1), running.eq(1),
+                           s.ridx.eq(0), s.wa.eq(ctrl.buf_addr), s.pf_addr.eq(ctrl.buf_addr),
+                           s.pf_left.eq(Mux((ctrl.src == OnfiSource.BUFFER)
+                                            & ((ctrl.op == OnfiOp.PROGRAM) | (ctrl.op == OnfiOp.CACHE_PROGRAM)
+                                               | (ctrl.op == OnfiOp.SELFTEST)),
+                                            ctrl.length, 0)),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [
             self.stat.busy.eq(running | cnt.pending), self.stat.busy_cycles.eq(link.busy_cycles),
             self.stat.err_1to0.eq(cnt.err_1to0), self.stat.err_0to1.eq(cnt.err_0to1), self.stat.max_cw.eq(cnt.max_cw),
             self.stat.codewords.eq(cnt.codewords),
         ]
-        return mod
