@@ -232,7 +232,7 @@ def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True) -> Camp
 
 def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
     c = store.campaign(campaign_id)
-    runner = Runner(store, rig, campaign_id, make_oven(c.params.get("oven", "virtual"), c.params.get("chamber")))
+    runner = Runner(store, rig, campaign_id, make_oven(c.oven, c.chamber))
     bar = None
     if progress and sys.stderr.isatty():
         from tqdm import tqdm
@@ -326,7 +326,7 @@ def summaries(store: Store) -> list[dict]:
         holder = store.holder(c.id) if c.state == "running" else None
         out.append({"id": c.id, "kind": c.kind, "state": ("running" if holder else "interrupted")
                     if c.state == "running" else c.state, "step": c.step, "steps": c.steps,
-                    "blocks": format_blocks(list(c.params["blocks"])), "chip": store.chip(c.chip_id)["label"],
+                    "blocks": format_blocks(list(c.blocks)), "chip": store.chip(c.chip_id)["label"],
                     "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M"),
                     "running_in": holder or ""})  # which process (and host, in a shared store) runs it
     return out
@@ -348,7 +348,7 @@ class Runner:
         self.context = dict(self.c.context)
         # progress in P/E cycles (of the average block: CYCLE steps take at most 256 blocks each) when the plan
         # cycles, else in steps; marks[i] is where step i ends
-        self.n_blocks = max(1, len(self.c.params["blocks"]))
+        self.n_blocks = max(1, len(self.c.blocks))
         cycles = [s.meta["cycles"] * len(s.meta["blocks"]) / self.n_blocks if s.kind == "cycle" else 0
                   for s in self.steps]
         self.unit = "P/E" if any(cycles) else "steps"
@@ -571,7 +571,7 @@ class Runner:
         against the pattern (the two are checked against each other)."""
         m = step.meta
         r = read_result(reply.payload, raw=True)
-        codes = bitmaps.error_codes(page_bits(self.c.params["seed"], m["block"], m["page"], self.g.raw_page_bytes),
+        codes = bitmaps.error_codes(page_bits(self.c.seed, m["block"], m["page"], self.g.raw_page_bytes),
                                     bits(r.data))
         e10, e01 = (sum(x) for x in zip(*((c.err_1to0, c.err_0to1) for c in r.codewords)))
         if bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:  # (a codeword's count saturates there)

@@ -430,7 +430,7 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
             cid = create(store, rig, chip_id, kind, params, url, skip_bad=True,
                          echo=lambda m: click.echo(m, err=True))
             c = store.campaign(cid)
-            click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.params['blocks']))} ({c.steps} steps) "
+            click.echo(f"campaign {cid}: {kind} on blocks {format_blocks(list(c.blocks))} ({c.steps} steps) "
                        f"in {db}", err=True)
             c = _interruptible(store, cid, lambda: run(store, rig, cid))
         _ended(store, c, as_json)
@@ -711,7 +711,7 @@ def cancel_cmd(db, campaign_id, url, take_over) -> None:
     finally:
         store.close()
     click.echo(f"campaign {c.id} cancelled at step {c.step} of {c.steps}; blocks "
-               f"{format_blocks(list(c.params['blocks']))} freed")
+               f"{format_blocks(list(c.blocks))} freed")
 
 
 @click.command("export")

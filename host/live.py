@@ -65,7 +65,7 @@ def snapshot(db: str) -> dict:
         campaigns = []
         for line in summaries(store):
             c = store.campaign(line["id"])
-            pe = store.pe_counts(c.chip_id, list(c.params["blocks"]))
+            pe = store.pe_counts(c.chip_id, list(c.blocks))
             campaigns.append({**line, "pe": {str(b): n for b, n in pe.items()},
                               "pe_range": [min(pe.values()), max(pe.values())] if pe else None,
                               "latest": _latest(store, c.id, c.chip_id),

@@ -171,6 +171,23 @@ class Campaign:
     created: float
     updated: float
 
+    # what every kind's parameters hold (host/kinds/base.py KindParams), typed where they leave the store
+    @property
+    def blocks(self) -> tuple[int, ...]:
+        return tuple(int(b) for b in self.params["blocks"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.params["seed"])
+
+    @property
+    def oven(self) -> str:
+        return str(self.params.get("oven", "virtual"))
+
+    @property
+    def chamber(self) -> dict | None:
+        return self.params.get("chamber")
+
 
 @dataclass(frozen=True)
 class Pending:

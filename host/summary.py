@@ -11,7 +11,7 @@ from nandrig.host.store import Campaign, Store
 
 
 def summary(store: Store, c: Campaign) -> list[str]:
-    blocks = [int(b) for b in c.params["blocks"]]
+    blocks = list(c.blocks)
     state = list(store.block_states(c.chip_id, blocks).values())
     pes = [s.pe for s in state]
     line = f"  {len(blocks)} blocks at P/E {min(pes)}" + (f"-{max(pes)}" if max(pes) != min(pes) else "")
