@@ -7,8 +7,8 @@ import time
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
-from nandrig.host.rig import Rig
-from nandrig.host.transport import SerialTransport
+from nandrig.host.link.rig import Rig
+from nandrig.host.link.transport import SerialTransport
 
 
 class CountingTransport:

@@ -9,7 +9,7 @@ import click
 
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, CampaignKind
-from nandrig.host.oven import SCPI, make_oven
+from nandrig.host.lab.oven import SCPI, make_oven
 from nandrig.protocol import Cap
 
 RIG_OPTIONS = [
@@ -31,7 +31,7 @@ class DatabaseLocation(click.ParamType):
         self.file = click.Path(dir_okay=False, exists=exists)
 
     def convert(self, value, param, ctx):
-        from nandrig.host.databases import is_url
+        from nandrig.host.storage.databases import is_url
 
         return value if is_url(value) else self.file.convert(value, param, ctx)
 
@@ -46,7 +46,7 @@ def rig_options(f):
 
 
 def open_rig(url: str, profile: str, seed: int, state: str | None, wiring: str | None = None, **kw):
-    from nandrig.host.rig import Rig
+    from nandrig.host.link.rig import Rig
 
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
@@ -157,7 +157,7 @@ def decode_param_page_cmd(dump_file, as_json, check_rig) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> None:
     """The chip's factory bad blocks (their marks as the rig first read them, before any erase)."""
-    from nandrig.host.campaigns import format_blocks
+    from nandrig.host.engine.campaigns import format_blocks
 
     with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
         blocks = rig.info().blocks
@@ -181,9 +181,9 @@ def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> Non
 def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, take_over, as_json) -> None:
     """Check a freshly wired adapter: capture window, ONFI identity, and each DQ line by a walking-pattern
     program/read on one block (docs/ulx3s.md, bring-up)."""
-    from nandrig.host.campaigns import open_for_chip
-    from nandrig.host.selftest import selftest
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import open_for_chip
+    from nandrig.host.engine.selftest import selftest
+    from nandrig.host.storage.store import Store
 
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
@@ -221,8 +221,8 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
              work) -> dict:
     """Open the rig (through --db: the chip's record, its reservations) and run ``work(rig)``; an erase is
     recorded against the chip. A chip with a history cannot be worn without its database."""
-    from nandrig.host.campaigns import known_chip, open_for_chip
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import known_chip, open_for_chip
+    from nandrig.host.storage.store import Store
 
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
@@ -404,9 +404,9 @@ def run_grp() -> None:
 
 def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict,
            as_json: bool = False) -> None:
-    from nandrig.host.campaigns import (check_plan, create, format_blocks, known_chip, open_for_chip, parse_blocks,
+    from nandrig.host.engine.campaigns import (check_plan, create, format_blocks, known_chip, open_for_chip, parse_blocks,
                                         run)
-    from nandrig.host.store import Store
+    from nandrig.host.storage.store import Store
 
     store = Store(db)
     try:
@@ -440,7 +440,7 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
 
 def _ended(store, c, as_json: bool = False) -> None:
     """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON)."""
-    from nandrig.host.summary import summary
+    from nandrig.host.views.summary import summary
 
     k = KINDS.get(c.kind)
     res = k.results(store, c, k.params.from_mapping(c.params), store.page_map(c.chip_id)) \
@@ -459,7 +459,7 @@ def _interruptible(store, campaign_id: int | None, work):
     """Ctrl-C, a full disk or a failing file end ``work`` with where each unfinished campaign stands and how to
     go on (every step before is committed; the one under way is journaled)."""
     from nandrig.errors import Interrupted, NandrigError
-    from nandrig.host.databases import connection_errors, database_errors, first_line
+    from nandrig.host.storage.databases import connection_errors, database_errors, first_line
 
     def where() -> str:
         try:
@@ -531,9 +531,9 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
-    from nandrig.host.campaigns import format_blocks
-    from nandrig.host.flares_validate import dumps, summary
-    from nandrig.host.rig import Rig
+    from nandrig.host.engine.campaigns import format_blocks
+    from nandrig.host.engine.flares_validate import dumps, summary
+    from nandrig.host.link.rig import Rig
 
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
         raise click.UsageError("--wsize, --mix and --evaluate-on-alarm set FLARES in the rig: use them with --on-rig "
@@ -561,7 +561,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
         for sw in (result["density_control"] or {}).get(scenario, {}).get("switches", []):
             click.echo(f"  density control: block {sw['block']} {sw['from']} -> {sw['to']} at P/E {sw['pe']} "
                        f"(operation {sw['op']})")
-    from nandrig.host.flares_validate import COLUMNS, verdict
+    from nandrig.host.engine.flares_validate import COLUMNS, verdict
 
     for name, meaning in COLUMNS.items():
         click.echo(f"  {name}: {meaning}")
@@ -582,8 +582,8 @@ def _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_c
     """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
     database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
     from nandrig.errors import NandrigError
-    from nandrig.host.campaigns import parse_blocks
-    from nandrig.host.flares_validate import pages_under_test, validate
+    from nandrig.host.engine.campaigns import parse_blocks
+    from nandrig.host.engine.flares_validate import pages_under_test, validate
 
     info = rig.info()
     pages = pages_under_test(info.pages_per_block, wordline)
@@ -603,8 +603,8 @@ def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blo
     """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
     database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
     from nandrig.errors import NandrigError
-    from nandrig.host.campaigns import known_chip, open_for_chip, parse_blocks
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import known_chip, open_for_chip, parse_blocks
+    from nandrig.host.storage.store import Store
 
     store = Store(db)
     try:
@@ -648,8 +648,8 @@ def _span(values: list[int]) -> str:
               help="Seconds of nothing but damaged replies before a noisy link is given up on.")
 def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
-    from nandrig.host.campaigns import resume
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import resume
+    from nandrig.host.storage.store import Store
 
     store = Store(db)
     not_resumed: list[tuple[int, str]] = []
@@ -673,8 +673,8 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
 def ls_cmd(db, as_json) -> None:
     """List the campaigns in a database: running (live), interrupted (resume continues it), failed,
     cancelled or done."""
-    from nandrig.host.campaigns import summaries
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import summaries
+    from nandrig.host.storage.store import Store
 
     store = Store(db, read_only=True)
     try:
@@ -701,8 +701,8 @@ def ls_cmd(db, as_json) -> None:
 def cancel_cmd(db, campaign_id, url, take_over) -> None:
     """End an interrupted campaign for good: its blocks are freed, their wear stays recorded (a request it had
     in flight is settled on its rig first, so what it did is counted)."""
-    from nandrig.host.campaigns import cancel, format_blocks
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import cancel, format_blocks
+    from nandrig.host.storage.store import Store
 
     store = Store(db)
     try:
@@ -729,8 +729,8 @@ def export_cmd(db, campaign_id, as_csv, per_page, by_block, bit_errors, out) -> 
     """Export a campaign's measurements; the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
-    from nandrig.host.export import export_csv
-    from nandrig.host.store import Store
+    from nandrig.host.views.export import export_csv
+    from nandrig.host.storage.store import Store
 
     if per_page + by_block + bit_errors > 1:
         raise click.UsageError("--per-page, --by-block and --bit-errors are different layouts: choose one")
@@ -756,7 +756,7 @@ def serve_cmd(db, host, port, refresh_s) -> None:
     """A live page of the database's campaigns: progress, P/E per block, the latest RBER and its plot."""
     from pathlib import Path
 
-    from nandrig.host.live import serve
+    from nandrig.host.views.live import serve
 
     serve(db, host, port, refresh_s, echo=lambda m: click.echo(m, err=True))
 
@@ -766,6 +766,6 @@ def serve_cmd(db, host, port, refresh_s) -> None:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and its plots.")
 def report_cmd(db, out) -> None:
     """Write an HTML report with plots of every campaign in the database."""
-    from nandrig.host.report import write_report
+    from nandrig.host.views.report import write_report
 
     click.echo(f"report: {write_report(db, out).resolve()}")

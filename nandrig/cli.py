@@ -12,7 +12,7 @@ import click
 
 from nandrig import __version__
 from nandrig.errors import Interrupted, NandrigError
-from nandrig.host.databases import database_errors, first_line
+from nandrig.host.storage.databases import database_errors, first_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

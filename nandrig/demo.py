@@ -20,10 +20,10 @@ from nandrig.characterization.fitting import fit_page_types, fit_summary, fit_ta
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, tables_json
 from nandrig.characterization.flares_tables import c_header
 from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
-from nandrig.host.report import write_report
-from nandrig.host.campaigns import create, open_for_chip, run
-from nandrig.host.export import export_rows, measurements
-from nandrig.host.store import Store
+from nandrig.host.views.report import write_report
+from nandrig.host.engine.campaigns import create, open_for_chip, run
+from nandrig.host.views.export import export_rows, measurements
+from nandrig.host.storage.store import Store
 
 CHIP, SEED = "mlc-3x", 1
 UBER = 1e-11
@@ -59,8 +59,8 @@ def validate_on_rig(params: list) -> tuple[str, dict]:
     demo's own rig writes its chip to disk after every command, which host-paced FLARES (a command per page)
     would make minutes of."""
     from nandrig.characterization.flares import FlaresConfig
-    from nandrig.host.flares_validate import pages_under_test, validate, verdict
-    from nandrig.host.rig import Rig
+    from nandrig.host.engine.flares_validate import pages_under_test, validate, verdict
+    from nandrig.host.link.rig import Rig
 
     with Rig.open("sim", chip=CHIP, seed=SEED) as rig:
         info = rig.info()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nandrig.host.campaigns import create, open_for_chip
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ("--rig", "sim", "--chip", "mlc-small", "--seed", "2")

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # code that launches simulators may import nandrig.boards.sim and the virtual chip; nothing else in these areas may
 SIMULATOR_LAUNCHERS = {
-    "host/rig.py",  # Rig.open("sim"): the in-process virtual rig
+    "host/link/rig.py",  # Rig.open("sim"): the in-process virtual rig
     "host/bench.py",  # nandrig bench link: serves a virtual rig to measure the link
     "gateware/onfi/bfm.py",  # the pin-level bus model drives the virtual chip
     "gateware/onfi/sim.py",  # the controller in simulation, against that bus model
@@ -134,7 +134,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     """The page map is part of a chip's record; a database from before it is upgraded in place, losing nothing."""
     import sqlite3
 
-    from nandrig.host.store import SCHEMA_VERSION, Store
+    from nandrig.host.storage.store import SCHEMA_VERSION, Store
 
     db = tmp_path / "old.db"
     assert run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", db, "--blocks", "1-2",
@@ -170,13 +170,13 @@ def test_the_virtual_chips_parameter_page_states_tccs():
     assert 0 < decode_dump(raw).page.t_ccs_ns <= min(m.tCCS for m in MODES.values())  # the controller waits longer
 
 
-STORAGE = {"host/store.py", "host/databases.py"}  # the storage layer: every SQL statement lives here
+STORAGE = {"host/storage/store.py", "host/storage/databases.py"}  # the storage layer: every SQL statement lives here
 _SQL = re.compile(r"^\s*(SELECT\s|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|ALTER\s+TABLE|"
                   r"DROP\s+TABLE|BEGIN\b|COMMIT\b|PRAGMA\s)")
 
 
 def test_sql_lives_in_the_storage_layer():
-    """No SQL text and no call on a store's connection outside host/store.py and host/databases.py."""
+    """No SQL text and no call on a store's connection outside host/storage/store.py and host/storage/databases.py."""
     offenders = []
     for path in _python_files("host", "characterization", "boards", "gateware", "nandrig"):
         rel = path.relative_to(ROOT).as_posix()

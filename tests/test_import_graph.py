@@ -148,3 +148,13 @@ def test_the_virtual_chip_stands_on_the_chips_facts_and_the_characterization_cor
     g = module_graph()
     used = {t for m, ts in g.items() if m.startswith("nandrig.virtual_chip") for t in ts}
     assert used and [t for t in used if not t.startswith(allowed)] == []
+
+
+def test_the_hosts_roles_stack():
+    """host/'s subpackages in layers: each imports only the host packages below it."""
+    below = {"link": set(), "lab": set(), "storage": set(), "kinds": {"lab", "storage", "link"},
+             "engine": {"kinds", "lab", "link", "storage"}, "views": {"engine", "kinds", "lab", "link", "storage"}}
+    g = package_graph()
+    for role, allowed in below.items():
+        used = {t.split(".")[2] for t in g[f"nandrig.host.{role}"] if t.startswith("nandrig.host.")}
+        assert used <= allowed, role

@@ -33,8 +33,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 stamp=.venv/.nandrig-setup
-# the editable install maps each top-level package folder: re-install when one appears
-want=$( (cat pyproject.toml setup.py; ls -d */__init__.py) | sha256sum | cut -d' ' -f1)
+# the editable install maps each package folder: re-install when one appears or moves
+want=$( (cat pyproject.toml setup.py; find . -path ./.venv -prune -o -path ./build -prune -o -name __init__.py -print | sort) | sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi

@@ -6,22 +6,36 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from nandrig.characterization.arrhenius import check_temperature
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.errors import NandrigError
-from nandrig.host.chamber import read_settings
+from nandrig.host.lab.chamber import read_settings
 from nandrig.host.kinds.steps import Step
-from nandrig.host.oven import SCPI, check_oven
+from nandrig.host.lab.oven import SCPI, check_oven
 
 if TYPE_CHECKING:
-    from nandrig.host.report_page import Report
-    from nandrig.host.store import Campaign, Store
+    from nandrig.host.storage.store import Campaign, Store
 
 P = TypeVar("P", bound="KindParams")
+
+
+class ReportPage(Protocol):
+    """What a kind's report section writes into (the report's page, nandrig.host.views.report_page.Report)."""
+
+    store: "Store"
+    sections: list[str]
+
+    def fig(self, fig, name: str, caption: str) -> None: ...
+
+    def subplots(self, *args, **kw): ...
+
+    def export_rows(self, c: "Campaign") -> list[dict]: ...
+
+    def p(self, text: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,7 @@ class CampaignKind:
     plan: Callable[[Any, Geometry], list[Step]]
     options: tuple[Callable, ...]  # click option decorators, in the order `nandrig run NAME --help` lists them
     from_cli: Callable[..., dict]  # those options' values -> the kind's own parameter fields
-    report: Callable[["Report", "Campaign", Any, PageMap], None]
+    report: Callable[[ReportPage, "Campaign", Any, PageMap], None]
     feeds_fit: bool = False  # its checkpoints are (P/E, retention, RBER) points for the RBER model
     # the kind's own results (`nandrig run NAME --json`) and the lines they add to the end-of-run summary
     results: Callable[["Store", "Campaign", Any, PageMap], dict] | None = None

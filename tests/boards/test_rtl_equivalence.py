@@ -16,16 +16,16 @@ from nandrig.boards.sim.rtl.build import RTL_BCH
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.characterization.rber import load_params
-from nandrig.host.flares_validate import MIXES_PM, WSIZES, Validator
+from nandrig.host.engine.flares_validate import MIXES_PM, WSIZES, Validator
 from nandrig import protocol as P
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.chip.geometry import page_map
 from nandrig.protocol import Err, Opcode, ProfileSource, TablesSource
-from nandrig.host.rig import FlaresStep, Rig, RigError
-from nandrig.host.campaigns import create, run
-from nandrig.host.export import export_rows
-from nandrig.host.store import Store
-from nandrig.host.transport import InProcessTransport
+from nandrig.host.link.rig import FlaresStep, Rig, RigError
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.views.export import export_rows
+from nandrig.host.storage.store import Store
+from nandrig.host.link.transport import InProcessTransport
 
 pytestmark = pytest.mark.slow
 PROFILE, SEED = "mlc-small", 21

@@ -9,8 +9,8 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.server import VirtualRig
-from nandrig.host.rig import Rig, RigError
-from nandrig.host.transport import InProcessTransport
+from nandrig.host.link.rig import Rig, RigError
+from nandrig.host.link.transport import InProcessTransport
 from nandrig.protocol import Err, Limit, Opcode
 
 PROFILE, SEED = "mlc-small", 11
@@ -141,7 +141,7 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     their centre, runs the fastest mode, and reads a programmed page without an error."""
     from nandrig.boards.sim.server import VirtualRig
     from nandrig.boards.sim.wiring import Wiring
-    from nandrig.host.transport import InProcessTransport
+    from nandrig.host.link.transport import InProcessTransport
     from nandrig.protocol import Capture
 
     clocks = board_clocks(board)
@@ -178,7 +178,7 @@ def test_selftest_on_the_rtl_rig_where_faults_corrupt_commands_too(spec, summary
     """In the RTL rig a faulty DQ line changes every byte on the bus, commands included, as on a board: most
     faults leave the chip silent, and the report says so rather than blaming lines it cannot see."""
     from nandrig.boards.sim.wiring import Wiring
-    from nandrig.host.selftest import selftest
+    from nandrig.host.engine.selftest import selftest
 
     sim = RtlRig(VirtualChip(PROFILE, SEED), wiring=Wiring.parse(spec))
     with sim, Rig.open(sim.url, timeout=60) as r:
@@ -219,7 +219,7 @@ def test_an_interrupted_sessions_last_reply_outlives_other_sessions(kind, reques
 
 @pytest.mark.parametrize("kind", ["virtual", pytest.param("rtl", marks=pytest.mark.slow)])
 def test_a_rig_held_by_a_dead_host_refuses_others_until_taken_over(kind, request):
-    from nandrig.host.rig import RigHeld
+    from nandrig.host.link.rig import RigHeld
 
     if kind == "rtl":
         rtl = request.getfixturevalue("rtl")
@@ -280,9 +280,9 @@ def test_samsung_marks_on_the_last_page_are_found():
 def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profile, blocks, cycles, tmp_path):
     """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages, on blocks worn beforehand so that
     there are errors to count: the RTL rig's export is the virtual rig's (busy times to a few cycles)."""
-    from nandrig.host.campaigns import create, run
-    from nandrig.host.export import export_rows
-    from nandrig.host.store import Store
+    from nandrig.host.engine.campaigns import create, run
+    from nandrig.host.views.export import export_rows
+    from nandrig.host.storage.store import Store
 
     def campaign(rig: Rig, db) -> list:
         store = Store(db)

@@ -10,8 +10,8 @@ from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.chip.timing import MODES
 from nandrig.gateware.onfi.timing import data_window_ps, mode_cycles, trim_centre
-from nandrig.host.rig import Rig
-from nandrig.host.transport import InProcessTransport
+from nandrig.host.link.rig import Rig
+from nandrig.host.link.transport import InProcessTransport
 from nandrig.protocol import Capture, Limit
 
 CLOCKS = (100e6, 50e6)  # the default build's and the ULX3S's

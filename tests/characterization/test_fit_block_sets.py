@@ -20,9 +20,9 @@ from scipy import stats
 
 from nandrig.characterization.fitting import fit_measurements
 from nandrig.demo import CHIP, SEED, free_runs, model_plans
-from nandrig.host.campaigns import create, open_for_chip, run
-from nandrig.host.export import export_rows, measurements
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import create, open_for_chip, run
+from nandrig.host.views.export import export_rows, measurements
+from nandrig.host.storage.store import Store
 
 SETS = 5
 LOG_SCALE = {"A", "Bo", "tau_h", "rber_at_0_pe", "wear_slope_per_cycle"}

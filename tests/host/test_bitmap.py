@@ -7,8 +7,8 @@ import pytest
 
 from nandrig.characterization import bitmaps
 from nandrig.chip.pattern import bits, page_bits
-from nandrig.host.rig import Rig
-from nandrig.host.store import Store
+from nandrig.host.link.rig import Rig
+from nandrig.host.storage.store import Store
 
 
 def test_codes_round_trip_and_say_the_direction():

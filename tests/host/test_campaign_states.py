@@ -4,8 +4,8 @@ import json
 import pytest
 
 from nandrig.errors import NandrigError
-from nandrig.host.campaigns import create, open_for_chip
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.storage.store import Store
 
 CHIP = ("--chip", "mlc-small", "--seed", "2")
 
@@ -69,8 +69,8 @@ def test_cancel_frees_the_blocks_and_keeps_their_wear(run_cli, tmp_path):
 
 
 def test_a_step_the_rig_refuses_fails_the_campaign_so_resume_skips_it(run_cli, tmp_path):
-    from nandrig.host.campaigns import Runner
-    from nandrig.host.rig import Rig
+    from nandrig.host.engine.campaigns import Runner
+    from nandrig.host.link.rig import Rig
     from nandrig.protocol import REPLY_TYPE, Err, Frame
 
     db = tmp_path / "m.db"

@@ -9,7 +9,7 @@ import pytest
 
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.errors import NandrigError
-from nandrig.host.chamber import ChamberConfig, ScpiChamber
+from nandrig.host.lab.chamber import ChamberConfig, ScpiChamber
 
 SIM = f"{Path(__file__).with_name('chambers.yaml')}@sim"
 FAST = {"visa_library": SIM, "soak_s": 600.0, "poll_s": 10.0, "reach_timeout_s": 3600.0}

@@ -5,7 +5,7 @@ import pytest
 
 from nandrig.virtual_chip.profile import load_profile
 from nandrig.chip.geometry import page_map
-from nandrig.host.store import Store
+from nandrig.host.storage.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig import protocol as P
 from nandrig.protocol import Deframer, Err, Opcode
-from nandrig.host.rig import Rig, RigError
-from nandrig.host.transport import FaultyTransport, InProcessTransport, SerialTransport
+from nandrig.host.link.rig import Rig, RigError
+from nandrig.host.link.transport import FaultyTransport, InProcessTransport, SerialTransport
 
 
 def workload(rig: Rig, vr: VirtualRig, steps: int, seed: int) -> dict:

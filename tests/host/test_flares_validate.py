@@ -9,9 +9,9 @@ from nandrig.characterization.flares import FlaresAccess, FlaresConfig
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
-from nandrig.host.flares_validate import (AGED_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
+from nandrig.host.engine.flares_validate import (AGED_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
                                           pages_under_test, validate)
-from nandrig.host.rig import Rig
+from nandrig.host.link.rig import Rig
 
 KEYS = {"scenario", "page", "page_type", "wsize", "mix", "ops", "under_target_ops", "uncoverable_ops",
         "below_target_uber_max", "decode_failures", "mean_overprovision", "rewrite_alarms", "read_gain_vs_fixed50"}

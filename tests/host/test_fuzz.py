@@ -11,7 +11,7 @@ import pytest
 
 from nandrig import protocol as P
 from nandrig.protocol import Deframer, Err, Frame, Opcode
-from nandrig.host.rig import Rig
+from nandrig.host.link.rig import Rig
 
 VALID = [
     (Opcode.HELLO, struct.pack("<HHI", 1, 0, 5)), (Opcode.INFO, b""), (Opcode.TIME, b""), (Opcode.READ_ID, b"\x20"),

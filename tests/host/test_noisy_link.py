@@ -3,11 +3,11 @@ completes with exactly the measurements of a clean link: damaged replies are ask
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
-from nandrig.host.campaigns import create, run
-from nandrig.host.export import export_rows
-from nandrig.host.rig import Rig
-from nandrig.host.store import Store
-from nandrig.host.transport import FaultyTransport, SerialTransport
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.views.export import export_rows
+from nandrig.host.link.rig import Rig
+from nandrig.host.storage.store import Store
+from nandrig.host.link.transport import FaultyTransport, SerialTransport
 
 PLAN = {"blocks": [1, 2], "seed": 3, "cycles": 400, "checkpoints": [1, 100, 200, 300, 400], "oven": "virtual"}
 

@@ -84,7 +84,7 @@ def test_two_processes_share_one_store(pg_database, tmp_path):
 
 def test_a_campaign_live_in_one_process_is_refused_to_another(pg_database, run_cli):
     from tests.host.test_campaign_states import interrupted_campaign, states
-    from nandrig.host.store import Store
+    from nandrig.host.storage.store import Store
 
     url = pg_database()
     cid = interrupted_campaign(url)
@@ -114,7 +114,7 @@ def test_a_database_that_does_not_answer_is_one_line(postgres, run_cli, db, word
 
 
 def test_bit_error_maps_are_stored_alike_in_both_engines(pg_database, run_cli, tmp_path):
-    from nandrig.host.store import Store
+    from nandrig.host.storage.store import Store
 
     args = ("run", "bitmap", "--rig", "sim", "--chip", "mlc-small", "--seed", "1", "--blocks", "1-2", "--wear", "20000")
     url, file = pg_database(), tmp_path / "maps.db"

@@ -1,8 +1,8 @@
 """Crash exactly between the rig's reply and the host's commit: the resume must take the cached reply."""
-from nandrig.host.campaigns import Runner
-from nandrig.host.campaigns import create, open_for_campaign, open_for_chip, run
-from nandrig.host.export import export_csv
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import Runner
+from nandrig.host.engine.campaigns import create, open_for_campaign, open_for_chip, run
+from nandrig.host.views.export import export_csv
+from nandrig.host.storage.store import Store
 
 PARAMS = {"blocks": [1, 2, 3], "seed": 4, "cycles": 600, "checkpoints": [1, 10, 100, 200, 400, 600]}
 

@@ -16,8 +16,8 @@ from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource, TablesSource
 from nandrig.characterization import flares_wire as blobs
-from nandrig.host.rig import FlaresRigTables, Rig, RigError
-from nandrig.host.transport import InProcessTransport
+from nandrig.host.link.rig import FlaresRigTables, Rig, RigError
+from nandrig.host.link.transport import InProcessTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = 5

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nandrig.boards.sim.wiring import Wiring
-from nandrig.host.selftest import ONFI_SIGNATURE, diagnose, walking_patterns
+from nandrig.host.engine.selftest import ONFI_SIGNATURE, diagnose, walking_patterns
 
 
 def verdicts(lines) -> dict[int, str]:

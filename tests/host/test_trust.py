@@ -20,8 +20,8 @@ import pytest
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
-from nandrig.host.campaigns import create, open_for_chip
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.storage.store import Store
 from tests.host.processes import free_ports, wait_for
 
 CHIP = ("--rig", "sim", "--chip", "mlc-small", "--seed", "5")
@@ -318,7 +318,7 @@ def test_read_disturb_counts_beyond_a_request_field_are_split():
 def test_every_kind_with_its_defaults_is_accepted_or_refused_before_any_wear_on_every_profile(profile, tmp_path):
     """Each kind's CLI defaults against each shipped chip: a plan the chip can run, or a refusal before anything
     is worn (only the read-retry kinds, on chips whose read-retry table nandrig does not know)."""
-    from nandrig.host.campaigns import check_plan
+    from nandrig.host.engine.campaigns import check_plan
     from nandrig.host.cli import run_grp
     from nandrig.host.kinds import KINDS
 

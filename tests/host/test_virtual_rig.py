@@ -11,8 +11,8 @@ from nandrig.boards.sim.server import VirtualRig
 from nandrig import protocol as P
 from nandrig.errors import NandrigError
 from nandrig.protocol import Err, Opcode
-from nandrig.host.rig import Rig, RigError
-from nandrig.host.transport import InProcessTransport
+from nandrig.host.link.rig import Rig, RigError
+from nandrig.host.link.transport import InProcessTransport
 
 
 def make(profile="mlc-small", seed=1, **kw):
@@ -258,7 +258,7 @@ def test_state_file_rewrites_only_changed_parts_and_reads_every_format(tmp_path,
 
 
 def test_one_host_session_holds_the_rig_others_look_or_take_over():
-    from nandrig.host.rig import RigHeld
+    from nandrig.host.link.rig import RigHeld
 
     vr = VirtualRig(VirtualChip("mlc-small", 1))
     a = Rig(InProcessTransport(vr))

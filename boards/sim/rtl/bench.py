@@ -52,7 +52,7 @@ def cache_overlap_ns(array_ops: list[tuple[str, int]], t_in_ns: float, t_out_ns:
 
 def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lambda s: None,
               board: str | None = None) -> dict:
-    from nandrig.host.rig import Rig
+    from nandrig.host.link.rig import Rig
 
     with RtlRig(VirtualChip(profile, seed), echo=echo, board=board) as rtl, Rig.open(rtl.url, timeout=120) as rig:
         info = rig.info()

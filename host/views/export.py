@@ -10,7 +10,7 @@ import numpy as np
 
 from nandrig.characterization import bitmaps
 from nandrig.characterization.measurements import Measurements
-from nandrig.host.store import Campaign, Store
+from nandrig.host.storage.store import Campaign, Store
 
 
 EXPORT_COLUMNS = ["campaign", "kind", "checkpoint", "label", "pe", "retention_h", "actual_h", "temp_c", "reads",

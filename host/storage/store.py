@@ -1,4 +1,4 @@
-"""The durable measurement store: an SQLite file per bench, or a lab's PostgreSQL database (host/databases.py).
+"""The durable measurement store: an SQLite file per bench, or a lab's PostgreSQL database (host/storage/databases.py).
 
 Every change that a later step depends on is committed before that step: a
 campaign's cursor, its journal of the rig request in flight, per-block P/E
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nandrig.chip.geometry import PageMap
-from nandrig.host.databases import Database, connection_errors, database_errors, first_line, held, open_database
+from nandrig.host.storage.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
 SCHEMA_VERSION = 6  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;

@@ -22,11 +22,11 @@ from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # n
 from nandrig.characterization.tables import CorrTable  # noqa: E402
 from nandrig.errors import NandrigError  # noqa: E402
 from nandrig.host.kinds import KINDS, kind  # noqa: E402
-from nandrig.host.campaigns import summaries  # noqa: E402
-from nandrig.host.export import export_rows, measurements  # noqa: E402
-from nandrig.host.flares_validate import verdict  # noqa: E402
-from nandrig.host.report_page import Report  # noqa: E402
-from nandrig.host.store import Campaign, Store  # noqa: E402
+from nandrig.host.engine.campaigns import summaries  # noqa: E402
+from nandrig.host.views.export import export_rows, measurements  # noqa: E402
+from nandrig.host.engine.flares_validate import verdict  # noqa: E402
+from nandrig.host.views.report_page import Report  # noqa: E402
+from nandrig.host.storage.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11
 

@@ -1,5 +1,5 @@
 """The report page the sections are written into: headings, paragraphs and figures saved beside the HTML.
-Each campaign kind writes its own section through it (host/kinds/*), the report frame the rest (host/report.py)."""
+Each campaign kind writes its own section through it (host/kinds/*), the report frame the rest (host/views/report.py)."""
 from __future__ import annotations
 
 import html
@@ -10,8 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from nandrig.host.export import export_rows  # noqa: E402
-from nandrig.host.store import Campaign, Store  # noqa: E402
+from nandrig.host.views.export import export_rows  # noqa: E402
+from nandrig.host.storage.store import Campaign, Store  # noqa: E402
 
 
 def _save(fig, path: Path) -> str:

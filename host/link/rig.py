@@ -25,9 +25,9 @@ from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgram
                               ProfileSource, ProgramFlag, ReadFlag)
 from nandrig.characterization.flares_wire import TablesBlob, check_fits
 from nandrig.characterization.flares_wire import decode as decode_tables
-from nandrig.host.place import SCHEME as PLACE_SCHEME
-from nandrig.host.place import PlaceLease
-from nandrig.host.transport import InProcessTransport, SerialTransport, Transport
+from nandrig.host.link.place import SCHEME as PLACE_SCHEME
+from nandrig.host.link.place import PlaceLease
+from nandrig.host.link.transport import InProcessTransport, SerialTransport, Transport
 
 
 
@@ -258,7 +258,7 @@ class Rig:
              exact: bool = False, wiring: str | None = None, **kw) -> "Rig":
         """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file and ``wiring``, a
         :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec); ``labgrid://[HOST:PORT/]PLACE`` for a place
-        acquired through labgrid (:mod:`nandrig.host.place`; released when the rig closes); else a pyserial URL."""
+        acquired through labgrid (:mod:`nandrig.host.link.place`; released when the rig closes); else a pyserial URL."""
         if url.startswith(PLACE_SCHEME):
             lease = PlaceLease(url)
             try:

@@ -23,9 +23,9 @@ import numpy as np
 
 from nandrig.characterization.measurements import poisson_interval
 from nandrig.errors import NandrigError
-from nandrig.host.campaigns import summaries
-from nandrig.host.databases import database_errors
-from nandrig.host.store import Store
+from nandrig.host.engine.campaigns import summaries
+from nandrig.host.storage.databases import database_errors
+from nandrig.host.storage.store import Store
 
 LATEST = 12  # checkpoints shown per campaign
 PLOT_PATH = re.compile(r"^/campaign/(\d+)/rber\.png$")

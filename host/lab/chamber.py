@@ -82,7 +82,7 @@ def read_settings(path: str | Path) -> dict:
 
 
 class ScpiChamber:
-    """An oven (see :mod:`nandrig.host.oven`) that is a chamber on a VISA resource."""
+    """An oven (see :mod:`nandrig.host.lab.oven`) that is a chamber on a VISA resource."""
 
     def __init__(self, cfg: ChamberConfig, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, echo: Callable[[str], None] = lambda s: None) -> None:

@@ -4,7 +4,7 @@ A virtual oven is a rig request (ADVANCE, journaled like any other). The
 wall-clock oven really waits; the manual oven asks the operator to bake the
 chip and records the temperature and duration they report. Both take the
 step's committed start time, so a resumed campaign waits only what is left.
-A chamber on a VISA resource (``scpi:RESOURCE``, :mod:`nandrig.host.chamber`)
+A chamber on a VISA resource (``scpi:RESOURCE``, :mod:`nandrig.host.lab.chamber`)
 sets its point, soaks and bakes until the 25 degC-equivalent time of the
 temperatures it measured reaches the plan. Every retention checkpoint records
 actual hours, temperature and their 25 degC-equivalent (Arrhenius, 1.1 eV).
@@ -73,6 +73,6 @@ def check_oven(kind: str | None) -> str | None:
 def make_oven(kind: str, chamber: dict | None = None) -> Oven | None:
     """None for the virtual oven: its waits are journaled ADVANCE requests, not oven steps."""
     if kind.startswith(SCPI):
-        from nandrig.host.chamber import ChamberConfig, ScpiChamber
+        from nandrig.host.lab.chamber import ChamberConfig, ScpiChamber
         return ScpiChamber(ChamberConfig.load(kind[len(SCPI):], chamber), echo=lambda m: click.echo(m, err=True))
     return {"virtual": None, "wall": WallClockOven(), "manual": ManualOven()}[kind]

@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 
 from nandrig.chip.geometry import PageType
-from nandrig.host.store import Campaign, Store
+from nandrig.host.storage.store import Campaign, Store
 
 
 def summary(store: Store, c: Campaign) -> list[str]:

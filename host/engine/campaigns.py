@@ -28,13 +28,13 @@ from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
 from nandrig.host.kinds.steps import Step, contiguous, listing
-from nandrig.host.oven import Oven, make_oven
+from nandrig.host.lab.oven import Oven, make_oven
 from nandrig.characterization import bitmaps
 from nandrig.chip.onfi import StatusBit
 from nandrig.chip.pattern import bits, flips, page_bits
-from nandrig.host.databases import Database
-from nandrig.host.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply, read_result
-from nandrig.host.store import Campaign, Store
+from nandrig.host.storage.databases import Database
+from nandrig.host.link.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply, read_result
+from nandrig.host.storage.store import Campaign, Store
 from nandrig.protocol import Err, HelloFlag, Opcode
 
 

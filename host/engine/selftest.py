@@ -25,7 +25,7 @@ import numpy as np
 
 from nandrig.chip.param_page import copy_ok, param_copies
 from nandrig.errors import NandrigError
-from nandrig.host.rig import Rig
+from nandrig.host.link.rig import Rig
 from nandrig.protocol import Capture
 
 DQ_LINES = 8

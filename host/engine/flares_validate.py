@@ -61,7 +61,7 @@ from nandrig.chip.geometry import PageMap, PageType, page_map
 from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.host.rig import FlaresStep, Rig
+from nandrig.host.link.rig import FlaresStep, Rig
 
 UBER = 1e-11
 BAKE_C = 125.0

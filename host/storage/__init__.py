@@ -1,0 +1,1 @@
+"""The storage layer: every SQL statement (store.py) over its two engines, SQLite and PostgreSQL (databases.py)."""
