@@ -531,8 +531,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
-    from nandrig.host.engine.campaigns import format_blocks
-    from nandrig.host.engine.flares_validate import dumps, summary
+    from nandrig.host.engine.flares_validate import dumps, text_lines, validate_blocks, validate_recorded
     from nandrig.host.link.rig import Rig
 
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
@@ -547,96 +546,16 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
             raise click.BadParameter("this wears a real chip's blocks: name its database (--db) so their wear is "
                                      "recorded and campaigns' blocks are left alone")
         with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                             lambda b: None)
+            result, pages = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control,
+                                            lambda b: None)
     else:
-        result, pages = _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
-                                                  params, scale, echo, live, density_control)
+        result, pages = validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
+                                          params, scale, echo, live, density_control)
     if as_json:
         click.echo(dumps(result))
         return
-    for scenario, w in result["wear"].items():
-        click.echo(f"{scenario}: blocks {format_blocks(w['blocks'])}, P/E planned {_span(w['planned_pe'])}, "
-                   f"actual {_span(w['actual_pe'])}")
-        for sw in (result["density_control"] or {}).get(scenario, {}).get("switches", []):
-            click.echo(f"  density control: block {sw['block']} {sw['from']} -> {sw['to']} at P/E {sw['pe']} "
-                       f"(operation {sw['op']})")
-    from nandrig.host.engine.flares_validate import COLUMNS, verdict
-
-    for name, meaning in COLUMNS.items():
-        click.echo(f"  {name}: {meaning}")
-    click.echo(f"{'scenario':<17} {'page':>9} {'alarm':>9} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'uncov':>6} "
-               f"{'fails':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
-    for r in summary(result)["runs"]:
-        g = r["read_gain_vs_fixed50"]
-        over = "-" if r["mean_overprovision"] is None else f"{r['mean_overprovision']:.1f}"
-        click.echo(f"{r['scenario']:<17} {r['page_type']:>5} {r['page']:>3} {r['on_alarm']:>9} {r['wsize']:>5} {r['mix']:>4} "
-                   f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
-                   f"{over:>6} {r['rewrite_alarms']:>6}  "
-                   f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
-    click.echo(verdict(result)["words"])
-
-
-def _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control, taken,
-                     on_wear=lambda block, cycles: None):
-    """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
-    database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
-    from nandrig.errors import NandrigError
-    from nandrig.host.engine.campaigns import parse_blocks
-    from nandrig.host.engine.flares_validate import pages_under_test, validate
-
-    info = rig.info()
-    pages = pages_under_test(info.pages_per_block, wordline)
-    if blocks:
-        wanted = parse_blocks(blocks, info.blocks)
-        if why := next(filter(None, map(taken, wanted)), None):
-            raise NandrigError(why)
-    else:
-        wanted = [b for b in range(info.blocks) if not taken(b)][:64]
-    bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
-    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear,
-                    density_control), pages
-
-
-def _flares_validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo,
-                              live, density_control):
-    """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
-    database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
-    from nandrig.errors import NandrigError
-    from nandrig.host.engine.campaigns import known_chip, open_for_chip, parse_blocks
-    from nandrig.host.storage.store import Store
-
-    store = Store(db)
-    try:
-        store.check_integrity()
-
-        def taken(chip_id: int):
-            why = {b: f"block {b} is reserved by campaign {s.reserved_by}" if s.reserved_by else
-                   f"block {b} has {s.pe} P/E cycles recorded; the validation needs fresh blocks"
-                   for b, s in store.block_states(chip_id).items() if s.reserved_by or s.pe}
-            return why.get
-
-        known = known_chip(store, url, profile, seed, chip_label)
-        if known is not None and blocks:  # refused from the database alone, before a rig is taken
-            if why := next(filter(None, map(taken(known), parse_blocks(blocks, store.chip(known)["blocks"]))), None):
-                raise NandrigError(why)
-        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
-        def record(block: int, cycles: int) -> None:  # as each rig operation's reply arrives: none lost to a stop
-            with store.tx() as tx:
-                store.add_cycles(tx, None, chip_id, block, cycles, False, cycles)
-
-        with rig:
-            result, pages = _flares_validate(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                             taken(chip_id), record)
-        store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}")
-        store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
-        return result, pages
-    finally:
-        store.close()
-
-
-def _span(values: list[int]) -> str:
-    return str(values[0]) if len(values) == 1 else f"{values[0]}..{values[-1]} ({len(values)} points)"
+    for line in text_lines(result):
+        click.echo(line)
 
 
 @click.command("resume")
