@@ -27,13 +27,10 @@ from nandrig import protocol as P
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, KindParams, kind
-from nandrig.host.kinds.steps import Step, contiguous, listing
+from nandrig.host.kinds.steps import Checkpoint, Cycle, Erase, Step, Wait, contiguous, listing
 from nandrig.host.lab.oven import Oven, make_oven
-from nandrig.characterization import bitmaps
-from nandrig.chip.onfi import StatusBit
-from nandrig.chip.pattern import bits, flips, page_bits
 from nandrig.host.storage.databases import Database
-from nandrig.host.link.rig import MEASURE_DTYPE, Rig, RigHeld, RigRestarted, decode_cycle_reply, read_result
+from nandrig.host.link.rig import Rig, RigHeld, RigRestarted
 from nandrig.host.storage.store import Campaign, Store
 from nandrig.protocol import Err, HelloFlag, Opcode
 
@@ -349,8 +346,7 @@ class Runner:
         # progress in P/E cycles (of the average block: CYCLE steps take at most 256 blocks each) when the plan
         # cycles, else in steps; marks[i] is where step i ends
         self.n_blocks = max(1, len(self.c.blocks))
-        cycles = [s.meta["cycles"] * len(s.meta["blocks"]) / self.n_blocks if s.kind == "cycle" else 0
-                  for s in self.steps]
+        cycles = [s.cycles * len(s.blocks) / self.n_blocks if isinstance(s, Cycle) else 0 for s in self.steps]
         self.unit = "P/E" if any(cycles) else "steps"
         self.marks = [round(m) for m in (np.cumsum(cycles) if any(cycles) else range(1, len(self.steps) + 1))] or [0]
 
@@ -408,7 +404,7 @@ class Runner:
         if self.rig.hello().boot != boot:
             self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
         # a step that asks for its energy zeroes the rig's meter first (a rig without one: none recorded)
-        metered = step.meta.get("energy", False) and P.Cap.ENERGY in self.rig.hello_info.capabilities
+        metered = step.energy and P.Cap.ENERGY in self.rig.hello_info.capabilities
         if metered:
             self.rig.energy()
         seq = self.rig.next_seq()
@@ -463,9 +459,9 @@ class Runner:
                 detail = (f"step {i}: CYCLE of {cycles} rounds on blocks {first}-{first + n - 1} cut short; "
                           f"{min(low)}-{max(low)} rounds confirmed, up to {max(high)} possible; the remaining "
                           f"{cycles - min(low)} sent anew")
-            elif step.op == Opcode.ERASE:
-                self.store.add_uncertain(db, self.c.chip_id, step.meta["block"], 1)
-                detail = f"step {i}: ERASE of block {step.meta['block']} sent anew (it may have run: P/E +0..1)"
+            elif isinstance(step, Erase):
+                self.store.add_uncertain(db, self.c.chip_id, step.block, 1)
+                detail = f"step {i}: ERASE of block {step.block} sent anew (it may have run: P/E +0..1)"
             else:
                 detail = f"step {i}: {Opcode(pending.op).name} sent anew"
             self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
@@ -478,19 +474,20 @@ class Runner:
             return
         self._send(i, step, payload, seq)
 
-    def _oven(self, i: int, step: Step) -> None:
+    def _oven(self, i: int, step: Wait) -> None:
         """A retention wait through the oven; its start is committed first so a resume waits only the rest."""
         key = f"oven_{i}"
         if key not in self.context:
             self.context[key] = {"started": time.time()}
             self.store.save_context(self.c.id, self.context)
-        done = self.oven.wait(step.meta, self.context[key], lambda: self.store.save_context(self.c.id, self.context))
+        done = self.oven.wait(step.oven_request(), self.context[key],
+                              lambda: self.store.save_context(self.c.id, self.context))
         self.context[key].update(done)
-        self._add_time(done, step.meta.get("fresh", False))
+        self.add_time(done, step.fresh)
         with self.store.tx() as db:
             self.store.finish_step(db, self.c.id, i, self.context)
 
-    def _add_time(self, done: dict, fresh: bool) -> None:
+    def add_time(self, done: dict, fresh: bool) -> None:
         """Retention so far; ``fresh``: the pages were programmed anew since the last wait, so it starts here."""
         if fresh:
             for k in ("equiv_h", "actual_h", "bakes"):
@@ -512,92 +509,20 @@ class Runner:
                 raise NandrigError(f"{why}; campaign {self.c.id} failed (its wear is kept)")
             raise NandrigError(why)
         self.context.pop("in_flight", None)
-        if step.kind in ("bitmap", "verify") and not step.meta["inline"]:  # the page's bytes wait in the rig's buffer
+        if step.fetches_page:  # the page's bytes wait in the rig's buffer
             reply = dataclasses.replace(reply, payload=reply.payload + self.rig.read_buffer(self.g.raw_page_bytes))
         with self.store.tx() as db:
-            getattr(self, f"_record_{step.kind}")(db, i, step, reply)
+            step.record(self, db, i, reply)
             if energy is not None:
                 self.store.add_energy(db, self.c.id, i, energy)
             self.store.finish_step(db, self.c.id, i, self.context)
 
-    def _record_cycle(self, db: Database, i: int, step: Step, reply) -> None:
-        blocks = step.meta["blocks"]
-        done, failed = decode_cycle_reply(reply.payload, blocks[0], len(blocks))
-        for b in blocks:
-            self.store.add_cycles(db, self.c.id, self.c.chip_id, b, done[b], failed[b], step.meta["cycles"])
-
-    def _record_erase(self, db: Database, i: int, step: Step, reply) -> None:
-        r = P.CHIP_RESULT.unpack(reply.payload)
-        self.store.add_erase(db, self.c.id, self.c.chip_id, i, step.meta["block"], bool(r.chip_status & StatusBit.FAIL),
-                             r.busy_ns)
-
-    def _record_program(self, db: Database, i: int, step: Step, reply) -> None:
-        r = P.CHIP_RESULT.unpack(reply.payload)
-        self.store.add_program(db, self.c.id, self.c.chip_id, i, step.meta["block"], step.meta["page"],
-                               bool(r.chip_status & StatusBit.FAIL), r.busy_ns)
-
-    def _record_read(self, db: Database, i: int, step: Step, reply) -> None:
-        self.store.add_op_time(db, self.c.id, self.c.chip_id, i, "read", step.meta["block"], step.meta["page"],
-                               P.READ_HEAD.unpack(reply.payload[:P.READ_HEAD.size]).busy_ns)
-
-    def _record_advance(self, db: Database, i: int, step: Step, reply) -> None:
-        self._add_time(step.meta, step.meta.get("fresh", False))
-
-    def _record_read_disturb(self, db: Database, i: int, step: Step, reply) -> None:
-        pass  # the reads are recorded with the next checkpoint
-
-    def _record_set_offset(self, db: Database, i: int, step: Step, reply) -> None:
-        pass
-
-    _record_set_refs = _record_set_offset
-
-    def _record_measure(self, db: Database, i: int, step: Step, reply) -> None:
-        m = step.meta
-        equiv = self.context.get("equiv_h", 0.0) if m.get("retention") else 0.0
-        actual = self.context.get("actual_h", 0.0) if m.get("retention") else 0.0
-        temp = self.context.get("temp_c", 25.0) if m.get("retention") else 25.0
-        bakes = self.context.get("bakes") if m.get("retention") else None
-        cp = self.store.add_checkpoint(db, self.c.id, i, m["label"], m["pe"], equiv, actual, temp,
-                                       m.get("reads", m.get("repeats", 0)), m.get("offset", 0),
-                                       {"bakes": bakes} if bakes else None)
-        recs = np.frombuffer(reply.payload, dtype=MEASURE_DTYPE).reshape(len(m["blocks"]), m["n_pages"])
-        self.store.add_measurements(db, cp, self.c.chip_id, (
-            (b, m["first_page"] + j, int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),
-             self.g.raw_page_bytes * 8, int(recs[k, j]["busy_ns"]))
-            for k, b in enumerate(m["blocks"]) for j in range(m["n_pages"])))
-
-    def _record_bitmap(self, db: Database, i: int, step: Step, reply) -> None:
-        """A page read raw: its counts as the rig made them, and where each error is as the host finds it
-        against the pattern (the two are checked against each other)."""
-        m = step.meta
-        r = read_result(reply.payload, raw=True)
-        codes = bitmaps.error_codes(page_bits(self.c.seed, m["block"], m["page"], self.g.raw_page_bytes),
-                                    bits(r.data))
-        e10, e01 = (sum(x) for x in zip(*((c.err_1to0, c.err_0to1) for c in r.codewords)))
-        if bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:  # (a codeword's count saturates there)
-            raise NandrigError(f"block {m['block']} page {m['page']}: the rig counted {e10}+{e01} errors, its bytes "
-                               f"hold {bitmaps.counts(codes)}; the link or the rig's compare is broken")
-        cp = self._shared_checkpoint(db, m)
-        up, down = bitmaps.counts(codes)
-        self.store.add_measurements(db, cp, self.c.chip_id,
-                                    [(m["block"], m["page"], up, down, self.g.raw_page_bytes * 8, r.busy_ns)])
-        self.store.add_bit_errors(db, cp, m["block"], m["page"], bitmaps.encode(codes))
-
-    def _record_verify(self, db: Database, i: int, step: Step, reply) -> None:
-        """A page read raw, compared with what it should hold (its first bytes: the rest is not checked)."""
-        m = step.meta
-        r = read_result(reply.payload, raw=True)
-        n = len(m["expected"])
-        up, down = flips(bits(m["expected"]), bits(r.data[:n]))
-        self.store.add_measurements(db, self._shared_checkpoint(db, m), self.c.chip_id,
-                                    [(m["block"], m["page"], up, down, n * 8, r.busy_ns)])
-
-    def _shared_checkpoint(self, db: Database, m: dict) -> int:
-        """The checkpoint a group of page reads shares, opened by its first (``m["checkpoint"]``: a step index)."""
-        cp = self.store.checkpoint_at(db, self.c.id, m["checkpoint"])
+    def shared_checkpoint(self, db: Database, at: Checkpoint) -> int:
+        """The checkpoint a group of page reads shares, opened by its first (``at.first_step``: a step index)."""
+        cp = self.store.checkpoint_at(db, self.c.id, at.first_step)
         if cp is None:  # retention since the level's programming: the wait just before its reads
-            wait = self.context.get("last_wait", {}) if m.get("retention") else {}
-            cp = self.store.add_checkpoint(db, self.c.id, m["checkpoint"], m["label"], m["pe"],
+            wait = self.context.get("last_wait", {}) if at.retention else {}
+            cp = self.store.add_checkpoint(db, self.c.id, at.first_step, at.label, at.pe,
                                            wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
                                            wait.get("temp_c", 25.0), 0, 0)
         return cp

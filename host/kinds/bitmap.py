@@ -37,8 +37,8 @@ def plan(p: BitmapParams, g: Geometry) -> list[steps.Step]:
             out.append(steps.wait(p.oven, p.temp_c, p.after_h))
             label += f" t={p.after_h:g}h"
         first = len(out)  # the level's checkpoint is keyed by its first read
-        out += [steps.raw_read(b, page, p.seed, g, {"label": label, "pe": pe, "checkpoint": first,
-                                                     "retention": bool(p.after_h)})
+        out += [steps.raw_read(b, page, p.seed, g, steps.Checkpoint(label, pe, retention=bool(p.after_h),
+                                                                     first_step=first))
                 for b in p.blocks for page in pages]
     return out
 

@@ -43,15 +43,15 @@ def plan(p: DensityParams, g: Geometry) -> list[steps.Step]:
         for mode, grp in grps.items():
             out += steps.cycle_to(grp, have, cp - 1, p.seed, page_set[mode], worn=p.worn, leaves_pattern=False)
             for b in grp:  # the checkpoint's own cycle, each operation timed
-                out.append(steps.erase(b, pe=cp))
-                out += [steps.program(b, q, p.seed, pe=cp) for q in pages[mode]]
+                out.append(steps.Erase(b, pe=cp))
+                out += [steps.Program(b, q, p.seed, pe=cp) for q in pages[mode]]
         have = cp
         times = (0.0, *p.times_h)
         for i, hours in enumerate(times):
             if hours:
                 out.append(steps.wait(p.oven, p.temp_c, hours - times[i - 1], fresh=i == 1))
             for mode, grp in grps.items():
-                meta = {"label": label(mode, cp, hours), "pe": cp, "retention": bool(hours)}
+                meta = steps.Checkpoint(label=label(mode, cp, hours), pe=cp, retention=bool(hours))
                 for run in steps.contiguous(pages[mode]):
                     out += steps.measure(grp, p.seed, g, meta, first_page=run[0], n_pages=len(run))
     return out

@@ -30,7 +30,7 @@ def plan(p: EnduranceParams, g: Geometry) -> list[steps.Step]:
     for cp in steps.checkpoints_ahead(p.checkpoints, p.worn):
         out += steps.cycle_to(list(p.blocks), have, cp, p.seed, worn=p.worn)
         have = cp
-        out += steps.measure(list(p.blocks), p.seed, g, {"label": f"pe={cp}", "pe": cp})
+        out += steps.measure(list(p.blocks), p.seed, g, steps.Checkpoint(label=f"pe={cp}", pe=cp))
     return out
 
 

@@ -26,11 +26,11 @@ def plan(p: LatencyParams, g: Geometry) -> list[steps.Step]:
     for cp in steps.checkpoints_ahead(p.checkpoints, p.worn):
         out += steps.cycle_to(list(p.blocks), have, cp - 1, p.seed, worn=p.worn, leaves_pattern=False)
         for b in p.blocks:
-            out.append(steps.erase(b, pe=cp, energy=True))
-            out += [steps.program(b, page, p.seed, pe=cp, energy=True) for page in range(g.pages_per_block)]
-            out += [steps.read(b, page, p.seed, energy=True) for page in range(g.pages_per_block)]
+            out.append(steps.Erase(b, pe=cp, energy=True))
+            out += [steps.Program(b, page, p.seed, pe=cp, energy=True) for page in range(g.pages_per_block)]
+            out += [steps.Read(b, page, p.seed, energy=True) for page in range(g.pages_per_block)]
         have = cp
-        out += steps.measure(list(p.blocks), p.seed, g, {"label": f"pe={cp}", "pe": cp})
+        out += steps.measure(list(p.blocks), p.seed, g, steps.Checkpoint(label=f"pe={cp}", pe=cp))
     return out
 
 

@@ -22,15 +22,15 @@ def plan(p: ProgramDisturbParams, g: Geometry) -> list[steps.Step]:
     blocks, target = list(p.blocks), p.page
     out = steps.cycle_to(blocks, 0, p.pe, p.seed, worn=p.worn)
     for b in blocks:
-        out.append(steps.erase(b))
-        out += [steps.program(b, page, p.seed) for page in range(target + 1)]
-    out += steps.measure(blocks, p.seed, g, {"label": "repeats=0", "pe": p.pe + 1, "reads": 0}, n_pages=target)
+        out.append(steps.Erase(b))
+        out += [steps.Program(b, page, p.seed) for page in range(target + 1)]
+    out += steps.measure(blocks, p.seed, g, steps.Checkpoint(label="repeats=0", pe=p.pe + 1, reads=0), n_pages=target)
     done = 0
     for r in p.repeat_points:
         for b in blocks:
-            out += [steps.program(b, target, p.seed) for _ in range(r - done)]
+            out += [steps.Program(b, target, p.seed) for _ in range(r - done)]
         done = r
-        out += steps.measure(blocks, p.seed, g, {"label": f"repeats={r}", "pe": p.pe + 1, "repeats": r}, n_pages=target)
+        out += steps.measure(blocks, p.seed, g, steps.Checkpoint(label=f"repeats={r}", pe=p.pe + 1, reads=r), n_pages=target)
     return out
 
 

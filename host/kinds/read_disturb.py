@@ -22,12 +22,12 @@ def plan(p: ReadDisturbParams, g: Geometry) -> list[steps.Step]:
     steps.check_page(p.page, g)
     blocks = list(p.blocks)
     out = steps.cycle_to(blocks, 0, p.pe, p.seed, worn=p.worn)
-    out += steps.measure(blocks, p.seed, g, {"label": "reads=0", "pe": p.pe, "reads": 0})
+    out += steps.measure(blocks, p.seed, g, steps.Checkpoint(label="reads=0", pe=p.pe, reads=0))
     done = 0
     for target in p.read_points:
         out += [s for b in blocks for s in steps.read_disturb(b, p.page, target - done)]
         done = target
-        out += steps.measure(blocks, p.seed, g, {"label": f"reads={target}", "pe": p.pe, "reads": target})
+        out += steps.measure(blocks, p.seed, g, steps.Checkpoint(label=f"reads={target}", pe=p.pe, reads=target))
     return out
 
 

@@ -30,7 +30,7 @@ def plan(p: RetentionParams, g: Geometry) -> list[steps.Step]:
         if i:
             out.append(steps.wait(p.oven, p.temp_c, hours - times[i - 1]))
         for grp, pe in zip(grps, p.wear):
-            out += steps.measure(grp, p.seed, g, {"label": f"t={hours:g}h", "pe": pe, "retention": True})
+            out += steps.measure(grp, p.seed, g, steps.Checkpoint(label=f"t={hours:g}h", pe=pe, retention=True))
     return out
 
 

@@ -26,9 +26,10 @@ def plan(p: VthParams, g: Geometry) -> list[steps.Step]:
     if p.retention_h > 0:
         out.append(steps.wait(p.oven, p.temp_c, p.retention_h))
     for off in p.offsets:
-        out.append(steps.set_offset(off))
-        out += steps.measure(blocks, p.seed, g, {"label": f"offset={off}", "pe": p.pe, "offset": off, "retention": True})
-    out.append(steps.set_offset(0))
+        out.append(steps.SetOffset(off))
+        out += steps.measure(blocks, p.seed, g, steps.Checkpoint(f"offset={off}", p.pe, retention=True,
+                                                                         offset=off))
+    out.append(steps.SetOffset(0))
     return out
 
 

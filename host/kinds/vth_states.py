@@ -46,10 +46,10 @@ def plan(p: VthStatesParams, g: Geometry) -> list[steps.Step]:
             out.append(steps.wait(p.oven, p.temp_c, hours))
         for ref in p.references:
             for off in p.offsets:
-                out.append(steps.set_refs(tuple(off if r == ref else 0 for r in REFERENCES)))
+                out.append(steps.SetRefs(tuple(off if r == ref else 0 for r in REFERENCES)))
                 for grp, pe in zip(groups, p.pe):
-                    out += steps.measure(grp, p.seed, g, {"label": ref, "pe": pe, "offset": off, "retention": True})
-    out.append(steps.set_refs((0, 0, 0)))
+                    out += steps.measure(grp, p.seed, g, steps.Checkpoint(label=ref, pe=pe, offset=off, retention=True))
+    out.append(steps.SetRefs((0, 0, 0)))
     return out
 
 

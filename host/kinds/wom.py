@@ -64,19 +64,19 @@ def plan(p: WomParams, g: Geometry) -> list[steps.Step]:
         first, again = pages_of(cls, pm)
         expected = {}
         for b in grp:
-            out.append(steps.erase(b))
+            out.append(steps.Erase(b))
             for page in first:
                 expected[(b, page)] = wom.encode(data_bits(p.seed, b, page, g), area_bytes(g))
-                out.append(steps.program_data(b, page, expected[(b, page)]))
+                out.append(steps.Program(b, page, data=expected[(b, page)]))
             for page in again:
                 expected[(b, page)] = wom.encode(data_bits(p.seed ^ SECOND_WRITE, b, page, g), area_bytes(g),
                                                  before=expected[(b, page)])
-                out.append(steps.program_data(b, page, expected[(b, page)]))
+                out.append(steps.Program(b, page, data=expected[(b, page)]))
         for role, pages in (("written twice", again), ("written once", [q for q in first if q not in again])):
             if not pages:
                 continue
             checkpoint = len(out)  # the step that opens the checkpoint its reads share
-            meta = {"label": f"{cls}: {role}", "pe": p.pe + 1, "checkpoint": checkpoint}
+            meta = steps.Checkpoint(label=f"{cls}: {role}", pe=p.pe + 1, first_step=checkpoint)
             out += [steps.verify(b, q, expected[(b, q)], g, meta) for b in grp for q in pages]
     return out
 
