@@ -368,9 +368,14 @@ class ChipCommands:
         job = self._start(req, reads)
         busy = 0
         while job.done < reads and not job.abort:
-            n = min(DISTURB_CHUNK, reads - job.done)
-            busy += self.chip.hammer(block, page, n)
-            job.done += n
+            if self.exact:  # as the firmware: one array read after another, a byte of each on the bus
+                busy += self.chip.read(block, page).busy_ns
+                self._bus(1, write=False)
+                job.done += 1
+            else:
+                n = min(DISTURB_CHUNK, reads - job.done)
+                busy += self.chip.hammer(block, page, n)
+                job.done += n
             self._poll(io)
         return self._end_job(P.READ_DISTURB_REPLY.pack(job.done, min(busy // 1000, 0xFFFFFFFF)))
 
