@@ -65,7 +65,7 @@ def browser(tmp_path_factory):
 # A test marked ``background("ARGS")`` needs only what ``nandrig ARGS`` prints. The ULX3S bitstream takes most
 # of a CI run on one core. In one process the command starts as the suite starts and the test (moved to the
 # end) collects it; under pytest-xdist (the README's command: a worker per core) the test goes first, in a
-# group of its own, so one worker runs it while the other runs the suite.
+# group of its own, so one worker runs it while the other runs the suite, the slow tests' groups first.
 class Background:
     def __init__(self, args: str) -> None:
         self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -119,7 +119,9 @@ def pytest_collection_modifyitems(config, items):
     for i in rest:
         if not i.get_closest_marker("xdist_group"):
             i.add_marker(pytest.mark.xdist_group(i.nodeid.split("::")[0]))
-    items[:] = later + rest
+    # the long groups start first, so no worker is left with one at the end (groups go out in this order)
+    slow = [i for i in rest if i.get_closest_marker("slow")]
+    items[:] = later + slow + [i for i in rest if not i.get_closest_marker("slow")]
 
 
 def pytest_collection_finish(session):

@@ -5,6 +5,9 @@
 The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
 """
+import fcntl
+import os
+import pickle
 import zlib
 from contextlib import contextmanager
 
@@ -172,14 +175,25 @@ def measure(name: str, tmp) -> dict:
 
 @pytest.fixture(scope="module")
 def virtual(tmp_path_factory) -> dict:
-    return measure("virtual", tmp_path_factory.mktemp("equiv"))
+    """The virtual rig's measurements, made once per run: pytest-xdist workers share the run's temporary root, and
+    the first to get here measures while the other waits for its result."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # (this run's alone either way)
+    with open(shared / "equivalence-virtual.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "equivalence-virtual.pickle"
+        if not done.exists():
+            done.write_bytes(pickle.dumps(measure("virtual", tmp_path_factory.mktemp("equiv"))))
+        return pickle.loads(done.read_bytes())
 
 
 @pytest.fixture(scope="module")
-def results(virtual, rtl, tmp_path_factory) -> dict:
-    """The virtual rig's measurements beside one RTL build's (each build a test group of its own, so the two
-    builds' simulations run at once under pytest-xdist)."""
-    return {"virtual": virtual, rtl: measure(rtl, tmp_path_factory.mktemp("equiv"))}
+def results(rtl, tmp_path_factory, request) -> dict:
+    """One RTL build's measurements beside the virtual rig's (each build a test group of its own, so the two
+    builds' simulations run at once under pytest-xdist; the RTL rig first, while the other worker may be making
+    the virtual rig's)."""
+    mine = measure(rtl, tmp_path_factory.mktemp("equiv"))
+    return {"virtual": request.getfixturevalue("virtual"), rtl: mine}
 
 
 RTL_BUILDS = pytest.mark.parametrize("rtl", [pytest.param(b, marks=pytest.mark.xdist_group(f"equivalence-{b}"))
