@@ -234,7 +234,8 @@ class OnfiController(wiring.Component):
         s.go = Signal(name="go")  # an operation starts
         s.prefetch = prefetch = ResetInserter(s.go)(fifo.SyncFIFO(width=8, depth=PREFETCH_DEPTH))
         mod.submodules.prefetch = prefetch
-        s.pf_addr, s.pf_left = Signal(16, name="pf_addr"), Signal(16, name="pf_left")  # the next byte to read ahead, and how many are left
+        pf_addr, pf_left = Signal(16), Signal(16)  # the next byte to read ahead, and how many are left
+        s.pf_addr, s.pf_left = pf_addr, pf_left  # (named as before the split: names steer the placer)
         mod.d.comb += [beat.kind.eq(step.kind), beat.data.eq(byte), queue.w_data.eq(beat),
                        queue.w_en.eq(s.running & ~step.end & (~from_buffer | prefetch.r_rdy))]
         s.fire = fire = queue.w_en & queue.w_rdy

@@ -161,7 +161,8 @@ class OnfiPhy(wiring.Component):
         s.since_we = Since(mod, "we", max(w, len(self.ccs) + 1))  # saturates above any tCCS the register holds
         # CE# edges come from a beat's start, which waits on these counts' own flags: they restart a cycle late
         # from a registered event, counting from 2 so the count stays exact, and the one stale cycle is gated
-        s.ce_fell, s.ce_rose = Signal(name="ce_fell"), Signal(name="ce_rose")
+        ce_fell, ce_rose = Signal(), Signal()  # (named as before the split: names steer the placer)
+        s.ce_fell, s.ce_rose = ce_fell, ce_rose
         s.since_ce, s.since_deselect = Since(mod, "ce", w, restart_at=2), Since(mod, "deselect", w, restart_at=2)
         mod.d.comb += [s.since_ce.restart.eq(s.ce_fell), s.since_deselect.restart.eq(s.ce_rose)]
         s.since_rb = Since(mod, "rb", w, restart_at=0)  # tRR counts from R/B# rising, never from before the busy period

@@ -45,7 +45,6 @@ static uint32_t rx_len, rx_pos, tx_len;
 static struct chip the_chip;
 
 void stub_set_hooks(const struct bus_hooks *h) { hooks = *h; }
-struct chip *stub_chip(void) { return &the_chip; }
 
 /* as main.c: identify, the fastest mode some trim reads, then serve */
 void stub_start(uint8_t kind, uint32_t caps)
