@@ -520,6 +520,9 @@ for _k in KINDS.values():
 @click.option("--density-control/--no-density-control", default=True, show_default=True,
               help="With --on-rig: a block whose page FLARES finds beyond the rig's ECC runs as pseudo-SLC from its "
                    "next erase (lower pages only), and is retired when that is not enough either.")
+@click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), metavar="CONF",
+              help="Make the calibrated models their upper prediction bound at this one-sided confidence (e.g. 0.99: "
+                   "the blocks' scatter about the fit and the fit's own uncertainty), not the fitted curve.")
 @click.option("--db", type=DatabaseLocation(),
               help="The chip's database: blocks campaigns hold or that carry wear are refused, the wear this run "
                    "gives is recorded, the run is stored for `nandrig report` (needed on a real rig).")
@@ -527,7 +530,7 @@ for _k in KINDS.values():
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale, on_rig, wsize, mix,
-                        evaluate_on_alarm, density_control, db, chip_label, take_over, as_json) -> None:
+                        evaluate_on_alarm, density_control, bound, db, chip_label, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
@@ -537,6 +540,9 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
         raise click.UsageError("--wsize, --mix and --evaluate-on-alarm set FLARES in the rig: use them with --on-rig "
                                "(host replays try WSIZE 10 and 100, MIX 0, 0.5 and 1, an alarm stopping and not)")
+    if bound is not None and params_name:
+        raise click.UsageError("--bound bounds the model calibrated on the chip's own blocks (its rows' scatter): "
+                               "leave out --params")
     live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix)),
                         evaluate_on_alarm=evaluate_on_alarm) if on_rig else None
     params = load_models(params_name) if params_name else None
@@ -547,10 +553,10 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
                                      "recorded and campaigns' blocks are left alone")
         with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
             result, pages = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                            lambda b: None)
+                                            lambda b: None, bound=bound)
     else:
         result, pages = validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
-                                          params, scale, echo, live, density_control)
+                                          params, scale, echo, live, density_control, bound)
     if as_json:
         click.echo(dumps(result))
         return

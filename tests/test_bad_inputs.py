@@ -53,6 +53,8 @@ CASES = [
     (("run", "vth", *SIM, "--db", "{db}", "--blocks", "5", "--retention", "soon"), "soon"),
     (("run", "flares-validate", *SIM, "--scale", "5"), "--scale"),
     (("run", "flares-validate", *SIM, "--blocks", "99999"), "99999"),
+    (("run", "flares-validate", *SIM, "--bound", "1"), "--bound"),
+    (("run", "flares-validate", *SIM, "--bound", "0.99", "--params", "flares-taco2014"), "leave out --params"),
     (("resume", "--db", "{tmp}/none.db"), "none.db"),
     (("resume", "--db", "{db}", "--campaign", "99"), "99"),
     (("cancel", "--db", "{db}", "--campaign", "1"), "nothing to cancel"),

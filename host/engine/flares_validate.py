@@ -152,9 +152,12 @@ def decode_us(t: int) -> float:
 
 
 def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
-              on_wear: Callable[[int, int], None] = lambda block, cycles: None) -> tuple[dict[bool, RberParams], dict]:
+              on_wear: Callable[[int, int], None] = lambda block, cycles: None,
+              bound: float | None = None) -> tuple[dict[bool, RberParams], dict]:
     """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type); each
-    block's cycles go to ``on_wear`` as they are done."""
+    block's cycles go to ``on_wear`` as they are done. With ``bound`` (a confidence), each model is its fit's upper
+    prediction bound (characterization/bound.py) from the blocks' own scatter, not the fitted curve."""
+    from nandrig.characterization.bound import prediction_bound
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
@@ -163,7 +166,8 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
     for grp, pe in zip(groups, CALIBRATION_WEAR):
         for b in grp:
             on_wear(b, rig.cycle(b, 1, pe, seed).done[b])
-    points: dict[bool, list] = {False: [], True: []}
+    points: dict[bool, list] = {False: [], True: []}  # pooled over a level's blocks: what the curve is fitted to
+    rows: dict[bool, list] = {False: [], True: []}  # one per block and level: what the bound's scatter comes from
     elapsed = 0.0
     for hours in CALIBRATION_HOURS:
         rig.advance(hours=hours - elapsed)
@@ -171,10 +175,11 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
         for grp, pe in zip(groups, CALIBRATION_WEAR):
             errs = [rig.measure(b, 1, seed).errors[0] for b in grp]
             for kind, sel in ((False, ~upper), (True, upper)):
-                k = sum(int(e[sel].sum()) for e in errs)
-                bits = len(grp) * int(sel.sum()) * info.raw_page_bytes * 8
-                if k:
-                    points[kind].append((pe, hours, k / bits, bits))
+                bits = int(sel.sum()) * info.raw_page_bytes * 8
+                counts = [int(e[sel].sum()) for e in errs]
+                rows[kind] += [(pe, hours, k / bits, bits) for k in counts]
+                if sum(counts):
+                    points[kind].append((pe, hours, sum(counts) / (len(grp) * bits), len(grp) * bits))
     models, about = {}, {}
     for kind, pts in points.items():
         a = np.array(pts, float)
@@ -183,6 +188,11 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
         models[kind] = res.rber_params(name)
         about[PAGE_TYPES[kind]] = {"model": name, "r2_log": res.r2_log, "points": len(pts),
                                    "params": models[kind].as_dict()}
+        if bound is not None:
+            b = prediction_bound(res, tuple(np.array(rows[kind], float).T), bound, CALIBRATION_WEAR[-1], YEAR_H)
+            models[kind] = b.apply(models[kind])
+            about[PAGE_TYPES[kind]].update(model=models[kind].name, bound=b.to_json(),
+                                           params=models[kind].as_dict())
     return models, about
 
 
@@ -540,9 +550,11 @@ def configure_live(rig: Rig, live: FlaresConfig, sent: TablesBlob) -> None:
 
 def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
              echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
-             on_wear: Callable[[int, int], None] = lambda block, cycles: None, density_control: bool = True) -> dict:
+             on_wear: Callable[[int, int], None] = lambda block, cycles: None, density_control: bool = True,
+             bound: float | None = None) -> dict:
     """Run the three scenarios on fresh ``blocks``. FLARES' models: ``params`` (one model for both page types,
-    or lower and upper), or with None one per page type calibrated on 8 more blocks first.
+    or lower and upper), or with None one per page type calibrated on 8 more blocks first (with ``bound``, each
+    its upper prediction bound at that confidence).
 
     With ``live`` the rig runs FLARES itself with those constants over its decoder and tables sent to it from
     those models, one run per scenario and page; nothing is replayed."""
@@ -559,8 +571,9 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
                                                                    else " (both page types)")}
     else:
         cal = use["calibration"]
-        echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}")
-        models, model = calibrate(rig, cal, on_wear=wore)
+        echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}"
+             + (f", tables from its {bound:.0%} upper prediction bound" if bound is not None else ""))
+        models, model = calibrate(rig, cal, on_wear=wore, bound=bound)
         params = [models[False], models[True]]
     blob = sent = None
     if live:  # the rig decides with tables made from the same models, sent to it; nothing is replayed
@@ -688,7 +701,8 @@ def dumps(result: dict) -> str:
 
 
 def validate_blocks(rig: Rig, blocks: str | None, wordline: int | None, params, scale: float, echo, live,
-                    density_control: bool, taken, on_wear=lambda block, cycles: None) -> tuple[dict, tuple[int, ...]]:
+                    density_control: bool, taken, on_wear=lambda block, cycles: None,
+                    bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
     """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
     database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
     info = rig.info()
@@ -701,12 +715,12 @@ def validate_blocks(rig: Rig, blocks: str | None, wordline: int | None, params, 
         wanted = [b for b in range(info.blocks) if not taken(b)][:64]
     bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
     return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear,
-                    density_control), pages
+                    density_control, bound), pages
 
 
 def validate_recorded(db, url: str, profile: str, seed: int, chip_label: str | None, take_over: bool,
                       blocks: str | None, wordline: int | None, params, scale: float, echo, live,
-                      density_control: bool) -> tuple[dict, tuple[int, ...]]:
+                      density_control: bool, bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
     """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
     database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
     store = Store(db)
@@ -730,7 +744,7 @@ def validate_recorded(db, url: str, profile: str, seed: int, chip_label: str | N
 
         with rig:
             result, pages = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                            taken(chip_id), record)
+                                            taken(chip_id), record, bound)
         store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}")
         store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
         return result, pages
