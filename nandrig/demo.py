@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from nandrig.characterization.bound import prediction_bound
 from nandrig.characterization.fitting import fit_page_types, fit_summary, fit_table
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid, tables_json
 from nandrig.characterization.flares_tables import c_header
@@ -28,6 +29,7 @@ from nandrig.host.storage.store import Store
 CHIP, SEED = "mlc-3x", 1
 UBER = 1e-11
 VALIDATION_SCALE = 0.1  # of the paper's operations: the loop closed once, in seconds
+BOUND = 0.99  # FLARES' tables cover the fit's upper prediction bound at this confidence, not its curve
 
 
 def model_plans(endur: list[int], reten: list[int]) -> list[tuple[str, object]]:
@@ -53,7 +55,7 @@ def free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
     return out
 
 
-def validate_on_rig(params: list) -> tuple[str, dict]:
+def validate_on_rig(params: list, about: str) -> tuple[str, dict]:
     """The loop closed: the rig gets FLARES tables from this fit (per page type) and runs FLARES itself on fresh
     blocks; its verdict in words, and the run. On a volatile rig over the same chip seed (the same cells): the
     demo's own rig writes its chip to disk after every command, which host-paced FLARES (a command per page)
@@ -68,7 +70,7 @@ def validate_on_rig(params: list) -> tuple[str, dict]:
         res = validate(rig, params, [b for b in range(64) if b not in bad], pages_under_test(info.pages_per_block),
                        VALIDATION_SCALE, live=FlaresConfig())
     switches = res["density_control"]["continuous-wear"]["switches"]
-    return (f"FLARES in the rig (tables from this fit, CRC {res['rig_tables']['crc']}, sent at run time): "
+    return (f"FLARES in the rig (tables from {about}, CRC {res['rig_tables']['crc']}, sent at run time): "
             + verdict(res)["words"]
             + "".join(f"; density control: block {s['block']} {s['from']} -> {s['to']} at P/E {s['pe']}"
                       for s in switches)), res
@@ -117,14 +119,19 @@ def run_demo(out: Path) -> dict:
     params.to_json(out / "params.json")
     table = CorrTable.build(UBER, PAPER_CODEWORD_BYTES * 8)
     grid = RetentionGrid.build(params, table, 10_000, 250)
-    # the firmware's header: lower and upper pages each with their own model
-    lower = models["lower"]
+    # the tables per page type: the fit's upper prediction bound (what the next block will do), not its curve
+    bounds = {t: prediction_bound(fits[t], (d.pe, d.retention_h, d.rber, d.bits), BOUND, 10_000, 8760.0)
+              for t in ("lower", "upper") for d in [data.select(data.page_type == t)]}
+    bounded = {t: b.apply(models[t]) for t, b in bounds.items()}
+    lower = bounded["lower"]
     (out / "flares_tables.h").write_text(c_header(lower, table, RetentionGrid.build(lower, table, 10_000, 250),
-                                                  upper=models["upper"]))
+                                                  upper=bounded["upper"]))
     (out / "tables.json").write_text(json.dumps({**tables_json(params, table, grid), "page_types": {
-        t: tables_json(p, table, RetentionGrid.build(p, table, 10_000, 250))
-        for t, p in models.items() if t != "all"}}, allow_nan=False) + "\n")
-    loop, flares = validate_on_rig([models["lower"], models["upper"]])
+        t: {**tables_json(p, table, RetentionGrid.build(p, table, 10_000, 250)), "bound": bounds[t].to_json()}
+        for t, p in bounded.items()}}, allow_nan=False) + "\n")
+    loop, flares = validate_on_rig([bounded["lower"], bounded["upper"]],
+                                   f"this fit's {BOUND:.0%} upper prediction bound, "
+                                   + " / ".join(f"{t} x{b.factor:.2f}" for t, b in bounds.items()))
     store = Store(db)
     try:  # for the report; the run wore a volatile copy of the chip, so it is filed apart from this chip's wear
         store.add_flares_run(f"sim:{CHIP}:{SEED} (volatile copy: its wear is not in this database)",
@@ -144,7 +151,7 @@ def run_demo(out: Path) -> dict:
 
     click.echo(f"required t (UBER {UBER:g}, {PAPER_CODEWORD_BYTES}-byte codeword): fresh {int(table.t_for(params.rber(0)))}; "
                "10k P/E + 1 year: " + ", ".join(f"{t} pages {need(p)}" for t, p in models.items()))
-    click.echo(f"FLARES tables: {out / 'flares_tables.h'}")
+    click.echo(f"FLARES tables (per page type, the fit's {BOUND:.0%} upper prediction bound): {out / 'flares_tables.h'}")
     click.echo(loop)
     click.echo(f"report: {report.resolve()}")
     click.echo(f"wall time: {wall:.1f} s")

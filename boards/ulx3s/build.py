@@ -14,6 +14,7 @@ from pathlib import Path
 
 from nandrig.boards.build_log import output_to
 from nandrig.errors import NandrigError
+from nandrig.firmware import check_stack
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.clocks import Clocks
 from nandrig.gateware.synth import yowasp_tool
@@ -116,6 +117,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
             builder.build(build_name=NAME, run=False, seed=seed)
     except Exception as e:  # the firmware or the SoC did not build: say where to look
         raise NandrigError(f"generating the ULX3S SoC failed: {e} (log: {out / 'generate.log'})") from None
+    check_stack(out / "software" / "firmware" / "firmware.elf")
     gw = out / "gateware"
     # ABC9, yosys 0.70's only LUT mapper inside synth_ecp5, trips an assertion (ABC_OPS_REINTEGRATE) on
     # this design: map the LUTs with classic ABC between synth_ecp5's own steps instead

@@ -68,14 +68,14 @@ static int take_frame(struct request *q)
 		long len = cobs_decode(rx, n, body);
 		if (len < (long)MIN_BODY || len > (long)MAX_BODY || FRAME_HEAD_TYPE(body) != T_REQUEST)
 			continue;
-		uint32_t crc = crc32_of(body, (size_t)len - FRAME_CRC_BYTES);
-		if (crc != get_le(body + len - FRAME_CRC_BYTES, FRAME_CRC_BYTES))
+		if (crc32_of(body, (size_t)len - FRAME_CRC_BYTES) != get_le(body + len - FRAME_CRC_BYTES, FRAME_CRC_BYTES))
 			continue;
 		q->op = FRAME_HEAD_OPCODE(body);
 		q->seq = FRAME_HEAD_SEQ(body);
 		q->payload = body + FRAME_HEAD_BYTES;
 		q->len = (uint32_t)len - MIN_BODY;
-		q->crc = crc;  /* the frame's own (opcode, sequence, payload): a retry sends the same bytes */
+		q->crc = crc32_of(&q->op, 1);  /* the opcode byte, then the payload */
+		q->crc = crc32_update(q->crc, q->payload, q->len);
 		return 1;
 	}
 	return 0;

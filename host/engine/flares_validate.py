@@ -656,26 +656,40 @@ def verdict(result: dict) -> dict:
     kinds: dict[str, dict] = {}
     for r in runs:
         k = kinds.setdefault(r["page_type"], {"ops": 0, "under_target_ops": 0, "uncoverable_ops": 0,
-                                              "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": []})
+                                              "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
+                                              "t_sum": 0.0, "need_sum": 0.0, "need_ops": 0})
         for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures"):
             k[f] += int(r.get(f) or 0)
+        k["t_sum"] += float(r.get("mean_t") or 0.0) * int(r.get("ops") or 0)
+        if r.get("mean_target_t") is not None:
+            k["need_sum"] += float(r["mean_target_t"]) * int(r.get("ops") or 0)
+            k["need_ops"] += int(r.get("ops") or 0)
         k["worst_expected_uber"] = max(k["worst_expected_uber"], float(r.get("below_target_uber_max") or 0.0))
         if r.get("under_target_ops") or r.get("decode_failures"):
             k["missed_in"].append(r["scenario"])
     for k in kinds.values():
         k["met"] = k["under_target_ops"] == 0 and k["decode_failures"] == 0
+        # the protection paid for: the mean t written against the mean t the measured errors needed (post hoc)
+        t_sum, need_sum, need_ops = k.pop("t_sum"), k.pop("need_sum"), k.pop("need_ops")
+        k["mean_t"] = t_sum / k["ops"] if k["ops"] else None
+        k["mean_needed_t"] = need_sum / need_ops if need_ops else None
     met = all(k["met"] for k in kinds.values()) and bool(kinds)
     how = "in the rig" if result.get("flares_in_rig") else \
         f"host replay, WSIZE {VERDICT_RUN['wsize']}, MIX {VERDICT_RUN['mix']:g}, alarm {VERDICT_RUN['on_alarm']}"
 
+    def cost(k: dict) -> str:
+        if k["mean_t"] is None or not k["mean_needed_t"]:
+            return ""
+        return f" (mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f})"
+
     def said(kind: str, k: dict) -> str:
         if k["met"]:
-            return f"{kind} pages met it in all {k['ops']:,} operations"
+            return f"{kind} pages met it in all {k['ops']:,} operations" + cost(k)
         worst = k["worst_expected_uber"]
         return (f"{kind} pages missed it: {k['under_target_ops']:,} of {k['ops']:,} operations under target"
                 + (f", {k['decode_failures']} decode failures" if k["decode_failures"] else "")
                 + f" (in {', '.join(dict.fromkeys(k['missed_in']))}), worst expected UBER {worst:.2g}"
-                + (f", {_times(worst / target)} times the target" if worst > target else ""))
+                + (f", {_times(worst / target)} times the target" if worst > target else "") + cost(k))
 
     words = (f"FLARES {'met' if met else 'missed'} its target UBER {target:g} ({how}"
              + (f", {result['scale']:g} of the paper's operations" if result.get("scale", 1.0) < 1.0 else "")

@@ -15,6 +15,7 @@ from nandrig.virtual_chip.power import Power
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.supply import FRONT_END
 from nandrig.errors import NandrigError
+from nandrig.firmware import check_stack
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
 from nandrig.gateware.supply.meter import ADC_PADS, RECENT_CYCLES
@@ -160,6 +161,7 @@ def _build(out: Path, force: bool, echo, bch: BchConfig | None, clocks: Clocks) 
                           extra_mods_path=str(mods), interactive=False)
     except Exception as e:  # the firmware or the SoC did not build: say where to look
         raise NandrigError(f"generating the RTL rig failed: {e} (log: {out / 'generate.log'})") from None
+    check_stack(out / "software" / "firmware" / "firmware.elf")
     # LiteX compiles the simulator only when it also runs it: compile it here
     done = subprocess.run(["bash", "build_sim.sh"], cwd=out / "gateware", capture_output=True, text=True)
     if done.returncode or not sim_binary(out).exists():
