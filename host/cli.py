@@ -157,7 +157,7 @@ def decode_param_page_cmd(dump_file, as_json, check_rig) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> None:
     """The chip's factory bad blocks (their marks as the rig first read them, before any erase)."""
-    from nandrig.host.engine.campaigns import format_blocks
+    from nandrig.host.engine.chip_access import format_blocks
 
     with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
         blocks = rig.info().blocks
@@ -181,7 +181,7 @@ def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> Non
 def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, take_over, as_json) -> None:
     """Check a freshly wired adapter: capture window, ONFI identity, and each DQ line by a walking-pattern
     program/read on one block (docs/ulx3s.md, bring-up)."""
-    from nandrig.host.engine.campaigns import open_for_chip
+    from nandrig.host.engine.chip_access import open_for_chip
     from nandrig.host.engine.selftest import selftest
     from nandrig.host.storage.store import Store
 
@@ -221,7 +221,7 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
              work) -> dict:
     """Open the rig (through --db: the chip's record, its reservations) and run ``work(rig)``; an erase is
     recorded against the chip. A chip with a history cannot be worn without its database."""
-    from nandrig.host.engine.campaigns import known_chip, open_for_chip
+    from nandrig.host.engine.chip_access import known_chip, open_for_chip
     from nandrig.host.storage.store import Store
 
     if wiring and url != "sim":
@@ -404,8 +404,8 @@ def run_grp() -> None:
 
 def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict,
            as_json: bool = False) -> None:
-    from nandrig.host.engine.campaigns import (check_plan, create, format_blocks, known_chip, open_for_chip, parse_blocks,
-                                        run)
+    from nandrig.host.engine.campaigns import check_plan, create, run
+    from nandrig.host.engine.chip_access import format_blocks, known_chip, open_for_chip, parse_blocks
     from nandrig.host.storage.store import Store
 
     store = Store(db)
@@ -442,6 +442,9 @@ def _ended(store, c, as_json: bool = False) -> None:
     """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON)."""
     from nandrig.host.views.summary import summary
 
+    if c.state == "done" and (validation := store.flares_run_of(c.id)) is not None:
+        _validation_said(validation, as_json)
+        return
     k = KINDS.get(c.kind)
     res = k.results(store, c, k.params.from_mapping(c.params), store.page_map(c.chip_id)) \
         if k and k.results and c.state == "done" else None
@@ -459,6 +462,7 @@ def _interruptible(store, campaign_id: int | None, work):
     """Ctrl-C, a full disk or a failing file end ``work`` with where each unfinished campaign stands and how to
     go on (every step before is committed; the one under way is journaled)."""
     from nandrig.errors import Interrupted, NandrigError
+    from nandrig.host.engine.campaigns import position
     from nandrig.host.storage.databases import connection_errors, database_errors, first_line
 
     def where() -> str:
@@ -466,7 +470,7 @@ def _interruptible(store, campaign_id: int | None, work):
             left = [c for c in store.campaigns() if c.state == "running" and campaign_id in (None, c.id)]
         except database_errors():  # the database itself went away: what it holds says where
             return "every step before is in the database"
-        return "; ".join(f"campaign {c.id} at step {c.step} of {c.steps}" for c in left) or "nothing left undone"
+        return "; ".join(f"campaign {c.id} at {position(c)}" for c in left) or "nothing left undone"
 
     try:
         return work()
@@ -534,7 +538,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
-    from nandrig.host.engine.flares_validate import dumps, text_lines, validate_blocks, validate_recorded
+    from nandrig.host.engine.flares_validate import start_campaign, validate_blocks
     from nandrig.host.link.rig import Rig
 
     if not on_rig and (wsize is not None or mix is not None or evaluate_on_alarm):
@@ -552,11 +556,23 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
             raise click.BadParameter("this wears a real chip's blocks: name its database (--db) so their wear is "
                                      "recorded and campaigns' blocks are left alone")
         with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-            result, pages = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                            lambda b: None, bound=bound)
+            result, _ = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control, bound)
     else:
-        result, pages = validate_recorded(db, url, profile, seed, chip_label, take_over, blocks, wordline,
-                                          params, scale, echo, live, density_control, bound)
+        from nandrig.host.storage.store import Store
+
+        store = Store(db)  # what Ctrl-C leaves running is said from it
+        try:
+            result, _ = _interruptible(store, None, lambda: start_campaign(
+                db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo, live,
+                density_control, bound))
+        finally:
+            store.close()
+    _validation_said(result, as_json)
+
+
+def _validation_said(result: dict, as_json: bool) -> None:
+    from nandrig.host.engine.flares_validate import dumps, text_lines
+
     if as_json:
         click.echo(dumps(result))
         return
@@ -611,7 +627,8 @@ def ls_cmd(db, as_json) -> None:
         return
     head = {"id": "id", "kind": "kind", "state": "state", "step": "steps", "blocks": "blocks", "chip": "chip",
             "created": "created", "running_in": "running in"}
-    cells = [head] + [{**r, "step": f"{r['step']}/{r['steps']}"} for r in rows]
+    cells = [head] + [{**r, "step": f"{r['step']}/{r['steps']}" if r["steps"] else f"{r['step']} requests"}
+                      for r in rows]
     widths = {k: max(len(str(r[k])) for r in cells) for k in head}
     for r in cells:
         click.echo("  ".join(str(r[k]).rjust(widths[k]) if k in ("id", "step") else str(r[k]).ljust(widths[k])
@@ -626,7 +643,8 @@ def ls_cmd(db, as_json) -> None:
 def cancel_cmd(db, campaign_id, url, take_over) -> None:
     """End an interrupted campaign for good: its blocks are freed, their wear stays recorded (a request it had
     in flight is settled on its rig first, so what it did is counted)."""
-    from nandrig.host.engine.campaigns import cancel, format_blocks
+    from nandrig.host.engine.campaigns import cancel
+    from nandrig.host.engine.chip_access import format_blocks
     from nandrig.host.storage.store import Store
 
     store = Store(db)
@@ -679,8 +697,6 @@ def export_cmd(db, campaign_id, as_csv, per_page, by_block, bit_errors, out) -> 
               help="Seconds between the page's updates.")
 def serve_cmd(db, host, port, refresh_s) -> None:
     """A live page of the database's campaigns: progress, P/E per block, the latest RBER and its plot."""
-    from pathlib import Path
-
     from nandrig.host.views.live import serve
 
     serve(db, host, port, refresh_s, echo=lambda m: click.echo(m, err=True))

@@ -22,7 +22,8 @@ from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, Ret
 from nandrig.characterization.flares_tables import c_header
 from nandrig.host.kinds import endurance, latency, read_disturb, retention, vth
 from nandrig.host.views.report import write_report
-from nandrig.host.engine.campaigns import create, open_for_chip, run
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.views.export import export_rows, measurements
 from nandrig.host.storage.store import Store
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.engine.campaigns import create
+
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -144,7 +144,8 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     con.executescript("ALTER TABLE chips DROP COLUMN page_map; ALTER TABLE chips DROP COLUMN unique_id;"
                       "ALTER TABLE journal DROP COLUMN boot; ALTER TABLE blocks DROP COLUMN pe_uncertain;"
                       "ALTER TABLE measurements DROP COLUMN pe_uncertain;"
-                      "DROP TABLE bit_errors; DROP TABLE op_energy; UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1
+                      "DROP TABLE bit_errors; DROP TABLE op_energy; DROP TABLE rig_calls;"
+                      "ALTER TABLE flares_runs DROP COLUMN campaign_id; UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1
     con.close()
     store = Store(db)
     try:
@@ -153,6 +154,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
         assert store.chip(1)["unique_id"] is None  # not known until a rig reads it
         version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
         assert int(version) == SCHEMA_VERSION and store.bit_errors(1) == [] and store.op_energy(1) == []
+        assert store.rig_calls(1) == [] and store.flares_run_of(1) is None
     finally:
         store.close()
     assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out == before

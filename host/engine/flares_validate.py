@@ -42,7 +42,7 @@ RBER around it requires (UBER 1e-11, one 4096-byte codeword over GF(2^16)).
 """
 from __future__ import annotations
 
-import json
+import dataclasses
 import random
 import zlib
 from collections.abc import Callable
@@ -61,7 +61,9 @@ from nandrig.chip.geometry import PageMap, PageType, page_map
 from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
-from nandrig.host.engine.campaigns import format_blocks, known_chip, open_for_chip, parse_blocks
+from nandrig.host.engine.chip_access import format_blocks, known_chip, open_for_chip, parse_blocks, versions
+from nandrig.host.engine.recorder import CallRecorder
+from nandrig.host.kinds.steps import contiguous
 from nandrig.host.link.rig import FlaresStep, Rig
 from nandrig.host.storage.store import Store
 
@@ -79,6 +81,7 @@ BUS_NS_PER_BYTE = 25  # ONFI timing mode 4
 OPERATING_POINTS = (10, 100, 1000, 3000, 10000)  # P/E levels of the paper's operating-points experiment
 LONG_RETENTION_PE = 5000
 SCENARIOS = ("operating-points", "long-retention", "continuous-wear")
+KIND = "flares-validate"  # as a campaign of the chip's database
 CALIBRATION_WEAR = (1000, 3000, 6000, 10000)
 CALIBRATION_HOURS = (0.0, 24.0, 720.0, YEAR_H)
 CALIBRATION_BLOCKS = 8
@@ -714,29 +717,58 @@ def dumps(result: dict) -> str:
     return jsonsafe.dumps(summary(result), indent=2)
 
 
-def validate_blocks(rig: Rig, blocks: str | None, wordline: int | None, params, scale: float, echo, live,
-                    density_control: bool, taken, on_wear=lambda block, cycles: None,
-                    bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
-    """The validation on the fresh good blocks of ``blocks``, refusing one for which ``taken`` gives a reason (the
-    database's: a campaign holds it, it carries wear); by default the first 64 blocks not taken."""
+def wanted_blocks(rig: Rig, blocks: str | None, taken: Callable[[int], str | None]) -> list[int]:
+    """The blocks of ``blocks`` (default: the first 64 that ``taken`` gives no reason against), refusing one for
+    which ``taken`` gives a reason (the database's: a campaign holds it, it carries wear)."""
     info = rig.info()
-    pages = pages_under_test(info.pages_per_block, wordline)
-    if blocks:
-        wanted = parse_blocks(blocks, info.blocks)
-        if why := next(filter(None, map(taken, wanted)), None):
-            raise NandrigError(why)
-    else:
-        wanted = [b for b in range(info.blocks) if not taken(b)][:64]
+    if not blocks:
+        return [b for b in range(info.blocks) if not taken(b)][:64]
+    wanted = parse_blocks(blocks, info.blocks)
+    if why := next(filter(None, map(taken, wanted)), None):
+        raise NandrigError(why)
+    return wanted
+
+
+def validate_blocks(rig: Rig, blocks: str | None, wordline: int | None, params, scale: float, echo, live,
+                    density_control: bool, bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
+    """The validation on the fresh good blocks of ``blocks`` of a chip nothing records (a virtual one)."""
+    pages = pages_under_test(rig.info().pages_per_block, wordline)
+    wanted = wanted_blocks(rig, blocks, lambda b: None)
     bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
-    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live, on_wear,
-                    density_control, bound), pages
+    return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live,
+                    density_control=density_control, bound=bound), pages
 
 
-def validate_recorded(db, url: str, profile: str, seed: int, chip_label: str | None, take_over: bool,
-                      blocks: str | None, wordline: int | None, params, scale: float, echo, live,
-                      density_control: bool, bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
-    """With the chip's database: blocks a campaign holds or that carry recorded wear are refused (from the
-    database alone when it knows the chip), the blocks' wear is recorded against the chip, the run stored."""
+@dataclass(frozen=True)
+class ValidationParams:
+    """A flares-validate campaign's parameters, as the store keeps them: its blocks in the order the scenarios
+    (then the calibration) take them, the pages under test, FLARES' models (None: calibrated on the chip) and
+    how FLARES runs."""
+
+    blocks: tuple[int, ...]
+    pages: tuple[int, ...]
+    models: tuple[dict, ...] | None
+    scale: float
+    live: dict | None  # FlaresConfig's fields: the rig runs FLARES (--on-rig)
+    density_control: bool
+    bound: float | None
+
+    @classmethod
+    def from_mapping(cls, d: dict) -> "ValidationParams":
+        return cls(tuple(d["blocks"]), tuple(d["pages"]), tuple(d["models"]) if d["models"] else None, d["scale"],
+                   d["live"], d["density_control"], d["bound"])
+
+    def to_mapping(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None, take_over: bool,
+                   blocks: str | None, wordline: int | None, params: list[RberParams] | None, scale: float, echo,
+                   live: FlaresConfig | None, density_control: bool, bound: float | None = None) -> tuple[dict, int]:
+    """The validation as a campaign of the chip's database: blocks a campaign holds or that carry recorded wear are
+    refused (from the database alone when it knows the chip), the ones it takes reserved, every rig request
+    journaled and its reply and wear recorded as it arrives (``nandrig resume`` goes on after a kill), the result
+    stored for ``nandrig report``. Returns the result and the campaign's id."""
     store = Store(db)
     try:
         store.check_integrity()
@@ -752,18 +784,43 @@ def validate_recorded(db, url: str, profile: str, seed: int, chip_label: str | N
             if why := next(filter(None, map(taken(known), parse_blocks(blocks, store.chip(known)["blocks"]))), None):
                 raise NandrigError(why)
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
-        def record(block: int, cycles: int) -> None:  # as each rig operation's reply arrives: none lost to a stop
-            with store.tx() as tx:
-                store.add_cycles(tx, None, chip_id, block, cycles, False, cycles)
-
         with rig:
-            result, pages = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control,
-                                            taken(chip_id), record, bound)
-        store.event(None, "flares_validate", f"wore blocks {', '.join(result['block_wear'])}")
-        store.add_flares_run(store.chip(chip_id)["label"], result["blocks"]["operating-points"][0], pages[0], result)
-        return result, pages
+            pages = pages_under_test(rig.info().pages_per_block, wordline)
+            wanted = wanted_blocks(rig, blocks, taken(chip_id))
+            for run_ in contiguous(store.unscanned(chip_id, wanted)):  # factory marks before anything is worn
+                store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
+            bad = set(store.factory_bad(chip_id, wanted))
+            use = plan([b for b in wanted if b not in bad], params is None)
+            chosen = [b for part in use.values() for b in part]
+            p = ValidationParams(tuple(chosen), pages, tuple(m.as_dict() | {"name": m.name} for m in params)
+                                 if params else None, scale, dataclasses.asdict(live) if live else None,
+                                 density_control, bound)
+            cid = store.create_campaign(chip_id, KIND, p.to_mapping(), sorted(chosen), url, rig.hello_info.identity,
+                                        versions(rig), 0)
+            echo(f"campaign {cid}: {KIND} on blocks {format_blocks(sorted(chosen))} in {store.name}")
+            with store.lock(cid):
+                return run_campaign(store, rig, cid, echo), cid
     finally:
         store.close()
+
+
+def run_campaign(store: Store, rig: Rig, campaign_id: int, echo: Callable[[str], None] = lambda s: None) -> dict:
+    """Run (or go on with) a flares-validate campaign, under its lock; its stored result once done."""
+    c = store.campaign(campaign_id)
+    if c.state != "running":
+        return store.flares_run_of(c.id)
+    p = ValidationParams.from_mapping(c.params)
+    models = [RberParams.from_mapping(m) for m in p.models] if p.models else None
+    with CallRecorder(store, rig, c) as rec:
+        said = lambda s: None if rec.replaying else echo(s)  # noqa: E731 (what a replay passes was said before)
+        result = validate(rig, models, list(p.blocks), p.pages, p.scale, said,
+                          FlaresConfig(**p.live) if p.live else None, density_control=p.density_control,
+                          bound=p.bound)
+        with store.tx() as db:  # the result and the end together: a resume never stores a second result
+            store.add_flares_run(store.chip(c.chip_id)["label"], result["blocks"]["operating-points"][0], p.pages[0],
+                                 result, c.id, db)
+            store.set_state(c.id, "done", f"{rec.n} rig requests", db)
+    return result
 
 
 def text_lines(result: dict) -> list[str]:

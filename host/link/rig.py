@@ -246,6 +246,9 @@ class Rig:
         self.last_seq = 0
         self.boot = 0  # the rig's boot id as the last HELLO saw it
         self.observe = observe
+        # a campaign driven by a program journals and records every request but HELLO through this
+        # (nandrig.host.engine.recorder): ``recorder(op, payload, ok)`` returns the reply
+        self.recorder: Callable[[Opcode, bytes, tuple[Err, ...]], Frame] | None = None
         try:
             self.hello_info = self.hello(flags=HelloFlag.OBSERVE if observe else HelloFlag(0))
         except RigHeld as e:
@@ -325,7 +328,15 @@ class Rig:
         return self._seq
 
     def call(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None) -> Frame:
-        """Send one request and return its reply, retrying until it is answered exactly once."""
+        """Send one request and return its reply, retrying until it is answered exactly once (through the
+        :attr:`recorder`, when one is set)."""
+        if self.recorder is not None and op != Opcode.HELLO and seq is None:
+            return self.recorder(op, payload, ok)
+        return self.exchange(op, payload, ok=ok, seq=seq)
+
+    def exchange(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,),
+                 seq: int | None = None) -> Frame:
+        """One request on the link and its reply, retried until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
         raw = b"\x00" + P.request(op, seq, payload).encode()  # the leading delimiter flushes line noise

@@ -19,8 +19,8 @@ from nandrig.chip.geometry import PageMap
 from nandrig.host.storage.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 6  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
-# 5: bit-error maps; 6: supply energy per request
+SCHEMA_VERSION = 7  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+# 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns
 
 OP_ENERGY_TABLE = """CREATE TABLE op_energy (  -- the chip's supply energy over one request (rigs with a current sense)
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
@@ -40,6 +40,18 @@ BIT_ERRORS_TABLE = """CREATE TABLE bit_errors ( -- where a page read's raw bit e
     page INTEGER NOT NULL,
     codes BLOB NOT NULL,                 -- characterization/bitmaps.py: sorted bit*2+direction, delta LEB128
     PRIMARY KEY (checkpoint_id, block, page)
+);
+"""
+
+RIG_CALLS_TABLE = """CREATE TABLE rig_calls (  -- every request and reply of a campaign driven by a program, in order
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    n INTEGER NOT NULL,                  -- the program's n-th request (its step)
+    op INTEGER NOT NULL,
+    payload BLOB NOT NULL,
+    status INTEGER NOT NULL,             -- the reply's
+    reply BLOB NOT NULL,
+    boot INTEGER NOT NULL,               -- the rig's boot id when it answered
+    PRIMARY KEY (campaign_id, n)
 );
 """
 
@@ -142,7 +154,7 @@ CREATE TABLE events (
     detail TEXT NOT NULL
 );
 CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
-""" + BIT_ERRORS_TABLE + OP_ENERGY_TABLE
+""" + BIT_ERRORS_TABLE + OP_ENERGY_TABLE + RIG_CALLS_TABLE
 
 # added within schema 1: created on open when missing
 FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
@@ -151,7 +163,8 @@ FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
     block INTEGER NOT NULL,
     page INTEGER NOT NULL,
     result TEXT NOT NULL,                -- JSON: runs, traces, the paper's statements
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    campaign_id INTEGER REFERENCES campaigns(id)  -- the flares-validate campaign that made it (NULL: none)
 )"""
 
 
@@ -197,6 +210,16 @@ class Pending:
     op: int
     payload: bytes
     boot: int | None  # the rig's boot id when the request was sent
+
+
+class RigCall(NamedTuple):
+    """One request of a program-driven campaign and the rig's reply to it."""
+
+    op: int
+    payload: bytes
+    status: int
+    reply: bytes
+    boot: int
 
 
 class MeasurementRow(NamedTuple):
@@ -265,7 +288,14 @@ def _op_energy(db: Database) -> None:
     db.ddl(OP_ENERGY_TABLE)
 
 
-MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy}  # from schema N to N + 1
+def _rig_calls(db: Database) -> None:
+    """Schema 6 ran FLARES validations outside campaigns: none has calls, no stored run a campaign."""
+    db.ddl(RIG_CALLS_TABLE)
+    if "flares_runs" in db.tables():
+        db.execute("ALTER TABLE flares_runs ADD COLUMN campaign_id INTEGER REFERENCES campaigns(id)")
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy, 6: _rig_calls}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
@@ -511,6 +541,10 @@ class Store:
                    "created=excluded.created, boot=excluded.boot",
                    (campaign_id, step, session, seq, op, payload, time.time(), boot))
 
+    def clear_journal(self, db: Database, campaign_id: int) -> None:
+        """The request in flight is accounted for without a reply (a rig that restarted)."""
+        db.execute("DELETE FROM journal WHERE campaign_id=?", (campaign_id,))
+
     def finish_step(self, db: Database, campaign_id: int, step: int, context: dict | None = None) -> None:
         """Inside the step's transaction: advance the cursor and clear the journal."""
         db.execute("DELETE FROM journal WHERE campaign_id=?", (campaign_id,))
@@ -524,12 +558,16 @@ class Store:
         with self.tx() as db:
             db.execute("UPDATE campaigns SET context=? WHERE id=?", (json.dumps(context, sort_keys=True), campaign_id))
 
-    def set_state(self, campaign_id: int, state: str, detail: str = "") -> None:
-        with self.tx() as db:
-            db.execute("UPDATE campaigns SET state=?, updated=? WHERE id=?", (state, time.time(), campaign_id))
-            if state != "running":  # a finished campaign frees its blocks
-                db.execute("UPDATE blocks SET reserved_by=NULL WHERE reserved_by=?", (campaign_id,))
-            self._event(db, campaign_id, state, detail)
+    def set_state(self, campaign_id: int, state: str, detail: str = "", db: Database | None = None) -> None:
+        """The campaign's state (in ``db``'s transaction, else its own); a finished one frees its blocks."""
+        if db is None:
+            with self.tx() as db:
+                self.set_state(campaign_id, state, detail, db)
+            return
+        db.execute("UPDATE campaigns SET state=?, updated=? WHERE id=?", (state, time.time(), campaign_id))
+        if state != "running":
+            db.execute("UPDATE blocks SET reserved_by=NULL WHERE reserved_by=?", (campaign_id,))
+        self._event(db, campaign_id, state, detail)
 
     def event(self, campaign_id: int | None, kind: str, detail: str, db: Database | None = None) -> None:
         """An event, in ``db``'s transaction or its own."""
@@ -629,14 +667,35 @@ class Store:
             " = c.id JOIN measurements m ON m.checkpoint_id = b.checkpoint_id AND m.block = b.block AND m.page ="
             " b.page WHERE c.campaign_id=? ORDER BY c.step, b.block, b.page", (campaign_id,))]
 
-    def add_flares_run(self, chip_label: str, block: int, page: int, result: dict) -> int:
-        with self.tx() as db:
-            return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created) VALUES (?,?,?,?,?)"
-                              " RETURNING id", (chip_label, block, page, json.dumps(result), time.time())).fetchone()[0]
+    def add_flares_run(self, chip_label: str, block: int, page: int, result: dict, campaign_id: int | None = None,
+                       db: Database | None = None) -> int:
+        """A FLARES validation's result (in ``db``'s transaction, else its own)."""
+        if db is None:
+            with self.tx() as db:
+                return self.add_flares_run(chip_label, block, page, result, campaign_id, db)
+        return db.execute("INSERT INTO flares_runs (chip_label, block, page, result, created, campaign_id) VALUES "
+                          "(?,?,?,?,?,?) RETURNING id", (chip_label, block, page, json.dumps(result), time.time(),
+                                                         campaign_id)).fetchone()[0]
 
     def flares_runs(self) -> list[tuple[int, str, int, int, dict]]:
         return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in
                 self.db.execute("SELECT id, chip_label, block, page, result FROM flares_runs ORDER BY id")]
+
+    def flares_run_of(self, campaign_id: int) -> dict | None:
+        """The result a flares-validate campaign stored when it finished."""
+        row = self.db.execute("SELECT result FROM flares_runs WHERE campaign_id=?", (campaign_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    # -- program-driven campaigns: their requests and replies ---------------------------
+    def rig_calls(self, campaign_id: int) -> list[RigCall]:
+        return [RigCall(op, bytes(payload), status, bytes(reply), boot) for op, payload, status, reply, boot in
+                self.db.execute("SELECT op, payload, status, reply, boot FROM rig_calls WHERE campaign_id=? "
+                                "ORDER BY n", (campaign_id,))]
+
+    def add_rig_call(self, db: Database, campaign_id: int, n: int, call: RigCall) -> None:
+        """Inside the call's transaction (with its wear and :meth:`finish_step`)."""
+        db.execute("INSERT INTO rig_calls (campaign_id, n, op, payload, status, reply, boot) VALUES (?,?,?,?,?,?,?)",
+                   (campaign_id, n, *call))
 
     def add_op_time(self, db: Database, campaign_id: int, chip_id: int, step: int, op: str, block: int, page: int,
                     busy_ns: int) -> None:

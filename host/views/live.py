@@ -176,7 +176,9 @@ def _card(c: dict) -> str:
             f"<span class=\"state {e(c['state'])}\">{e(c['state'])}</span>"
             + (f"<span class=\"where\">in {e(c['running_in'])}</span>" if c["running_in"] else "")
             + f"<span>chip {e(c['chip'])}</span><span>blocks {e(c['blocks'])}</span>"
-            f"<span class=\"steps\">step {c['step']} / {c['steps']}</span><span>P/E {pe_range}</span></div>"
+            + (f"<span class=\"steps\">step {c['step']} / {c['steps']}</span>" if c["steps"] else
+               f"<span class=\"steps\">{c['step']} rig requests</span>")
+            + f"<span>P/E {pe_range}</span></div>"
             f"<div class=\"bar\"><div style=\"width:{pct:.1f}%\"></div></div>{checkpoints}"
             f"<details><summary>P/E per block</summary><table>{pe}</table></details>"
             + (f"<div class=\"events\">{ev}</div>" if ev else "") + "</div>")

@@ -33,7 +33,7 @@ UBER = 1e-11
 
 def model_section(r: Report, chip_id: int, campaigns: list[Campaign]) -> FitResult | None:
     """The RBER model fitted to the chip's endurance and retention campaigns, with its plots."""
-    data = measurements([row for c in campaigns if KINDS[c.kind].feeds_fit
+    data = measurements([row for c in campaigns if (k := KINDS.get(c.kind)) and k.feeds_fit
                          for row in export_rows(r.store, c, by_block=True)])
     if np.count_nonzero(data.rber > 0) < 7 or len(set(data.pe[data.rber > 0].tolist())) < 3:
         r.p("Not enough endurance/retention checkpoints with errors to fit the RBER model.")

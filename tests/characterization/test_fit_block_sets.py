@@ -20,7 +20,8 @@ from scipy import stats
 
 from nandrig.characterization.fitting import fit_measurements
 from nandrig.demo import CHIP, SEED, free_runs, model_plans
-from nandrig.host.engine.campaigns import create, open_for_chip, run
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.views.export import export_rows, measurements
 from nandrig.host.storage.store import Store
 

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from nandrig.errors import NandrigError
-from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.engine.campaigns import create
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.storage.store import Store
 
 CHIP = ("--chip", "mlc-small", "--seed", "2")

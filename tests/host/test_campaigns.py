@@ -92,7 +92,8 @@ def test_blocks_are_reserved_and_bad_blocks_never(run_cli, db):
 
 
 def test_running_campaigns_never_share_blocks(db):
-    from nandrig.host.engine.campaigns import create, open_for_chip
+    from nandrig.host.engine.campaigns import create
+    from nandrig.host.engine.chip_access import open_for_chip
 
     store = Store(db)
     rig, chip_id = open_for_chip(store, "sim", "mlc-small", 2)
@@ -147,7 +148,8 @@ def test_resume_and_export_errors(run_cli, db):
 
 def test_manual_bake_records_what_the_operator_reports(tmp_path, monkeypatch):
     from nandrig.characterization.arrhenius import acceleration_factor
-    from nandrig.host.engine.campaigns import create, open_for_chip, run as run_campaign
+    from nandrig.host.engine.campaigns import create, run as run_campaign
+    from nandrig.host.engine.chip_access import open_for_chip
 
     answers = iter(["120", "0.25"])
     monkeypatch.setattr("click.prompt", lambda *a, **k: float(next(answers)))
@@ -181,7 +183,7 @@ def test_wall_clock_oven_waits_only_what_is_left_and_says_when_it_reads(capsys):
     ("5", [5]), ("1-3", [1, 2, 3]), ("0-2,7,4-5", [0, 1, 2, 4, 5, 7]), ("3-4, 4-5", [3, 4, 5]),
 ])
 def test_block_lists_parse(text, want):
-    from nandrig.host.engine.campaigns import format_blocks, parse_blocks
+    from nandrig.host.engine.chip_access import format_blocks, parse_blocks
 
     assert parse_blocks(text, 64) == want
     assert parse_blocks(format_blocks(want), 64) == want
@@ -191,7 +193,7 @@ def test_block_lists_parse(text, want):
     ("a-b", "takes ranges"), ("5-3", "after the last"), ("60-70", "outside the chip's blocks 0..63"), ("1,,2", "takes"),
 ])
 def test_bad_block_lists_are_refused(text, message):
-    from nandrig.host.engine.campaigns import parse_blocks
+    from nandrig.host.engine.chip_access import parse_blocks
 
     with pytest.raises(NandrigError, match=message):
         parse_blocks(text, 64)

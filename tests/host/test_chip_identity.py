@@ -7,7 +7,8 @@ from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.virtual_chip.profile import load_profile
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
-from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.engine.campaigns import create
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.storage.store import Store
 
 

@@ -102,7 +102,9 @@ def test_one_page_or_block_by_hand_keeps_the_campaigns_rules(run_cli, tmp_path):
     a chip with a history is not worn without its database, and the page reads back what was programmed."""
     import sqlite3
 
-    from nandrig.host.engine.campaigns import create, open_for_chip
+    from nandrig.host.engine.campaigns import create
+
+    from nandrig.host.engine.chip_access import open_for_chip
     from nandrig.host.storage.store import Store
 
     db, chip = tmp_path / "m.db", ("--rig", "sim", "--chip", "mlc-small", "--seed", "5")

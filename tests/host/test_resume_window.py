@@ -1,6 +1,7 @@
 """Crash exactly between the rig's reply and the host's commit: the resume must take the cached reply."""
 from nandrig.host.engine.campaigns import Runner
-from nandrig.host.engine.campaigns import create, open_for_campaign, open_for_chip, run
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.engine.chip_access import open_for_campaign, open_for_chip
 from nandrig.host.views.export import export_csv
 from nandrig.host.storage.store import Store
 

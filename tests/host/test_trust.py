@@ -20,7 +20,8 @@ import pytest
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.tcp_link import serve_in_thread
-from nandrig.host.engine.campaigns import create, open_for_chip
+from nandrig.host.engine.campaigns import create
+from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.storage.store import Store
 from tests.host.processes import free_ports, wait_for
 
