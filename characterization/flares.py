@@ -31,7 +31,9 @@ Where the paper leaves points open, this implementation decides:
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
+import math
 from dataclasses import dataclass, field
 
 from nandrig.characterization.flares_tables import FixedTables
@@ -39,6 +41,7 @@ from nandrig.errors import NandrigError
 
 ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
 READS_MAX = 0xFFFF  # reads saturate at 16 bits (errc, which they divide, saturates long before)
+U64_MAX = (1 << 64) - 1
 
 
 class Zone(enum.IntEnum):
@@ -49,6 +52,7 @@ class Zone(enum.IntEnum):
     OVERCORRECTION = 4
     CRITICAL = 5
     SAFE = 6
+    MEASURED = 7  # guarded FLARES: the window's measured errors raised t above FLARES' decision
 
 
 class FlaresAccess(enum.IntEnum):
@@ -67,13 +71,24 @@ class FlaresConfig:
     req_ret_s: int = 365 * 24 * 3600
     t_cap: int = 0  # the largest t the rig can use (its spare area, its engine); 0: the tables' t_max
     evaluate_on_alarm: bool = False  # True: an alarm does not stop Alg. 2 (not the paper's; docs/flares.md)
+    # Guarded FLARES (docs/flares.md): FLARES' decision, never below the model's projection (tables from a
+    # bound), raised when the window's measured errors exceed what the model expects; reads that use more
+    # than alarm_use_pm of their t raise a rewrite alarm
+    guarded: bool = False
+    guard_z10: int = 30  # the count bounds' z, in tenths: k + z*sqrt(k + 1) + z^2
+    alarm_use_pm: int = 750
 
     def __post_init__(self) -> None:
         if not (1 <= self.wsize <= 1024 and 0 <= self.mix_pm <= 1000 and 0 <= self.saferange_pm <= 1000
                 and 0 <= self.maxfail <= 255 and 0 <= self.maxcritical <= 255 and 0 <= self.maxover <= 255
-                and 0 <= self.req_ret_s < 1 << 32 and 0 <= self.t_cap <= 255):
-            raise NandrigError("FLARES constants out of range (wsize 1..1024, MIX and SAFERANGE 0..1000 per mille, "
-                               "thresholds and t cap 0..255)")
+                and 0 <= self.req_ret_s < 1 << 32 and 0 <= self.t_cap <= 255 and 0 <= self.guard_z10 <= 100
+                and 0 <= self.alarm_use_pm <= 1000):
+            raise NandrigError("FLARES constants out of range (wsize 1..1024, MIX, SAFERANGE and alarm use 0..1000 "
+                               "per mille, thresholds and t cap 0..255, guard z 0..10.0)")
+
+    @property
+    def policy(self) -> str:
+        return "guarded FLARES" if self.guarded else "FLARES"
 
 
 @dataclass
@@ -91,6 +106,23 @@ class Pprof:
     ops: int = 0
     reads: int = 0  # reads whose errors errc holds
     pe_win: int = 0  # pecycles at the last evaluation (or when the profile began)
+
+
+def count_bound(k: int, z10: int) -> int:
+    """A one-sided upper bound on a Poisson count of which ``k`` was seen: k + z*sqrt(k + 1) + z^2, with z in
+    tenths, rounded up, in integers (the firmware's arithmetic; conservative against the exact bound: 12 for
+    k = 0 at z = 3.0, where the exact 99.87 % bound is 6.6)."""
+    return k + -(-z10 * isqrt(100 * (k + 1)) // 100) + -(-z10 * z10 // 100)
+
+
+def isqrt(n: int) -> int:
+    """floor(sqrt(n)), as the firmware computes it."""
+    return math.isqrt(n)
+
+
+def mul_div(a: int, b: int, c: int) -> int:
+    """a * b // c for unsigned 64-bit a, b, c > 0, saturating at 2^64 - 1 (the firmware's 128-bit product)."""
+    return min(a * b // c, U64_MAX)
 
 
 @dataclass(frozen=True)
@@ -119,8 +151,10 @@ class Flares:
         return min(cap, self.tables.t_max) if cap else self.tables.t_max
 
     def _cold_proj(self, pe: int, page_type: int) -> int:
+        """FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes it as it is (its
+        tables come from a bound, and measurements raise it)."""
         ft = self.model(page_type)
-        return 2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
+        return (1 if self.config.guarded else 2) * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
 
     def reach(self, page_type: int = 0) -> int:
         """The largest RBER (Q48) t_cap corrects: a projection above it is beyond the rig's reach."""
@@ -144,19 +178,23 @@ class Flares:
     def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int,
                 page_type: int = 0) -> Decision:
         """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
+        cfg = self.config
+        used = False  # guarded: this read used more of its t than the alarm allows
         if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
             pp.reads = min(pp.reads + 1, READS_MAX)
             pp.failc += 1 if fail else 0
+            used = cfg.guarded and (fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur)
         else:
             pp.pecycles += 1
             pp.writestamp = now
             pp.p_cur = pp.p_next
         pp.ops += 1
-        if pp.ops < self.config.wsize:
-            return Decision(Zone.NONE)
+        if pp.ops < cfg.wsize:
+            return Decision(Zone.NONE, alarm=used)
         pp.ops = 0
-        return self.evaluate(pp, now, page_type)
+        d = self.evaluate(pp, now, page_type)
+        return dataclasses.replace(d, alarm=True) if used else d
 
     def evaluate(self, pp: Pprof, now: int, page_type: int = 0) -> Decision:
         """Alg. 2."""
@@ -200,6 +238,34 @@ class Flares:
         else:
             zone = Zone.SAFE
             pp.p_next = pp.p_cur
+        if cfg.guarded:
+            zone, proj = self._guard(pp, zone, proj, rd_now, model, ahead, page_type)
         pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
         pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
+
+    def _guard(self, pp: Pprof, zone: Zone, proj: int, rd_now: int, model: int, ahead: int,
+               page_type: int) -> tuple[Zone, int]:
+        """Guarded FLARES after FLARES' decision: p_next never below the model's own projection (the tables'
+        bound, no measurement mixed in), and raised to what the window's measured errors require when they
+        exceed what the model expects at the reads' age beyond chance. The measurement is an upper count bound
+        over the window's bits, aged to the end of the retention target by the model's own ratio (end over
+        now). Returns the zone and the projection the decision rests on."""
+        ft, cfg = self.model(page_type), self.config
+        end = model + ft.rber_rd(ahead, cfg.req_ret_s)  # the model at the end of the target, a window ahead
+        pp.p_next = max(pp.p_next, ft.t_for(end))
+        proj = max(proj, end)
+        if not pp.reads:
+            return zone, proj
+        bits = ft.codeword_bits * pp.reads
+        now_model = max(ft.rber_wr(pp.pecycles) + rd_now, 1)
+        expected = mul_div(now_model, bits, 1 << 48)  # errors the model expects over the window's reads
+        if pp.errc <= count_bound(expected, cfg.guard_z10):
+            return zone, proj
+        rate = (count_bound(pp.errc, cfg.guard_z10) << 48) // bits  # Q48: errc <= ERRC_MAX keeps this in 64 bits
+        measured = mul_div(rate, end, now_model)
+        p = ft.t_for(measured)
+        if p > pp.p_next:
+            pp.p_next = p
+            zone = Zone.MEASURED
+        return zone, max(proj, measured)

@@ -17,7 +17,8 @@ class Config(ctypes.Structure):
     _fields_ = [("wsize", ctypes.c_uint16), ("mix_pm", ctypes.c_uint16), ("saferange_pm", ctypes.c_uint16),
                 ("maxfail", ctypes.c_uint8), ("maxcritical", ctypes.c_uint8), ("maxover", ctypes.c_uint8),
                 ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8),
-                ("evaluate_on_alarm", ctypes.c_uint8), ("tables", ctypes.c_void_p)]
+                ("evaluate_on_alarm", ctypes.c_uint8), ("guarded", ctypes.c_uint8), ("guard_z10", ctypes.c_uint8),
+                ("alarm_use_pm", ctypes.c_uint16), ("tables", ctypes.c_void_p)]
 
 
 class Pprof(ctypes.Structure):
@@ -95,7 +96,7 @@ class Native:
     def config(self, cfg, tables: ctypes.Array | None = None) -> Config:
         """A C configuration deciding with ``tables`` (default: the compiled-in ones)."""
         return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
-                      cfg.t_cap, cfg.evaluate_on_alarm,
+                      cfg.t_cap, cfg.evaluate_on_alarm, cfg.guarded, cfg.guard_z10, cfg.alarm_use_pm,
                       ctypes.cast(self.builtin if tables is None else tables, ctypes.c_void_p))
 
     def new_page(self, t: int, pe: int = 0) -> Pprof:

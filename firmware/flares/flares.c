@@ -71,10 +71,94 @@ static uint64_t reach(const flares_config_t *cfg)
     return cfg->tables->corr_rber_max[cap(cfg) - FLARES_T_MIN];
 }
 
+/* FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes it as it is */
 static uint64_t cold_proj(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
 {
     const flares_tables_t *tab = cfg->tables;
-    return 2u * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s));
+    return (cfg->guarded ? 1u : 2u)
+           * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s));
+}
+
+static uint64_t isqrt64(uint64_t n)
+{
+    uint64_t root = 0, bit = (uint64_t)1 << 62;
+    while (bit > n)
+        bit >>= 2;
+    while (bit) {
+        if (n >= root + bit) {
+            n -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    return root;
+}
+
+/* a * b / c rounded down, saturating at 2^64 - 1: the soft-core has no 128-bit type, so the product is kept as
+ * two 64-bit halves and divided bit by bit (once per evaluation) */
+static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl;
+    uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+    uint64_t lo = (ll & 0xFFFFFFFFu) | (mid << 32);
+    uint64_t hi = ah * bh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    uint64_t q = 0, r = hi;
+    int i;
+    if (hi >= c)
+        return UINT64_MAX;
+    for (i = 63; i >= 0; i--) {
+        uint64_t carry = r >> 63; /* r < c before the shift: with the carry, r - c still fits */
+        r = (r << 1) | ((lo >> i) & 1u);
+        q <<= 1;
+        if (carry || r >= c) {
+            r -= c;
+            q |= 1u;
+        }
+    }
+    return q;
+}
+
+/* a one-sided upper bound on a Poisson count of which k was seen: k + z*sqrt(k + 1) + z^2, rounded up */
+static uint64_t count_bound(uint64_t k, uint8_t z10)
+{
+    return k + (z10 * isqrt64(100u * (k + 1u)) + 99u) / 100u + ((uint32_t)z10 * z10 + 99u) / 100u;
+}
+
+/* guarded FLARES after FLARES' decision (nandrig.characterization.flares.Flares._guard): *next never below the
+ * model's projection, raised to what the window's measured errors need when they exceed the model's
+ * expectation beyond chance (an upper count bound, aged to the target's end by the model's ratio) */
+static void guard(const flares_config_t *cfg, const flares_pprof_t *pp, uint8_t page_type, uint64_t rd_now,
+                  uint64_t model, uint32_t ahead, int32_t *next, uint8_t *zone, uint64_t *proj)
+{
+    const flares_tables_t *tab = cfg->tables;
+    uint64_t end = model + flares_rber_rd(tab, page_type, ahead, cfg->req_ret_s);
+    uint64_t bits, now_model, expected, rate, measured;
+    uint8_t p = flares_t_for(tab, end);
+    if (p > *next)
+        *next = p;
+    if (end > *proj)
+        *proj = end;
+    if (!pp->reads)
+        return;
+    bits = (uint64_t)FLARES_CODEWORD_BITS * pp->reads;
+    now_model = flares_rber_wr(tab, page_type, pp->pecycles) + rd_now;
+    if (!now_model)
+        now_model = 1;
+    expected = mul_div(now_model, bits, (uint64_t)1 << 48);
+    if (pp->errc <= count_bound(expected, cfg->guard_z10))
+        return;
+    rate = (count_bound(pp->errc, cfg->guard_z10) << 48) / bits; /* errc <= ERRC_MAX: within 64 bits */
+    measured = mul_div(rate, end, now_model);
+    p = flares_t_for(tab, measured);
+    if (p > *next) {
+        *next = p;
+        *zone = FLARES_ZONE_MEASURED;
+    }
+    if (measured > *proj)
+        *proj = measured;
 }
 
 uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
@@ -159,6 +243,8 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
         out->zone = FLARES_ZONE_SAFE;
         next = pp->p_cur;
     }
+    if (cfg->guarded)
+        guard(cfg, pp, page_type, rd_now, model, ahead, &next, &out->zone, &proj);
     if (next < (int32_t)FLARES_T_MIN)
         next = FLARES_T_MIN;
     if (next > (int32_t)cap(cfg))
@@ -174,6 +260,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
                     uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out)
 {
+    uint8_t used = 0; /* guarded: this read used more of its t than the alarm allows */
     if (access == FLARES_ACCESS_READ) {
         uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
         pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
@@ -181,6 +268,7 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
             pp->reads++;
         if (fail)
             pp->failc++;
+        used = cfg->guarded && (fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur);
     } else {
         pp->pecycles++;
         pp->writestamp = now;
@@ -190,11 +278,13 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
         out->zone = FLARES_ZONE_NONE;
         out->p = 0;
         out->proj = 0;
-        out->alarm = 0;
+        out->alarm = used;
         out->invalidate = 0;
         out->beyond = 0;
         return;
     }
     pp->ops = 0;
     flares_evaluate(cfg, pp, page_type, now, out);
+    if (used)
+        out->alarm = 1;
 }

@@ -55,6 +55,7 @@ enum flares_zone {
     FLARES_ZONE_OVERCORRECTION = 4,
     FLARES_ZONE_CRITICAL = 5,
     FLARES_ZONE_SAFE = 6,
+    FLARES_ZONE_MEASURED = 7, /* guarded FLARES: the window's measured errors raised t above FLARES' decision */
 };
 
 typedef struct {
@@ -67,6 +68,11 @@ typedef struct {
     uint32_t req_ret_s;
     uint8_t t_cap; /* the largest t the rig can use (its spare area, its engine); 0: the tables' t max */
     uint8_t evaluate_on_alarm; /* 1: an alarm does not stop the evaluation (not the paper's Alg. 2) */
+    /* guarded FLARES (docs/flares.md): p_next never below the model's projection, raised by measured errors
+     * beyond the model's expectation; a read using more than alarm_use_pm of its t raises a rewrite alarm */
+    uint8_t guarded;
+    uint8_t guard_z10;     /* the count bounds' z in tenths: k + z*sqrt(k + 1) + z^2 */
+    uint16_t alarm_use_pm;
     const flares_tables_t *tables;
 } flares_config_t;
 

@@ -483,10 +483,11 @@ class Validator:
                                np.flatnonzero(tr.column("alarm", i) & keep).tolist(), under_after, keep), **density}
 
     def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
-               evaluate_on_alarm: bool = False) -> dict:
-        """FLARES on the host over page ``tr.pages[i]``'s trace, with its page type's tables."""
+               evaluate_on_alarm: bool = False, guarded: bool = False) -> dict:
+        """FLARES (or guarded FLARES) on the host over page ``tr.pages[i]``'s trace, with its page type's
+        tables."""
         f = Flares(self.tables[self.upper[i]], FlaresConfig(wsize=wsize, mix_pm=mix_pm,
-                                                            evaluate_on_alarm=evaluate_on_alarm))
+                                                            evaluate_on_alarm=evaluate_on_alarm, guarded=guarded))
         pp = f.new_page(f.cold_start(tr.pe[0]), tr.pe[0] - 1)
         chosen, fails, alarms = [], 0, []
         under_after, evaluated = 0, False

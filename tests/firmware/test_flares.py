@@ -109,11 +109,11 @@ def scenario_sequence(rng: random.Random, length: int):
 @pytest.mark.slow
 def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     """50,000 sequences per parameter set (200,000 in all, one set sent at run time), each on a page of a random
-    type."""
+    type, half of them guarded FLARES (its floor, measured raises and measured alarms included)."""
     fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
-    sequences = decisions = evaluations = alarms_evaluated = beyond = 0
+    sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = 0
     zones = set()
     for k in range(50_000):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
@@ -121,7 +121,9 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
                            maxcritical=rng.choice([5, 0, 2]), maxover=rng.choice([15, 0, 3]),
                            req_ret_s=rng.choice([365 * 86_400, 30 * 86_400, 0]),
                            t_cap=rng.choice([0, 0, ft.t_max + 5, rng.randrange(1, ft.t_max + 1)]),
-                           evaluate_on_alarm=rng.random() < 0.5)
+                           evaluate_on_alarm=rng.random() < 0.5, guarded=rng.random() < 0.5,
+                           guard_z10=rng.choice([30, 0, 20, rng.randrange(101)]),
+                           alarm_use_pm=rng.choice([750, 0, 1000, rng.randrange(1001)]))
         ref = reference(fts, cfg)
         t0 = rng.randrange(ft.t_min, ref.t_cap + 1)
         pe0, page_type = rng.randrange(0, 12_000), rng.randrange(2)
@@ -144,12 +146,14 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             decisions += 1
             evaluations += d.zone != Zone.NONE
             alarms_evaluated += d.alarm and d.zone != Zone.ALARM  # an alarm the evaluation ran through
+            read_alarms += d.alarm and d.zone == Zone.NONE  # guarded: a read that used too much of its t
             zones.add(d.zone)
         sequences += 1
     assert sequences == 50_000 and evaluations > 100_000
     assert zones == set(Zone)  # every zone was exercised
     assert alarms_evaluated > 1000  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
     assert beyond > 1000  # and projections beyond the rig's t_cap (density control's signal)
+    assert read_alarms > 1000  # and guarded FLARES' alarms from a read's measured errors
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):
