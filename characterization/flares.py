@@ -36,12 +36,13 @@ import enum
 import math
 from dataclasses import dataclass, field
 
-from nandrig.characterization.flares_tables import FixedTables
+from nandrig.characterization.flares_tables import GUARD_MEMORY, FixedTables
 from nandrig.errors import NandrigError
 
 ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
 READS_MAX = 0xFFFF  # reads saturate at 16 bits (errc, which they divide, saturates long before)
 U64_MAX = (1 << 64) - 1
+U32_MAX = (1 << 32) - 1
 
 
 class Zone(enum.IntEnum):
@@ -75,7 +76,7 @@ class FlaresConfig:
     # bound), raised when the window's measured errors exceed what the model expects; reads that use more
     # than alarm_use_pm of their t raise a rewrite alarm
     guarded: bool = False
-    guard_z10: int = 30  # the count bounds' z, in tenths: k + z*sqrt(k + 1) + z^2
+    guard_z10: int = 20  # the count bounds' z, in tenths: k + z*sqrt(k + 1) + z^2
     alarm_use_pm: int = 750
 
     def __post_init__(self) -> None:
@@ -125,6 +126,16 @@ def mul_div(a: int, b: int, c: int) -> int:
     return min(a * b // c, U64_MAX)
 
 
+@dataclass
+class TypeCounts:
+    """Guarded FLARES' online estimate of each page type's RBER against its model (index: PageType): the errors
+    its reads measured and the errors the model expected of the same reads (Q16), halved together as the
+    expectation passes GUARD_MEMORY errors, so the estimate follows the chip as it wears."""
+
+    errors: list[int] = field(default_factory=lambda: [0, 0])
+    expected_q16: list[int] = field(default_factory=lambda: [0, 0])
+
+
 @dataclass(frozen=True)
 class Decision:
     zone: Zone
@@ -140,6 +151,7 @@ class Flares:
     tables: FixedTables  # the model for every page, or for lower pages when ``upper`` is given
     config: FlaresConfig = field(default_factory=FlaresConfig)
     upper: FixedTables | None = None  # upper pages' own model (the C module's FLARES_MODELS 2)
+    types: TypeCounts = field(default_factory=lambda: TypeCounts())  # guarded FLARES' counts per page type
 
     def model(self, page_type: int) -> FixedTables:
         """The tables serving a page type (nandrig.chip.geometry.PageType: 0 lower, 1 upper)."""
@@ -151,10 +163,12 @@ class Flares:
         return min(cap, self.tables.t_max) if cap else self.tables.t_max
 
     def _cold_proj(self, pe: int, page_type: int) -> int:
-        """FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes it as it is (its
-        tables come from a bound, and measurements raise it)."""
+        """FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes its own projection
+        (the model from a bound, raised by what the page type's reads measured)."""
+        if self.config.guarded:
+            return self.guarded_t(pe, page_type)[1]
         ft = self.model(page_type)
-        return (1 if self.config.guarded else 2) * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
+        return 2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
 
     def reach(self, page_type: int = 0) -> int:
         """The largest RBER (Q48) t_cap corrects: a projection above it is beyond the rig's reach."""
@@ -164,6 +178,8 @@ class Flares:
     def cold_start(self, pe: int, page_type: int = 0) -> int:
         """The t for a page with no history at wear ``pe``: the model's projection with a margin of 2,
         the model's stated accuracy (a measurement corrects it after the first window)."""
+        if self.config.guarded:
+            return min(self.guarded_t(pe, page_type)[0], self.t_cap)
         return min(self.model(page_type).t_for(self._cold_proj(pe, page_type)), self.t_cap)
 
     def cold_start_beyond(self, pe: int, page_type: int = 0) -> bool:
@@ -184,10 +200,14 @@ class Flares:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
             pp.reads = min(pp.reads + 1, READS_MAX)
             pp.failc += 1 if fail else 0
-            used = cfg.guarded and (fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur)
+            if cfg.guarded:
+                used = fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
+                self._count(pp, page_type, pp.p_cur + 1 if fail else deterr, now)
         else:
             pp.pecycles += 1
             pp.writestamp = now
+            if cfg.guarded and (t := self.guarded_t(pp.pecycles, page_type)[0]) > pp.p_next:
+                pp.p_next = min(t, self.t_cap)  # the data written now gets what guarded FLARES projects here
             pp.p_cur = pp.p_next
         pp.ops += 1
         if pp.ops < cfg.wsize:
@@ -239,33 +259,41 @@ class Flares:
             zone = Zone.SAFE
             pp.p_next = pp.p_cur
         if cfg.guarded:
-            zone, proj = self._guard(pp, zone, proj, rd_now, model, ahead, page_type)
+            zone, proj = self._guard(pp, zone, proj, ahead, page_type)
         pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
         pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
 
-    def _guard(self, pp: Pprof, zone: Zone, proj: int, rd_now: int, model: int, ahead: int,
-               page_type: int) -> tuple[Zone, int]:
-        """Guarded FLARES after FLARES' decision: p_next never below the model's own projection (the tables'
-        bound, no measurement mixed in), and raised to what the window's measured errors require when they
-        exceed what the model expects at the reads' age beyond chance. The measurement is an upper count bound
-        over the window's bits, aged to the end of the retention target by the model's own ratio (end over
-        now). Returns the zone and the projection the decision rests on."""
-        ft, cfg = self.model(page_type), self.config
-        end = model + ft.rber_rd(ahead, cfg.req_ret_s)  # the model at the end of the target, a window ahead
-        pp.p_next = max(pp.p_next, ft.t_for(end))
-        proj = max(proj, end)
-        if not pp.reads:
-            return zone, proj
-        bits = ft.codeword_bits * pp.reads
-        now_model = max(ft.rber_wr(pp.pecycles) + rd_now, 1)
-        expected = mul_div(now_model, bits, 1 << 48)  # errors the model expects over the window's reads
-        if pp.errc <= count_bound(expected, cfg.guard_z10):
-            return zone, proj
-        rate = (count_bound(pp.errc, cfg.guard_z10) << 48) // bits  # Q48: errc <= ERRC_MAX keeps this in 64 bits
-        measured = mul_div(rate, end, now_model)
-        p = ft.t_for(measured)
-        if p > pp.p_next:
-            pp.p_next = p
-            zone = Zone.MEASURED
-        return zone, max(proj, measured)
+    def _count(self, pp: Pprof, page_type: int, errors: int, now: int) -> None:
+        """A read of the page type: its errors, and the errors the model expects of it (at the page's wear and
+        age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors."""
+        ft, n = self.model(page_type), self.types
+        rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, max(now - pp.writestamp, 0))
+        n.errors[page_type] = min(n.errors[page_type] + errors, U32_MAX)
+        n.expected_q16[page_type] += mul_div(rate, ft.codeword_bits, 1 << 32)
+        if n.expected_q16[page_type] > GUARD_MEMORY << 16:
+            n.errors[page_type] >>= 1
+            n.expected_q16[page_type] >>= 1
+
+    def guarded_t(self, pe: int, page_type: int) -> tuple[int, int, bool]:
+        """Guarded FLARES' t at wear ``pe``: the model's projection to the end of the retention target, raised
+        by the page type's measured errors when they exceed what the model expected of the same reads beyond
+        chance (by the ratio of their upper count bound to that expectation). Returns the t, the projection,
+        and whether the measurement raised it."""
+        ft, n, z10 = self.model(page_type), self.types, self.config.guard_z10
+        end = ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
+        t = ft.t_for(end)
+        errors, expected = n.errors[page_type], n.expected_q16[page_type]
+        if not expected or errors <= count_bound(expected >> 16, z10):
+            return t, end, False
+        measured = mul_div(end, count_bound(errors, z10) << 16, expected)
+        return max(t, ft.t_for(measured)), max(end, measured), ft.t_for(measured) > t
+
+    def _guard(self, pp: Pprof, zone: Zone, proj: int, ahead: int, page_type: int) -> tuple[Zone, int]:
+        """Guarded FLARES after FLARES' decision: p_next at least its own t a window ahead; the zone says when
+        the measurement raised it. Returns the zone and the projection the decision rests on."""
+        t, guarded, raised = self.guarded_t(ahead, page_type)
+        if t > pp.p_next:
+            pp.p_next = t
+            zone = Zone.MEASURED if raised else zone
+        return zone, max(proj, guarded)

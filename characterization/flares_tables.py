@@ -24,6 +24,10 @@ Q = 1 << RBER_FRAC_BITS
 T_FRAC_BITS = 16
 T_GRID = 104  # 16 s .. 16 * 2**(103/4) s, about 30 years
 
+# guarded FLARES' memory (characterization/flares.py TypeCounts): a page type's counts halve once its model
+# expected this many errors of them; the firmware's FLARES_GUARD_MEMORY, written into the tables' header
+GUARD_MEMORY = 1024
+
 
 def time_grid() -> tuple[int, ...]:
     return tuple(int(round(16 * 2 ** (k / 4))) for k in range(T_GRID))
@@ -177,6 +181,7 @@ def c_header(params: RberParams, table: CorrTable, grid: RetentionGrid, guard: s
         f"#define FLARES_GF_M {table.gf_m}u",
         f"#define FLARES_T_MIN {table.t_min}u",
         f"#define FLARES_T_MAX {table.t_max}u",
+        f"#define FLARES_GUARD_MEMORY {GUARD_MEMORY}u /* guarded FLARES: a page type's counts halve past this */",
         f"#define FLARES_T_COUNT {nt}u",
         f"#define FLARES_RBER_FRAC_BITS {RBER_FRAC_BITS}u",
         f"#define FLARES_PE_STEP {step}u",

@@ -21,14 +21,17 @@ class FlaresCommands:
             raise Reject(Err.UNSUPPORTED)
 
     def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
-        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret, flags = self._args(req, P.FLARES_CONFIG_REQ)
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret, flags, z10, use_pm = \
+            self._args(req, P.FLARES_CONFIG_REQ)
         self._flares_supported()
-        if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX:
+        if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX \
+                or z10 > Limit.FLARES_GUARD_Z10_MAX or use_pm > Limit.PERMILLE_MAX:
             raise Reject(Err.BAD_PARAMETER)
         self._flags(flags, P.all_flags(P.FlaresConfigFlag))
         self.flares.configure(rig_flares.FlaresConfig(
             wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret,
-            evaluate_on_alarm=bool(flags & P.FlaresConfigFlag.EVALUATE_ON_ALARM)))
+            evaluate_on_alarm=bool(flags & P.FlaresConfigFlag.EVALUATE_ON_ALARM),
+            guarded=bool(flags & P.FlaresConfigFlag.GUARDED), guard_z10=z10, alarm_use_pm=use_pm))
         return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS,
                                           *self.flares.source)
 

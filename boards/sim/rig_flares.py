@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import bchlib
 
-from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Pprof, Zone
+from nandrig.characterization.flares import Decision, Flares, FlaresAccess, FlaresConfig, Pprof, TypeCounts, Zone
 from nandrig.characterization.flares_tables import FixedTables
 from nandrig.errors import NandrigError
 from nandrig.protocol import Limit, ProfileSource, TablesSource
@@ -77,6 +77,7 @@ class RigFlares:
     t_cap: int
     config: FlaresConfig = field(init=False)
     profiles: dict[tuple[int, int], Pprof] = field(default_factory=dict)
+    types: TypeCounts = field(default_factory=TypeCounts)  # guarded FLARES' counts per page type
     loaded: bytes | None = None  # the FLARES_TABLES blob in use; None: the compiled-in tables
     stage: bytearray = field(default_factory=lambda: bytearray(Limit.PAGE_BUFFER_BYTES), repr=False)
 
@@ -90,7 +91,7 @@ class RigFlares:
     @property
     def flares(self) -> Flares:
         tabs = self.tables
-        return Flares(tabs[0], self.config, upper=tabs[1] if len(tabs) > 1 else None)
+        return Flares(tabs[0], self.config, upper=tabs[1] if len(tabs) > 1 else None, types=self.types)
 
     @property
     def source(self) -> tuple[TablesSource, int]:
@@ -112,17 +113,22 @@ class RigFlares:
         except NandrigError:
             return False
         self.loaded = data
-        self.profiles.clear()  # windows measured under the old model would mix with the new
+        self.forget()  # windows measured under the old model would mix with the new
         return True
 
     def builtin(self) -> None:
         self.loaded = None
-        self.profiles.clear()
+        self.forget()
 
     def configure(self, cfg: FlaresConfig) -> None:
         """New constants; every RAM profile is forgotten (windows under old constants would mix)."""
         self.config = replace(cfg, t_cap=min(self.t_cap, rig_tables().t_max))
+        self.forget()
+
+    def forget(self) -> None:
+        """Every page's window and every page type's counts (firmware/rig/flares_ops.c forget())."""
         self.profiles.clear()
+        self.types = TypeCounts()
 
     def has_room(self, key: tuple[int, int]) -> bool:
         """Whether the page has a profile or the table a free slot for one."""
@@ -158,7 +164,7 @@ class RigFlares:
 
     def state(self) -> dict:
         return {"t_cap": self.t_cap, "config": self.config.__dict__, "loaded": self.loaded,
-                "profiles": [(k, v.__dict__) for k, v in self.profiles.items()]}
+                "profiles": [(k, v.__dict__) for k, v in self.profiles.items()], "types": self.types.__dict__}
 
     @classmethod
     def from_state(cls, st: dict) -> "RigFlares":
@@ -166,6 +172,7 @@ class RigFlares:
         rf.config = FlaresConfig(**st["config"])
         rf.loaded = st.get("loaded")  # states saved before protocol 1.7 have none
         rf.profiles = {tuple(k): Pprof(**v) for k, v in st["profiles"]}
+        rf.types = TypeCounts(**st.get("types", {}))  # states saved before guarded FLARES have none
         return rf
 
 

@@ -13,12 +13,16 @@ SRC = Path(__file__).resolve().parent
 SOURCES = ("flares.c", "flares_tables.c", "pprof.c")
 
 
+class Types(ctypes.Structure):
+    _fields_ = [("errors", ctypes.c_uint32 * 2), ("expected_q16", ctypes.c_uint64 * 2)]
+
+
 class Config(ctypes.Structure):
     _fields_ = [("wsize", ctypes.c_uint16), ("mix_pm", ctypes.c_uint16), ("saferange_pm", ctypes.c_uint16),
                 ("maxfail", ctypes.c_uint8), ("maxcritical", ctypes.c_uint8), ("maxover", ctypes.c_uint8),
                 ("req_ret_s", ctypes.c_uint32), ("t_cap", ctypes.c_uint8),
                 ("evaluate_on_alarm", ctypes.c_uint8), ("guarded", ctypes.c_uint8), ("guard_z10", ctypes.c_uint8),
-                ("alarm_use_pm", ctypes.c_uint16), ("tables", ctypes.c_void_p)]
+                ("alarm_use_pm", ctypes.c_uint16), ("tables", ctypes.c_void_p), ("types", ctypes.POINTER(Types))]
 
 
 class Pprof(ctypes.Structure):
@@ -94,10 +98,14 @@ class Native:
         return tab if self.lib.flares_tables_decode(blob, len(blob), tab) == 0 else None
 
     def config(self, cfg, tables: ctypes.Array | None = None) -> Config:
-        """A C configuration deciding with ``tables`` (default: the compiled-in ones)."""
-        return Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
-                      cfg.t_cap, cfg.evaluate_on_alarm, cfg.guarded, cfg.guard_z10, cfg.alarm_use_pm,
-                      ctypes.cast(self.builtin if tables is None else tables, ctypes.c_void_p))
+        """A C configuration deciding with ``tables`` (default: the compiled-in ones), with page-type counts of its
+        own (``.types``, kept alive by the configuration)."""
+        c = Config(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
+                   cfg.t_cap, cfg.evaluate_on_alarm, cfg.guarded, cfg.guard_z10, cfg.alarm_use_pm,
+                   ctypes.cast(self.builtin if tables is None else tables, ctypes.c_void_p))
+        c.counts = Types()
+        c.types = ctypes.pointer(c.counts)
+        return c
 
     def new_page(self, t: int, pe: int = 0) -> Pprof:
         pp = Pprof()

@@ -71,14 +71,6 @@ static uint64_t reach(const flares_config_t *cfg)
     return cfg->tables->corr_rber_max[cap(cfg) - FLARES_T_MIN];
 }
 
-/* FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes it as it is */
-static uint64_t cold_proj(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
-{
-    const flares_tables_t *tab = cfg->tables;
-    return (cfg->guarded ? 1u : 2u)
-           * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s));
-}
-
 static uint64_t isqrt64(uint64_t n)
 {
     uint64_t root = 0, bit = (uint64_t)1 << 62;
@@ -127,43 +119,66 @@ static uint64_t count_bound(uint64_t k, uint8_t z10)
     return k + (z10 * isqrt64(100u * (k + 1u)) + 99u) / 100u + ((uint32_t)z10 * z10 + 99u) / 100u;
 }
 
-/* guarded FLARES after FLARES' decision (nandrig.characterization.flares.Flares._guard): *next never below the
- * model's projection, raised to what the window's measured errors need when they exceed the model's
- * expectation beyond chance (an upper count bound, aged to the target's end by the model's ratio) */
-static void guard(const flares_config_t *cfg, const flares_pprof_t *pp, uint8_t page_type, uint64_t rd_now,
-                  uint64_t model, uint32_t ahead, int32_t *next, uint8_t *zone, uint64_t *proj)
+/* guarded FLARES' t at wear pe (nandrig.characterization.flares.Flares.guarded_t): the model's projection to the
+ * end of the retention target, raised by the page type's measured errors when they exceed what the model expected
+ * of the same reads beyond chance; *proj the projection, returns whether the measurement raised it */
+static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t pe, uint64_t *proj, uint8_t *raised)
 {
     const flares_tables_t *tab = cfg->tables;
-    uint64_t end = model + flares_rber_rd(tab, page_type, ahead, cfg->req_ret_s);
-    uint64_t bits, now_model, expected, rate, measured;
-    uint8_t p = flares_t_for(tab, end);
-    if (p > *next)
-        *next = p;
-    if (end > *proj)
-        *proj = end;
-    if (!pp->reads)
-        return;
-    bits = (uint64_t)FLARES_CODEWORD_BITS * pp->reads;
-    now_model = flares_rber_wr(tab, page_type, pp->pecycles) + rd_now;
-    if (!now_model)
-        now_model = 1;
-    expected = mul_div(now_model, bits, (uint64_t)1 << 48);
-    if (pp->errc <= count_bound(expected, cfg->guard_z10))
-        return;
-    rate = (count_bound(pp->errc, cfg->guard_z10) << 48) / bits; /* errc <= ERRC_MAX: within 64 bits */
-    measured = mul_div(rate, end, now_model);
-    p = flares_t_for(tab, measured);
-    if (p > *next) {
-        *next = p;
-        *zone = FLARES_ZONE_MEASURED;
-    }
+    uint64_t end = flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s);
+    uint64_t errors = cfg->types->errors[page_type], expected = cfg->types->expected_q16[page_type], measured;
+    uint8_t t = flares_t_for(tab, end), tm;
+    *proj = end;
+    *raised = 0;
+    if (!expected || errors <= count_bound(expected >> 16, cfg->guard_z10))
+        return t;
+    measured = mul_div(end, count_bound(errors, cfg->guard_z10) << 16, expected);
+    tm = flares_t_for(tab, measured);
     if (measured > *proj)
         *proj = measured;
+    if (tm > t) {
+        *raised = 1;
+        return tm;
+    }
+    return t;
+}
+
+/* a read of the page type into its counts: its errors and what the model expects at the page's wear and age */
+static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uint8_t page_type, uint32_t errors,
+                       uint32_t now)
+{
+    const flares_tables_t *tab = cfg->tables;
+    flares_types_t *n = cfg->types;
+    uint32_t age = now >= pp->writestamp ? now - pp->writestamp : 0;
+    uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles) + flares_rber_rd(tab, page_type, pp->pecycles, age);
+    uint64_t e = (uint64_t)n->errors[page_type] + errors;
+    n->errors[page_type] = e > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)e;
+    n->expected_q16[page_type] += mul_div(rate, FLARES_CODEWORD_BITS, (uint64_t)1 << 32);
+    if (n->expected_q16[page_type] > (uint64_t)FLARES_GUARD_MEMORY << 16) {
+        n->errors[page_type] >>= 1;
+        n->expected_q16[page_type] >>= 1;
+    }
+}
+
+/* FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes its own */
+static uint64_t cold_proj(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
+{
+    const flares_tables_t *tab = cfg->tables;
+    uint64_t proj;
+    uint8_t raised;
+    if (cfg->guarded) {
+        guarded_t(cfg, page_type, pe, &proj, &raised);
+        return proj;
+    }
+    return 2u * (flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s));
 }
 
 uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe)
 {
-    uint8_t t = flares_t_for(cfg->tables, cold_proj(cfg, page_type, pe));
+    uint64_t proj;
+    uint8_t raised;
+    uint8_t t = cfg->guarded ? guarded_t(cfg, page_type, pe, &proj, &raised)
+                             : flares_t_for(cfg->tables, cold_proj(cfg, page_type, pe));
     return t < cap(cfg) ? t : cap(cfg);
 }
 
@@ -243,8 +258,17 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
         out->zone = FLARES_ZONE_SAFE;
         next = pp->p_cur;
     }
-    if (cfg->guarded)
-        guard(cfg, pp, page_type, rd_now, model, ahead, &next, &out->zone, &proj);
+    if (cfg->guarded) { /* at least guarded FLARES' own t a window ahead */
+        uint64_t gproj;
+        uint8_t raised, t = guarded_t(cfg, page_type, ahead, &gproj, &raised);
+        if (t > next) {
+            next = t;
+            if (raised)
+                out->zone = FLARES_ZONE_MEASURED;
+        }
+        if (gproj > proj)
+            proj = gproj;
+    }
     if (next < (int32_t)FLARES_T_MIN)
         next = FLARES_T_MIN;
     if (next > (int32_t)cap(cfg))
@@ -268,10 +292,19 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
             pp->reads++;
         if (fail)
             pp->failc++;
-        used = cfg->guarded && (fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur);
+        if (cfg->guarded) {
+            used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur;
+            count_read(cfg, pp, page_type, fail ? (uint32_t)pp->p_cur + 1u : deterr, now);
+        }
     } else {
         pp->pecycles++;
         pp->writestamp = now;
+        if (cfg->guarded) { /* the data written now gets at least what guarded FLARES projects at this wear */
+            uint64_t proj;
+            uint8_t raised, t = guarded_t(cfg, page_type, pp->pecycles, &proj, &raised);
+            if (t > pp->p_next)
+                pp->p_next = t < cap(cfg) ? t : cap(cfg);
+        }
         pp->p_cur = pp->p_next;
     }
     if (++pp->ops < cfg->wsize) {

@@ -58,6 +58,13 @@ enum flares_zone {
     FLARES_ZONE_MEASURED = 7, /* guarded FLARES: the window's measured errors raised t above FLARES' decision */
 };
 
+/* guarded FLARES' online estimate per page type (index: flares_page_type): the errors its reads measured and
+ * the errors the model expected of the same reads (Q16), halved together past FLARES_GUARD_MEMORY errors */
+typedef struct {
+    uint32_t errors[2];
+    uint64_t expected_q16[2];
+} flares_types_t;
+
 typedef struct {
     uint16_t wsize;
     uint16_t mix_pm;
@@ -74,6 +81,7 @@ typedef struct {
     uint8_t guard_z10;     /* the count bounds' z in tenths: k + z*sqrt(k + 1) + z^2 */
     uint16_t alarm_use_pm;
     const flares_tables_t *tables;
+    flares_types_t *types; /* guarded FLARES' counts per page type (changed by reads) */
 } flares_config_t;
 
 /* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);

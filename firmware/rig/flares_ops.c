@@ -21,8 +21,17 @@ static flares_config_t fcfg;
 /* the tables FLARES decides with: the compiled-in set until FLARES_TABLES loads one (RAM: a power cycle
  * or reset loses it, which FLARES_CONFIG's tables_source tells the host) */
 static flares_tables_t tables;
+static flares_types_t types; /* guarded FLARES' counts per page type */
 static uint8_t tables_source;
 static uint32_t tables_crc;
+
+/* every page's window and every page type's counts: kept under other constants or tables, they would mix */
+static void forget(void)
+{
+	flares_types_t z = {{0}, {0}};
+	profiles_clear();
+	types = z;
+}
 
 static void tables_builtin(void)
 {
@@ -43,11 +52,11 @@ static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
 
 void flares_defaults(void)
 {
-	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0, 0, &tables};
+	flares_config_t c = {100, 500, 50, 3, 5, 15, 365u * 24u * 3600u, 0, 0, 0, 20, 750, &tables, &types};
 	tables_builtin();
 	fcfg = c;
 	fcfg.t_cap = rig.t_max < FLARES_T_MAX ? rig.t_max : (uint8_t)FLARES_T_MAX;
-	profiles_clear();
+	forget();
 }
 
 static void decision(uint8_t *out, uint8_t t, const flares_decision_t *d, uint8_t extra)
@@ -66,14 +75,17 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 	flares_config_t c = {FLARES_CONFIG_REQ_WSIZE(p), FLARES_CONFIG_REQ_MIX_PM(p), FLARES_CONFIG_REQ_SAFERANGE_PM(p),
 	                     FLARES_CONFIG_REQ_MAXFAIL(p), FLARES_CONFIG_REQ_MAXCRITICAL(p), FLARES_CONFIG_REQ_MAXOVER(p),
 	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap,
-	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM), &tables};
+	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM),
+	                     (uint8_t)((FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_GUARDED) != 0),
+	                     FLARES_CONFIG_REQ_GUARD_Z10(p), FLARES_CONFIG_REQ_ALARM_USE_PM(p), &tables, &types};
 	if (!rig.t_max)
 		FAIL(E_UNSUPPORTED);
 	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX
+	    || c.guard_z10 > FLARES_GUARD_Z10_MAX || c.alarm_use_pm > PERMILLE_MAX
 	    || FLARES_CONFIG_REQ_FLAGS(p) & ~FLARES_CONFIG_FLAGS_ALL)
 		FAIL(E_BAD_PARAMETER);
 	fcfg = c;
-	profiles_clear();  /* new constants, new windows: counters from before would mix the two */
+	forget();  /* new constants, new windows: counters from before would mix the two */
 	SET_FLARES_CONFIG_REPLY_T_MIN(out, FLARES_T_MIN);
 	SET_FLARES_CONFIG_REPLY_T_CAP(out, fcfg.t_cap);
 	SET_FLARES_CONFIG_REPLY_PROFILE_SLOTS(out, PROFILE_SLOTS);
@@ -104,7 +116,7 @@ uint32_t cmd_flares_tables(const struct request *q, uint8_t *out, int *st)
 		buf[offset + i] = p[FLARES_TABLES_REQ_BYTES + i];
 	if (flags & FLARES_TABLES_FLAG_BUILTIN) {
 		tables_builtin();
-		profiles_clear();
+		forget();
 	} else if (flags & FLARES_TABLES_FLAG_COMMIT) {
 		uint32_t crc = 0;
 		for (uint32_t i = 0; i < total; i++) {
@@ -115,7 +127,7 @@ uint32_t cmd_flares_tables(const struct request *q, uint8_t *out, int *st)
 			FAIL(E_BAD_PARAMETER);
 		tables_source = TABLES_LOADED;
 		tables_crc = crc;
-		profiles_clear();  /* windows measured under the old model would mix with the new */
+		forget();  /* windows measured under the old model would mix with the new */
 	}
 	SET_FLARES_TABLES_REPLY_SOURCE(out, tables_source);
 	SET_FLARES_TABLES_REPLY_MODELS(out, tables.models);

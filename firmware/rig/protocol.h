@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 11
+#define PROTOCOL_VERSION_MINOR 12
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -28,6 +28,7 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define ADVANCE_TEMP_MAX_CENTI_C 30000
 #define FLARES_WSIZE_MAX 1024
 #define PERMILLE_MAX 1000
+#define FLARES_GUARD_Z10_MAX 100
 #define FLARES_PE_MAX 131071
 #define PROFILE_SLOTS 1024
 #define RIG_CODEWORD_BYTES 2048
@@ -147,8 +148,9 @@ enum {
 /* FlaresConfigFlag bits; others get E_BAD_PARAMETER */
 enum {
 	FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM = 0x01,
+	FLARES_CONFIG_FLAG_GUARDED = 0x02,
 };
-#define FLARES_CONFIG_FLAGS_ALL 0x01u
+#define FLARES_CONFIG_FLAGS_ALL 0x03u
 
 /* FlaresReadFlag bits; others get E_BAD_PARAMETER */
 enum {
@@ -336,7 +338,7 @@ enum {
 #define SET_ADVANCE_REQ_TEMP_CENTI_C(p, v) put_le((p) + 8, (uint64_t)(v), 2)
 
 /* FLARES_CONFIG_REQ */
-#define FLARES_CONFIG_REQ_BYTES 14u
+#define FLARES_CONFIG_REQ_BYTES 17u
 #define FLARES_CONFIG_REQ_WSIZE(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_FLARES_CONFIG_REQ_WSIZE(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define FLARES_CONFIG_REQ_MIX_PM(p) ((uint16_t)get_le((p) + 2, 2))
@@ -353,6 +355,10 @@ enum {
 #define SET_FLARES_CONFIG_REQ_REQ_RET_S(p, v) put_le((p) + 9, (uint64_t)(v), 4)
 #define FLARES_CONFIG_REQ_FLAGS(p) ((uint8_t)get_le((p) + 13, 1))
 #define SET_FLARES_CONFIG_REQ_FLAGS(p, v) put_le((p) + 13, (uint64_t)(v), 1)
+#define FLARES_CONFIG_REQ_GUARD_Z10(p) ((uint8_t)get_le((p) + 14, 1))
+#define SET_FLARES_CONFIG_REQ_GUARD_Z10(p, v) put_le((p) + 14, (uint64_t)(v), 1)
+#define FLARES_CONFIG_REQ_ALARM_USE_PM(p) ((uint16_t)get_le((p) + 15, 2))
+#define SET_FLARES_CONFIG_REQ_ALARM_USE_PM(p, v) put_le((p) + 15, (uint64_t)(v), 2)
 
 /* FLARES_PROGRAM_REQ */
 #define FLARES_PROGRAM_REQ_BYTES 15u

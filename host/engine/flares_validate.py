@@ -122,6 +122,7 @@ class Trace:
     errors: list[tuple[int, ...]] = field(default_factory=list)  # data-codeword errors of reads (0 for programs)
     now_s: list[int] = field(default_factory=list)  # FLARES' clock: bakes count as their 25 degC equivalent
     pe: list[int] = field(default_factory=list)
+    block: list[int] = field(default_factory=list)
     point: list[int] = field(default_factory=list)  # operating-point index
     read_busy_ns: list[int] = field(default_factory=list)
     prog_busy_ns: list[int] = field(default_factory=list)
@@ -362,6 +363,7 @@ class Validator:
         trace.errors.append(errors)
         trace.now_s.append(now)
         trace.pe.append(self.wear[block])
+        trace.block.append(block)
         trace.point.append(point)
 
     def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:

@@ -495,9 +495,11 @@ class Rig:
     # -- FLARES on the rig: the rig picks each page's t (docs/protocol.md) ---------------------
     def flares_config(self, cfg: FlaresConfig) -> FlaresRigConfig:
         """Set FLARES' constants (the rig forgets every page's counters)."""
-        flags = P.FlaresConfigFlag.EVALUATE_ON_ALARM if cfg.evaluate_on_alarm else 0
-        f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail,
-                                                                     cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags))
+        flags = (P.FlaresConfigFlag.EVALUATE_ON_ALARM if cfg.evaluate_on_alarm else 0) | \
+            (P.FlaresConfigFlag.GUARDED if cfg.guarded else 0)
+        f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(
+            cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags,
+            cfg.guard_z10, cfg.alarm_use_pm))
         t_min, t_cap, slots, source, crc = P.FLARES_CONFIG_REPLY.unpack_exact(f.payload)
         return FlaresRigConfig(t_min, t_cap, slots, FlaresRigTables(P.TablesSource(source), crc))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 11)
+VERSION = (1, 12)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -42,7 +42,8 @@ class Limit:
     ADVANCE_TEMP_MIN_CENTI_C = -4000  # -40 degC
     ADVANCE_TEMP_MAX_CENTI_C = 30000  # 300 degC
     FLARES_WSIZE_MAX = 1024
-    PERMILLE_MAX = 1000  # mix_pm, saferange_pm
+    PERMILLE_MAX = 1000  # mix_pm, saferange_pm, alarm_use_pm
+    FLARES_GUARD_Z10_MAX = 100  # guarded FLARES' count-bound z, in tenths
     FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
     PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
     RIG_CODEWORD_BYTES = 2048  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
@@ -183,6 +184,10 @@ class FlaresConfigFlag(enum.IntFlag):
     # a rewrite alarm no longer ends the evaluation: p_next still follows the projection, so the rewrite the
     # alarm asks for gets a t that reaches the data's age (the paper's Alg. 2 stops; docs/flares.md)
     EVALUATE_ON_ALARM = 0x01
+    # guarded FLARES (docs/flares.md): p_next never below the model's projection, raised by the window's measured
+    # errors beyond the model's expectation (count bounds at guard_z10), a read using more than alarm_use_pm of
+    # its t raises a rewrite alarm; FLARES as the baseline without it
+    GUARDED = 0x02
 
 
 class FlaresReadFlag(enum.IntFlag):
@@ -251,7 +256,7 @@ ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
 FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("mix_pm", "u16", "0..1000"),
                            ("saferange_pm", "u16", "0..1000"),
                            ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"),
-                           ("flags", "u8"))
+                           ("flags", "u8"), ("guard_z10", "u8", "0..100"), ("alarm_use_pm", "u16", "0..1000"))
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                             ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
 FLARES_TABLES_REQ = layout("FLARES_TABLES_REQ", ("offset", "u32"), ("total", "u32"), ("crc", "u32"), ("flags", "u8"),
