@@ -21,8 +21,15 @@ class FlaresCommands:
             raise Reject(Err.UNSUPPORTED)
 
     def _cmd_flares_config(self, req: Frame, io: RigIO) -> bytes:
-        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret, flags, z10, use_pm = \
-            self._args(req, P.FLARES_CONFIG_REQ)
+        head = P.FLARES_CONFIG_REQ.size
+        if len(req.payload) < head:
+            raise Reject(Err.BAD_FRAME)
+        wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret, flags = \
+            P.FLARES_CONFIG_REQ.unpack(req.payload[:head])
+        guarded = bool(flags & P.FlaresConfigFlag.GUARDED)
+        if len(req.payload) != head + (P.FLARES_GUARD_REQ.size if guarded else 0):
+            raise Reject(Err.BAD_FRAME)
+        z10, use_pm = P.FLARES_GUARD_REQ.unpack(req.payload[head:]) if guarded else (0, 0)
         self._flares_supported()
         if not 1 <= wsize <= Limit.FLARES_WSIZE_MAX or mix > Limit.PERMILLE_MAX or saferange > Limit.PERMILLE_MAX \
                 or z10 > Limit.FLARES_GUARD_Z10_MAX or use_pm > Limit.PERMILLE_MAX:
@@ -31,7 +38,7 @@ class FlaresCommands:
         self.flares.configure(rig_flares.FlaresConfig(
             wsize, mix, saferange, maxfail, maxcritical, maxover, req_ret,
             evaluate_on_alarm=bool(flags & P.FlaresConfigFlag.EVALUATE_ON_ALARM),
-            guarded=bool(flags & P.FlaresConfigFlag.GUARDED), guard_z10=z10, alarm_use_pm=use_pm))
+            guarded=guarded, guard_z10=z10, alarm_use_pm=use_pm))
         return P.FLARES_CONFIG_REPLY.pack(rig_flares.rig_tables().t_min, self.flares.config.t_cap, rig_flares.PROFILE_SLOTS,
                                           *self.flares.source)
 

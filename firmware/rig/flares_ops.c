@@ -70,14 +70,17 @@ static void decision(uint8_t *out, uint8_t t, const flares_decision_t *d, uint8_
 
 uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 {
-	NEED(FLARES_CONFIG_REQ);
 	const uint8_t *p = q->payload;
+	uint8_t guarded = q->len >= FLARES_CONFIG_REQ_BYTES && FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_GUARDED;
+	const uint8_t *g = p + FLARES_CONFIG_REQ_BYTES; /* the guarded constants follow, with GUARDED */
+	if (q->len != FLARES_CONFIG_REQ_BYTES + (guarded ? FLARES_GUARD_REQ_BYTES : 0u))
+		FAIL(E_BAD_FRAME);
 	flares_config_t c = {FLARES_CONFIG_REQ_WSIZE(p), FLARES_CONFIG_REQ_MIX_PM(p), FLARES_CONFIG_REQ_SAFERANGE_PM(p),
 	                     FLARES_CONFIG_REQ_MAXFAIL(p), FLARES_CONFIG_REQ_MAXCRITICAL(p), FLARES_CONFIG_REQ_MAXOVER(p),
 	                     FLARES_CONFIG_REQ_REQ_RET_S(p), fcfg.t_cap,
-	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM),
-	                     (uint8_t)((FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_GUARDED) != 0),
-	                     FLARES_CONFIG_REQ_GUARD_Z10(p), FLARES_CONFIG_REQ_ALARM_USE_PM(p), &tables, &types};
+	                     (uint8_t)(FLARES_CONFIG_REQ_FLAGS(p) & FLARES_CONFIG_FLAG_EVALUATE_ON_ALARM), guarded,
+	                     guarded ? FLARES_GUARD_REQ_GUARD_Z10(g) : 0u, guarded ? FLARES_GUARD_REQ_ALARM_USE_PM(g) : 0u,
+	                     &tables, &types};
 	if (!rig.t_max)
 		FAIL(E_UNSUPPORTED);
 	if (c.wsize < 1 || c.wsize > FLARES_WSIZE_MAX || c.mix_pm > PERMILLE_MAX || c.saferange_pm > PERMILLE_MAX

@@ -338,7 +338,7 @@ enum {
 #define SET_ADVANCE_REQ_TEMP_CENTI_C(p, v) put_le((p) + 8, (uint64_t)(v), 2)
 
 /* FLARES_CONFIG_REQ */
-#define FLARES_CONFIG_REQ_BYTES 17u
+#define FLARES_CONFIG_REQ_BYTES 14u
 #define FLARES_CONFIG_REQ_WSIZE(p) ((uint16_t)get_le((p) + 0, 2))
 #define SET_FLARES_CONFIG_REQ_WSIZE(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 #define FLARES_CONFIG_REQ_MIX_PM(p) ((uint16_t)get_le((p) + 2, 2))
@@ -355,10 +355,13 @@ enum {
 #define SET_FLARES_CONFIG_REQ_REQ_RET_S(p, v) put_le((p) + 9, (uint64_t)(v), 4)
 #define FLARES_CONFIG_REQ_FLAGS(p) ((uint8_t)get_le((p) + 13, 1))
 #define SET_FLARES_CONFIG_REQ_FLAGS(p, v) put_le((p) + 13, (uint64_t)(v), 1)
-#define FLARES_CONFIG_REQ_GUARD_Z10(p) ((uint8_t)get_le((p) + 14, 1))
-#define SET_FLARES_CONFIG_REQ_GUARD_Z10(p, v) put_le((p) + 14, (uint64_t)(v), 1)
-#define FLARES_CONFIG_REQ_ALARM_USE_PM(p) ((uint16_t)get_le((p) + 15, 2))
-#define SET_FLARES_CONFIG_REQ_ALARM_USE_PM(p, v) put_le((p) + 15, (uint64_t)(v), 2)
+
+/* FLARES_GUARD_REQ: after FLARES_CONFIG_REQ when its flags hold GUARDED */
+#define FLARES_GUARD_REQ_BYTES 3u
+#define FLARES_GUARD_REQ_GUARD_Z10(p) ((uint8_t)get_le((p) + 0, 1))
+#define SET_FLARES_GUARD_REQ_GUARD_Z10(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+#define FLARES_GUARD_REQ_ALARM_USE_PM(p) ((uint16_t)get_le((p) + 1, 2))
+#define SET_FLARES_GUARD_REQ_ALARM_USE_PM(p, v) put_le((p) + 1, (uint64_t)(v), 2)
 
 /* FLARES_PROGRAM_REQ */
 #define FLARES_PROGRAM_REQ_BYTES 15u

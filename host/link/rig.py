@@ -498,8 +498,8 @@ class Rig:
         flags = (P.FlaresConfigFlag.EVALUATE_ON_ALARM if cfg.evaluate_on_alarm else 0) | \
             (P.FlaresConfigFlag.GUARDED if cfg.guarded else 0)
         f = self.call(Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(
-            cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags,
-            cfg.guard_z10, cfg.alarm_use_pm))
+            cfg.wsize, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s, flags)
+            + (P.FLARES_GUARD_REQ.pack(cfg.guard_z10, cfg.alarm_use_pm) if cfg.guarded else b""))
         t_min, t_cap, slots, source, crc = P.FLARES_CONFIG_REPLY.unpack_exact(f.payload)
         return FlaresRigConfig(t_min, t_cap, slots, FlaresRigTables(P.TablesSource(source), crc))
 

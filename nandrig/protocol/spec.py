@@ -184,9 +184,10 @@ class FlaresConfigFlag(enum.IntFlag):
     # a rewrite alarm no longer ends the evaluation: p_next still follows the projection, so the rewrite the
     # alarm asks for gets a t that reaches the data's age (the paper's Alg. 2 stops; docs/flares.md)
     EVALUATE_ON_ALARM = 0x01
-    # guarded FLARES (docs/flares.md): p_next never below the model's projection, raised by the window's measured
+    # guarded FLARES (docs/flares.md): t never below the model's projection, raised by the page type's measured
     # errors beyond the model's expectation (count bounds at guard_z10), a read using more than alarm_use_pm of
-    # its t raises a rewrite alarm; FLARES as the baseline without it
+    # its t raises a rewrite alarm; FLARES as the baseline without it. Its constants follow (FLARES_GUARD_REQ):
+    # a host of protocol 1.11 sends none and gets FLARES
     GUARDED = 0x02
 
 
@@ -256,7 +257,9 @@ ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
 FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("mix_pm", "u16", "0..1000"),
                            ("saferange_pm", "u16", "0..1000"),
                            ("maxfail", "u8"), ("maxcritical", "u8"), ("maxover", "u8"), ("req_ret_s", "u32"),
-                           ("flags", "u8"), ("guard_z10", "u8", "0..100"), ("alarm_use_pm", "u16", "0..1000"))
+                           ("flags", "u8"))
+FLARES_GUARD_REQ = layout("FLARES_GUARD_REQ", ("guard_z10", "u8", "0..100"), ("alarm_use_pm", "u16", "0..1000"),
+                          doc="after FLARES_CONFIG_REQ when its flags hold GUARDED")
 FLARES_PROGRAM_REQ = layout("FLARES_PROGRAM_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                             ("pattern_seed", "u32"), ("pe", "u32", "1..131071"))
 FLARES_TABLES_REQ = layout("FLARES_TABLES_REQ", ("offset", "u32"), ("total", "u32"), ("crc", "u32"), ("flags", "u8"),
@@ -385,7 +388,8 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.ADVANCE, (ADVANCE_REQ,), (CLOCK_REPLY,)),
     Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False),
     Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running)",), cached=False),
-    Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ,), (FLARES_CONFIG_REPLY,)),
+    Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ, "then, with flags bit 1 (GUARDED),", FLARES_GUARD_REQ),
+            (FLARES_CONFIG_REPLY,)),
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
     Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
     Command(Opcode.FLARES_TABLES, (FLARES_TABLES_REQ, "then the chunk"), (FLARES_TABLES_REPLY,), FlaresTablesFlag),

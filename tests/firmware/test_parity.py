@@ -200,6 +200,23 @@ def requests(geometry) -> list[tuple[str, Opcode, bytes]]:
             4, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
             P.FlaresConfigFlag.EVALUATE_ON_ALARM)),
         ("flares read after the profiles went", Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(8, 1, 0, 0)),
+        # guarded FLARES: its constants after the config; a page type's counts raise t at the next program
+        ("flares config, guarded without its constants", Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(
+            2, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
+            P.FlaresConfigFlag.GUARDED)),
+        ("flares config, guarded", Opcode.FLARES_CONFIG, P.FLARES_CONFIG_REQ.pack(
+            2, cfg.mix_pm, cfg.saferange_pm, cfg.maxfail, cfg.maxcritical, cfg.maxover, cfg.req_ret_s,
+            P.FlaresConfigFlag.GUARDED) + P.FLARES_GUARD_REQ.pack(0, 100)),
+        ("wear for guarded flares", Opcode.CYCLE, P.CYCLE_REQ.pack(9, 1, 2000, 5, 0)),
+        ("erase for guarded flares", Opcode.ERASE, P.ERASE_REQ.pack(9, 0)),
+        *((f"guarded program page {p}, declared fresh", Opcode.FLARES_PROGRAM,
+           P.FLARES_PROGRAM_REQ.pack(9, p, 0, 22, 1)) for p in range(4)),
+        ("bake for guarded flares", Opcode.ADVANCE, P.ADVANCE_REQ.pack(400 * 3600 * 10**9, 12500)),
+        *((f"guarded read page {p}", Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(9, p, P.FlaresReadFlag.COMPARE, 22))
+          for p in (2, 2, 3, 2)),  # the upper page fails at t 2: its type's counts exceed the model's expectation
+        ("erase again", Opcode.ERASE, P.ERASE_REQ.pack(9, 0)),
+        *((f"guarded program page {p}: t raised by the counts", Opcode.FLARES_PROGRAM,
+           P.FLARES_PROGRAM_REQ.pack(9, p, 0, 23, 2)) for p in range(4)),
         ("reset", Opcode.RESET, b""),
         ("info after reset", Opcode.INFO, b""),
         ("unknown opcode", 0x7E, b""),

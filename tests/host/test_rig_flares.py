@@ -115,7 +115,8 @@ def test_profiles_persist_with_the_rig_state(tmp_path):
     (lambda r: r.flares_config(FlaresConfig(wsize=1024, mix_pm=1000)), None),
     (lambda r: r.flares_config(FlaresConfig(evaluate_on_alarm=True)), None),
     (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x00" * 14), Err.BAD_PARAMETER),  # wsize 0
-    (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x0a" + b"\x00" * 12 + b"\x02"), Err.BAD_PARAMETER),  # unknown flag
+    (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x0a" + b"\x00" * 12 + b"\x80"), Err.BAD_PARAMETER),  # unknown flag
+    (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x0a" + b"\x00" * 12 + b"\x02"), Err.BAD_FRAME),  # GUARDED, no constants
     (lambda r: r.call(Opcode.FLARES_CONFIG, b"\x00" * 13), Err.BAD_FRAME),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=0), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=1 << 17), Err.BAD_PARAMETER),
