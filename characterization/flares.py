@@ -192,8 +192,10 @@ class Flares:
         return Pprof(p_cur=t, p_next=t, pecycles=pe, pe_win=pe)
 
     def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int,
-                page_type: int = 0) -> Decision:
-        """Alg. 1 for one operation on the page, then Alg. 2 when its window is full."""
+                page_type: int = 0, errors: int | None = None, codewords: int = 1) -> Decision:
+        """Alg. 1 for one operation on the page, then Alg. 2 when its window is full. Guarded FLARES counts a
+        read as it was: ``errors`` corrected over its ``codewords`` data codewords (default: ``deterr`` over one;
+        a failed read adds t + 1 for its failure), where FLARES' ``deterr`` is their mean rounded up."""
         cfg = self.config
         used = False  # guarded: this read used more of its t than the alarm allows
         if access == FlaresAccess.READ:
@@ -202,7 +204,8 @@ class Flares:
             pp.failc += 1 if fail else 0
             if cfg.guarded:
                 used = fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
-                self._count(pp, page_type, pp.p_cur + 1 if fail else deterr, now)
+                seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)
+                self._count(pp, page_type, min(seen, U32_MAX), max(codewords, 1), now)
         else:
             pp.pecycles += 1
             pp.writestamp = now
@@ -264,13 +267,13 @@ class Flares:
         pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
 
-    def _count(self, pp: Pprof, page_type: int, errors: int, now: int) -> None:
-        """A read of the page type: its errors, and the errors the model expects of it (at the page's wear and
-        age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors."""
+    def _count(self, pp: Pprof, page_type: int, errors: int, codewords: int, now: int) -> None:
+        """A read of the page type: its errors, and the errors the model expects of its ``codewords`` (at the
+        page's wear and age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors."""
         ft, n = self.model(page_type), self.types
         rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, max(now - pp.writestamp, 0))
         n.errors[page_type] = min(n.errors[page_type] + errors, U32_MAX)
-        n.expected_q16[page_type] += mul_div(rate, ft.codeword_bits, 1 << 32)
+        n.expected_q16[page_type] += mul_div(rate, ft.codeword_bits * codewords, 1 << 32)
         if n.expected_q16[page_type] > GUARD_MEMORY << 16:
             n.errors[page_type] >>= 1
             n.expected_q16[page_type] >>= 1

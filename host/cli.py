@@ -524,6 +524,10 @@ for _k in KINDS.values():
 @click.option("--density-control/--no-density-control", default=True, show_default=True,
               help="With --on-rig: a block whose page FLARES finds beyond the rig's ECC runs as pseudo-SLC from its "
                    "next erase (lower pages only), and is retired when that is not enough either.")
+@click.option("--policy", type=click.Choice(["flares", "guarded"]), default="flares", show_default=True,
+              help="FLARES as the paper has it, or guarded FLARES (docs/flares.md): never below the model's "
+                   "projection, raised when the page type's measured errors exceed what the model expects, a rewrite "
+                   "alarm when a read uses more than 3/4 of its t. Use it with --bound.")
 @click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), metavar="CONF",
               help="Make the calibrated models their upper prediction bound at this one-sided confidence (e.g. 0.99: "
                    "the blocks' scatter about the fit and the fit's own uncertainty), not the fitted curve.")
@@ -534,7 +538,7 @@ for _k in KINDS.values():
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale, on_rig, wsize, mix,
-                        evaluate_on_alarm, density_control, bound, db, chip_label, take_over, as_json) -> None:
+                        evaluate_on_alarm, density_control, policy, bound, db, chip_label, take_over, as_json) -> None:
     """Validate FLARES against errors measured on the rig (the paper's Sec. 5.1 experiments)."""
     from nandrig.characterization.flares import FlaresConfig
     from nandrig.characterization.rber import load_models
@@ -548,7 +552,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
         raise click.UsageError("--bound bounds the model calibrated on the chip's own blocks (its rows' scatter): "
                                "leave out --params")
     live = FlaresConfig(wsize=wsize or 10, mix_pm=round(1000 * (0.5 if mix is None else mix)),
-                        evaluate_on_alarm=evaluate_on_alarm) if on_rig else None
+                        evaluate_on_alarm=evaluate_on_alarm, guarded=policy == "guarded") if on_rig else None
     params = load_models(params_name) if params_name else None
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
     if db is None:
@@ -556,7 +560,8 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
             raise click.BadParameter("this wears a real chip's blocks: name its database (--db) so their wear is "
                                      "recorded and campaigns' blocks are left alone")
         with Rig.open(url, chip=profile, seed=seed, take_over=take_over) as rig:
-            result, _ = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control, bound)
+            result, _ = validate_blocks(rig, blocks, wordline, params, scale, echo, live, density_control, bound,
+                                        policy == "guarded")
     else:
         from nandrig.host.storage.store import Store
 
@@ -564,7 +569,7 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
         try:
             result, _ = _interruptible(store, None, lambda: start_campaign(
                 db, url, profile, seed, chip_label, take_over, blocks, wordline, params, scale, echo, live,
-                density_control, bound))
+                density_control, bound, policy == "guarded"))
         finally:
             store.close()
     _validation_said(result, as_json)

@@ -102,7 +102,7 @@ class FlaresCommands:
         if pp is not None:  # FLARES' error count: the mean over the page's codewords, rounded up
             n_data = g.page_bytes // self.codeword_bytes
             deterr = -(-corrected // n_data)
-            d = self.flares.read(pp, deterr, failed > 0, self._now_s(), page_type)
+            d = self.flares.read(pp, deterr, failed > 0, self._now_s(), page_type, corrected, n_data)
         head = _decision(t, d, False) + P.FLARES_READ_TAIL.pack(int(source), min(deterr, 0xFFFF), failed)
         return head + body
 

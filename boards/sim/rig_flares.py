@@ -159,8 +159,10 @@ class RigFlares:
         self.profiles[key] = disk
         return disk, ProfileSource.SPARE
 
-    def read(self, pp: Pprof, deterr: int, fail: bool, now: int, page_type: int) -> Decision:
-        return self.flares.up_page(pp, FlaresAccess.READ, min(deterr, 0xFFFF), fail, now, page_type)
+    def read(self, pp: Pprof, deterr: int, fail: bool, now: int, page_type: int, corrected: int,
+             codewords: int) -> Decision:
+        return self.flares.up_page(pp, FlaresAccess.READ, min(deterr, 0xFFFF), fail, now, page_type, corrected,
+                                   codewords)
 
     def state(self) -> dict:
         return {"t_cap": self.t_cap, "config": self.config.__dict__, "loaded": self.loaded,

@@ -65,7 +65,8 @@ class Native:
     def __init__(self, lib_path: Path) -> None:
         lib = ctypes.CDLL(str(lib_path))
         lib.flares_up_page.argtypes = [ctypes.POINTER(Config), ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint8,
-                                       ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint32, ctypes.POINTER(Decision)]
+                                       ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32,
+                                       ctypes.c_uint8, ctypes.POINTER(Decision)]
         lib.flares_new_page.argtypes = [ctypes.POINTER(Pprof), ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32]
         lib.flares_rber_wr.restype = ctypes.c_uint64
@@ -113,10 +114,10 @@ class Native:
         return pp
 
     def up_page(self, cfg: Config, pp: Pprof, access: int, deterr: int, fail: bool, now: int,
-                page_type: int = 0) -> Decision:
+                page_type: int = 0, errors: int | None = None, codewords: int = 1) -> Decision:
         d = Decision()
         self.lib.flares_up_page(ctypes.byref(cfg), ctypes.byref(pp), page_type, access, deterr, int(fail), now,
-                                ctypes.byref(d))
+                                deterr if errors is None else errors, codewords, ctypes.byref(d))
         return d
 
     def pack(self, pp: Pprof) -> bytes:

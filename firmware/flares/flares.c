@@ -143,9 +143,10 @@ static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t
     return t;
 }
 
-/* a read of the page type into its counts: its errors and what the model expects at the page's wear and age */
+/* a read of the page type into its counts: its errors and what the model expects of its codewords at the page's
+ * wear and age */
 static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uint8_t page_type, uint32_t errors,
-                       uint32_t now)
+                       uint8_t codewords, uint32_t now)
 {
     const flares_tables_t *tab = cfg->tables;
     flares_types_t *n = cfg->types;
@@ -153,7 +154,7 @@ static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uin
     uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles) + flares_rber_rd(tab, page_type, pp->pecycles, age);
     uint64_t e = (uint64_t)n->errors[page_type] + errors;
     n->errors[page_type] = e > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)e;
-    n->expected_q16[page_type] += mul_div(rate, FLARES_CODEWORD_BITS, (uint64_t)1 << 32);
+    n->expected_q16[page_type] += mul_div(rate, (uint64_t)FLARES_CODEWORD_BITS * codewords, (uint64_t)1 << 32);
     if (n->expected_q16[page_type] > (uint64_t)FLARES_GUARD_MEMORY << 16) {
         n->errors[page_type] >>= 1;
         n->expected_q16[page_type] >>= 1;
@@ -282,7 +283,8 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
 }
 
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
-                    uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out)
+                    uint16_t deterr, uint8_t fail, uint32_t now, uint32_t errors, uint8_t codewords,
+                    flares_decision_t *out)
 {
     uint8_t used = 0; /* guarded: this read used more of its t than the alarm allows */
     if (access == FLARES_ACCESS_READ) {
@@ -294,7 +296,9 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
             pp->failc++;
         if (cfg->guarded) {
             used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur;
-            count_read(cfg, pp, page_type, fail ? (uint32_t)pp->p_cur + 1u : deterr, now);
+            uint64_t seen = (uint64_t)errors + (fail ? (uint32_t)pp->p_cur + 1u : 0u);
+            count_read(cfg, pp, page_type, seen > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)seen,
+                       codewords ? codewords : 1u, now);
         }
     } else {
         pp->pecycles++;

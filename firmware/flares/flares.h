@@ -111,8 +111,11 @@ typedef struct {
 
 /* a profile with no history: encoded at t, its block at wear pe */
 void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe);
+/* deterr: FLARES' count (the mean over the read's data codewords, rounded up); errors and codewords: what guarded
+ * FLARES counts (the bits corrected over that many codewords; a failed read adds t + 1 for its failure) */
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,
-                    uint16_t deterr, uint8_t fail, uint32_t now, flares_decision_t *out);
+                    uint16_t deterr, uint8_t fail, uint32_t now, uint32_t errors, uint8_t codewords,
+                    flares_decision_t *out);
 /* the t for a page with no history at wear pe: the model's projection with a margin of 2, the
  * model's stated accuracy (a measurement corrects it after the first window) */
 uint8_t flares_cold_start(const flares_config_t *cfg, uint8_t page_type, uint32_t pe);

@@ -164,7 +164,7 @@ uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st)
 	}
 	pp->pecycles = pe - 1;  /* the host counts the block's wear; upPage adds this program */
 	flares_decision_t d;
-	flares_up_page(&fcfg, pp, type, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), &d);
+	flares_up_page(&fcfg, pp, type, FLARES_ACCESS_PROGRAM, 0, 0, now_s(), 0, 0, &d);
 	uint8_t rec[FLARES_PPROF_BYTES];
 	flares_pprof_pack(pp, rec);
 	ecc_fill_pattern(seed, raw_bytes());
@@ -222,7 +222,8 @@ uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st)
 	uint32_t n_data = rig.chip->page_bytes / RIG_CODEWORD_BYTES, deterr = 0;
 	if (pp) {  /* FLARES' error count: the mean over the page's codewords, rounded up */
 		deterr = (dec.corrected + n_data - 1) / n_data;
-		flares_up_page(&fcfg, pp, type, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr), dec.failed != 0, now_s(), &d);
+		flares_up_page(&fcfg, pp, type, FLARES_ACCESS_READ, (uint16_t)(deterr > 0xFFFF ? 0xFFFF : deterr),
+		               dec.failed != 0, now_s(), dec.corrected, (uint8_t)n_data, &d);
 	}
 	decision(out, t, &d, 0);
 	uint8_t *tail = out + FLARES_DECISION_BYTES;

@@ -498,7 +498,7 @@ class Validator:
             if op == FlaresAccess.PROGRAM:
                 pp.pecycles = pe - 1  # the rig's cycling programmed this page too; upPage counts this one
             fail = op == FlaresAccess.READ and err > pp.p_cur
-            d = f.up_page(pp, FlaresAccess(op), err, fail, now)
+            d = f.up_page(pp, FlaresAccess(op), err, fail, now, errors=0 if fail else err)
             if d.alarm:
                 alarms.append(j)
             evaluated |= d.zone != 0
@@ -557,13 +557,14 @@ def configure_live(rig: Rig, live: FlaresConfig, sent: TablesBlob) -> None:
 def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages: tuple[int, ...], scale: float = 1.0,
              echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
              on_wear: Callable[[int, int], None] = lambda block, cycles: None, density_control: bool = True,
-             bound: float | None = None) -> dict:
+             bound: float | None = None, guarded: bool = False) -> dict:
     """Run the three scenarios on fresh ``blocks``. FLARES' models: ``params`` (one model for both page types,
     or lower and upper), or with None one per page type calibrated on 8 more blocks first (with ``bound``, each
     its upper prediction bound at that confidence).
 
     With ``live`` the rig runs FLARES itself with those constants over its decoder and tables sent to it from
-    those models, one run per scenario and page; nothing is replayed."""
+    those models, one run per scenario and page; nothing is replayed. ``guarded``: the host replays run guarded
+    FLARES (a live run's policy is its configuration's)."""
     use = plan(blocks, params is None)
     worn: dict[int, int] = {}  # P/E cycles this run gave each block
 
@@ -613,11 +614,12 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
                 for wsize in WSIZES:
                     for mix in MIXES_PM:
                         runs.append({**head, "wsize": wsize, "mix": mix / 1000, "on_alarm": ON_ALARM[evaluate],
-                                     **v.replay(tr, i, target, rber, wsize, mix, evaluate)})
+                                     **v.replay(tr, i, target, rber, wsize, mix, evaluate, guarded)})
     return {
         "blocks": use, "pages": list(pages), "model": model, "uber": UBER,
         "codeword_bytes": v.table.k_bits // 8, "t_max": v.table.t_max, "t_reach": v.t_reach,
         "flares_in_rig": live is not None, "rig_tables": sent, "wear": wear,
+        "policy": (live.policy if live else FlaresConfig(guarded=guarded).policy),
         "density_control": density if live and v.density else None,
         "flares_clock": "25 degC-equivalent (bakes count as their Arrhenius-equivalent duration, Ea 1.1 eV)",
         "decode_latency_source": "FLARES paper, 83.9 us (t=1) to 194 us (t=50), linear" + (
@@ -697,7 +699,7 @@ def verdict(result: dict) -> dict:
                 + f" (in {', '.join(dict.fromkeys(k['missed_in']))}), worst expected UBER {worst:.2g}"
                 + (f", {_times(worst / target)} times the target" if worst > target else "") + cost(k))
 
-    words = (f"FLARES {'met' if met else 'missed'} its target UBER {target:g} ({how}"
+    words = (f"{result.get('policy', 'FLARES')} {'met' if met else 'missed'} its target UBER {target:g} ({how}"
              + (f", {result['scale']:g} of the paper's operations" if result.get("scale", 1.0) < 1.0 else "")
              + "): " + "; ".join(said(n, k) for n, k in sorted(kinds.items()))
              + (f"; {sum(k['uncoverable_ops'] for k in kinds.values()):,} operations needed a t beyond the ECC's reach"
@@ -733,13 +735,14 @@ def wanted_blocks(rig: Rig, blocks: str | None, taken: Callable[[int], str | Non
 
 
 def validate_blocks(rig: Rig, blocks: str | None, wordline: int | None, params, scale: float, echo, live,
-                    density_control: bool, bound: float | None = None) -> tuple[dict, tuple[int, ...]]:
+                    density_control: bool, bound: float | None = None,
+                    guarded: bool = False) -> tuple[dict, tuple[int, ...]]:
     """The validation on the fresh good blocks of ``blocks`` of a chip nothing records (a virtual one)."""
     pages = pages_under_test(rig.info().pages_per_block, wordline)
     wanted = wanted_blocks(rig, blocks, lambda b: None)
     bad = set(rig.scan_bad(min(wanted), max(wanted) - min(wanted) + 1))
     return validate(rig, params, [b for b in wanted if b not in bad], pages, scale, echo, live,
-                    density_control=density_control, bound=bound), pages
+                    density_control=density_control, bound=bound, guarded=guarded), pages
 
 
 @dataclass(frozen=True)
@@ -755,11 +758,12 @@ class ValidationParams:
     live: dict | None  # FlaresConfig's fields: the rig runs FLARES (--on-rig)
     density_control: bool
     bound: float | None
+    guarded: bool  # the policy of the host replays (a live run's is in ``live``)
 
     @classmethod
     def from_mapping(cls, d: dict) -> "ValidationParams":
         return cls(tuple(d["blocks"]), tuple(d["pages"]), tuple(d["models"]) if d["models"] else None, d["scale"],
-                   d["live"], d["density_control"], d["bound"])
+                   d["live"], d["density_control"], d["bound"], d["guarded"])
 
     def to_mapping(self) -> dict:
         return dataclasses.asdict(self)
@@ -767,7 +771,8 @@ class ValidationParams:
 
 def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None, take_over: bool,
                    blocks: str | None, wordline: int | None, params: list[RberParams] | None, scale: float, echo,
-                   live: FlaresConfig | None, density_control: bool, bound: float | None = None) -> tuple[dict, int]:
+                   live: FlaresConfig | None, density_control: bool, bound: float | None = None,
+                   guarded: bool = False) -> tuple[dict, int]:
     """The validation as a campaign of the chip's database: blocks a campaign holds or that carry recorded wear are
     refused (from the database alone when it knows the chip), the ones it takes reserved, every rig request
     journaled and its reply and wear recorded as it arrives (``nandrig resume`` goes on after a kill), the result
@@ -797,7 +802,7 @@ def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None
             chosen = [b for part in use.values() for b in part]
             p = ValidationParams(tuple(chosen), pages, tuple(m.as_dict() | {"name": m.name} for m in params)
                                  if params else None, scale, dataclasses.asdict(live) if live else None,
-                                 density_control, bound)
+                                 density_control, bound, guarded)
             cid = store.create_campaign(chip_id, KIND, p.to_mapping(), sorted(chosen), url, rig.hello_info.identity,
                                         versions(rig), 0)
             echo(f"campaign {cid}: {KIND} on blocks {format_blocks(sorted(chosen))} in {store.name}")
@@ -818,7 +823,7 @@ def run_campaign(store: Store, rig: Rig, campaign_id: int, echo: Callable[[str],
         said = lambda s: None if rec.replaying else echo(s)  # noqa: E731 (what a replay passes was said before)
         result = validate(rig, models, list(p.blocks), p.pages, p.scale, said,
                           FlaresConfig(**p.live) if p.live else None, density_control=p.density_control,
-                          bound=p.bound)
+                          bound=p.bound, guarded=p.guarded)
         with store.tx() as db:  # the result and the end together: a resume never stores a second result
             store.add_flares_run(store.chip(c.chip_id)["label"], result["blocks"]["operating-points"][0], p.pages[0],
                                  result, c.id, db)

@@ -136,8 +136,10 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
         for op, deterr, fail, now, pe in gen(rng, rng.randrange(1, 40)):
             if pe is not None:  # the host names the block's wear, as FLARES_PROGRAM does; upPage adds this program
                 py.pecycles = c.pecycles = pe - 1
-            d = ref.up_page(py, op, deterr, fail, now, page_type)
-            e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type)
+            cw = rng.choice([1, 1, 2, 4])  # guarded FLARES counts the read's codewords as they were
+            errors = rng.choice([deterr, deterr * cw, rng.randrange(0, 2000)])
+            d = ref.up_page(py, op, deterr, fail, now, page_type, errors, cw)
+            e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type, errors, cw)
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate, d.beyond_reach) == \
                 (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate), bool(e.beyond))
             beyond += d.beyond_reach
