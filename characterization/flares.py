@@ -36,7 +36,7 @@ import enum
 import math
 from dataclasses import dataclass, field
 
-from nandrig.characterization.flares_tables import GUARD_MEMORY, FixedTables
+from nandrig.characterization.flares_tables import GUARD_MEMORY, GUARD_MIN_EXPECTED, FixedTables
 from nandrig.errors import NandrigError
 
 ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
@@ -134,6 +134,13 @@ class TypeCounts:
 
     errors: list[int] = field(default_factory=lambda: [0, 0])
     expected_q16: list[int] = field(default_factory=lambda: [0, 0])
+    pe_ref: list[int] = field(default_factory=lambda: [0, 0])  # the wear the counts were gathered at
+
+    def near(self, page_type: int, pe: int) -> bool:
+        """Whether counts gathered at pe_ref say anything of wear ``pe``: within a factor of 2 of it (a model's
+        error at one wear is not its error at another)."""
+        ref = self.pe_ref[page_type]
+        return pe <= 2 * ref and ref <= 2 * pe
 
 
 @dataclass(frozen=True)
@@ -269,9 +276,13 @@ class Flares:
 
     def _count(self, pp: Pprof, page_type: int, errors: int, codewords: int, now: int) -> None:
         """A read of the page type: its errors, and the errors the model expects of its ``codewords`` (at the
-        page's wear and age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors."""
+        page's wear and age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors,
+        and start over at a wear the counts do not speak for."""
         ft, n = self.model(page_type), self.types
         rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, max(now - pp.writestamp, 0))
+        if not n.expected_q16[page_type] or not n.near(page_type, pp.pecycles):  # start over at this wear
+            n.errors[page_type] = n.expected_q16[page_type] = 0
+            n.pe_ref[page_type] = pp.pecycles
         n.errors[page_type] = min(n.errors[page_type] + errors, U32_MAX)
         n.expected_q16[page_type] += mul_div(rate, ft.codeword_bits * codewords, 1 << 32)
         if n.expected_q16[page_type] > GUARD_MEMORY << 16:
@@ -279,18 +290,20 @@ class Flares:
             n.expected_q16[page_type] >>= 1
 
     def guarded_t(self, pe: int, page_type: int) -> tuple[int, int, bool]:
-        """Guarded FLARES' t at wear ``pe``: the model's projection to the end of the retention target, raised
-        by the page type's measured errors when they exceed what the model expected of the same reads beyond
-        chance (by the ratio of their upper count bound to that expectation). Returns the t, the projection,
-        and whether the measurement raised it."""
-        ft, n, z10 = self.model(page_type), self.types, self.config.guard_z10
+        """Guarded FLARES' t at wear ``pe``: the model's projection to the end of the retention target times the
+        page type's measured-to-expected ratio, at its upper count bound (errors + z*sqrt(errors + 1) + z^2 over
+        what the model expected of the same reads), never less than the model's own. Until the type's reads have
+        tested the model (GUARD_MIN_EXPECTED errors expected, at a wear near ``pe``), FLARES' margin of 2 stands in. Returns the t, the
+        projection, and whether the measurement raised it above the model's."""
+        ft, n = self.model(page_type), self.types
         end = ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
-        t = ft.t_for(end)
         errors, expected = n.errors[page_type], n.expected_q16[page_type]
-        if not expected or errors <= count_bound(expected >> 16, z10):
-            return t, end, False
-        measured = mul_div(end, count_bound(errors, z10) << 16, expected)
-        return max(t, ft.t_for(measured)), max(end, measured), ft.t_for(measured) > t
+        if expected < GUARD_MIN_EXPECTED << 16 or not n.near(page_type, pe):
+            return ft.t_for(2 * end), 2 * end, False
+        measured = mul_div(end, count_bound(errors, self.config.guard_z10) << 16, expected)
+        if measured <= end:
+            return ft.t_for(end), end, False
+        return ft.t_for(measured), measured, ft.t_for(measured) > ft.t_for(end)
 
     def _guard(self, pp: Pprof, zone: Zone, proj: int, ahead: int, page_type: int) -> tuple[Zone, int]:
         """Guarded FLARES after FLARES' decision: p_next at least its own t a window ahead; the zone says when

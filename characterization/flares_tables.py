@@ -27,6 +27,8 @@ T_GRID = 104  # 16 s .. 16 * 2**(103/4) s, about 30 years
 # guarded FLARES' memory (characterization/flares.py TypeCounts): a page type's counts halve once its model
 # expected this many errors of them; the firmware's FLARES_GUARD_MEMORY, written into the tables' header
 GUARD_MEMORY = 1024
+# and until its model expected this many errors of a page type's reads, the model is untested: FLARES' margin of 2
+GUARD_MIN_EXPECTED = 16
 
 
 def time_grid() -> tuple[int, ...]:
@@ -182,6 +184,7 @@ def c_header(params: RberParams, table: CorrTable, grid: RetentionGrid, guard: s
         f"#define FLARES_T_MIN {table.t_min}u",
         f"#define FLARES_T_MAX {table.t_max}u",
         f"#define FLARES_GUARD_MEMORY {GUARD_MEMORY}u /* guarded FLARES: a page type's counts halve past this */",
+        f"#define FLARES_GUARD_MIN_EXPECTED {GUARD_MIN_EXPECTED}u /* and test the model from this many on */",
         f"#define FLARES_T_COUNT {nt}u",
         f"#define FLARES_RBER_FRAC_BITS {RBER_FRAC_BITS}u",
         f"#define FLARES_PE_STEP {step}u",

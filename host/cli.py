@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import click
 
+from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.lab.oven import SCPI, make_oven
@@ -372,6 +374,28 @@ def bench_link_cmd(as_json) -> None:
 
     click.echo(json.dumps(bench_link(), indent=2))
 
+
+
+@click.command("policy")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Virtual chip profile.")
+@click.option("--dies", type=click.IntRange(1, 1024), default=32, show_default=True, help="Dies: seeds 0..N-1.")
+@click.option("--scale", type=click.FloatRange(0.01, 1.0), default=0.1, show_default=True,
+              help="Fraction of the paper's operation counts.")
+@click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), default=0.99, show_default=True,
+              help="Confidence of the upper prediction bound the tables come from.")
+@click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="the cores",
+              help="Dies measured at once.")
+@click.option("--json", "as_json", is_flag=True, help="Print every configuration's figures as JSON.")
+def bench_policy_cmd(profile, dies, scale, bound, jobs, as_json) -> None:
+    """FLARES against guarded FLARES on virtual dies: every scenario x WSIZE x MIX x page type."""
+    from nandrig.host.engine.policy_bench import bench_policy, summary_lines
+
+    res = bench_policy(profile, dies, scale, bound, jobs)
+    if as_json:
+        click.echo(jsonsafe.dumps(res, indent=2))
+        return
+    for line in summary_lines(res):
+        click.echo(line)
 
 # -- campaigns ------------------------------------------------------------------------
 def _common(f):

@@ -14,7 +14,7 @@ SOURCES = ("flares.c", "flares_tables.c", "pprof.c")
 
 
 class Types(ctypes.Structure):
-    _fields_ = [("errors", ctypes.c_uint32 * 2), ("expected_q16", ctypes.c_uint64 * 2)]
+    _fields_ = [("errors", ctypes.c_uint32 * 2), ("expected_q16", ctypes.c_uint64 * 2), ("pe_ref", ctypes.c_uint32 * 2)]
 
 
 class Config(ctypes.Structure):

@@ -119,27 +119,36 @@ static uint64_t count_bound(uint64_t k, uint8_t z10)
     return k + (z10 * isqrt64(100u * (k + 1u)) + 99u) / 100u + ((uint32_t)z10 * z10 + 99u) / 100u;
 }
 
+/* whether a page type's counts speak for wear pe: gathered within a factor of 2 of it */
+static uint8_t near(const flares_types_t *n, uint8_t page_type, uint32_t pe)
+{
+    uint64_t ref = n->pe_ref[page_type];
+    return (uint64_t)pe <= 2u * ref && ref <= 2u * (uint64_t)pe;
+}
+
 /* guarded FLARES' t at wear pe (nandrig.characterization.flares.Flares.guarded_t): the model's projection to the
- * end of the retention target, raised by the page type's measured errors when they exceed what the model expected
- * of the same reads beyond chance; *proj the projection, returns whether the measurement raised it */
+ * end of the retention target times the page type's measured-to-expected ratio at its upper count bound, never
+ * below the model's own; FLARES' margin of 2 until the type's reads have tested the model. *proj the projection,
+ * *raised whether the measurement raised t above the model's */
 static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t pe, uint64_t *proj, uint8_t *raised)
 {
     const flares_tables_t *tab = cfg->tables;
     uint64_t end = flares_rber_wr(tab, page_type, pe) + flares_rber_rd(tab, page_type, pe, cfg->req_ret_s);
-    uint64_t errors = cfg->types->errors[page_type], expected = cfg->types->expected_q16[page_type], measured;
-    uint8_t t = flares_t_for(tab, end), tm;
-    *proj = end;
+    uint64_t expected = cfg->types->expected_q16[page_type], measured;
+    uint8_t t;
     *raised = 0;
-    if (!expected || errors <= count_bound(expected >> 16, cfg->guard_z10))
-        return t;
-    measured = mul_div(end, count_bound(errors, cfg->guard_z10) << 16, expected);
-    tm = flares_t_for(tab, measured);
-    if (measured > *proj)
-        *proj = measured;
-    if (tm > t) {
-        *raised = 1;
-        return tm;
+    if (expected < (uint64_t)FLARES_GUARD_MIN_EXPECTED << 16 || !near(cfg->types, page_type, pe)) {
+        *proj = 2u * end;
+        return flares_t_for(tab, *proj);
     }
+    measured = mul_div(end, count_bound(cfg->types->errors[page_type], cfg->guard_z10) << 16, expected);
+    if (measured <= end) {
+        *proj = end;
+        return flares_t_for(tab, end);
+    }
+    *proj = measured;
+    t = flares_t_for(tab, measured);
+    *raised = t > flares_t_for(tab, end);
     return t;
 }
 
@@ -152,7 +161,13 @@ static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uin
     flares_types_t *n = cfg->types;
     uint32_t age = now >= pp->writestamp ? now - pp->writestamp : 0;
     uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles) + flares_rber_rd(tab, page_type, pp->pecycles, age);
-    uint64_t e = (uint64_t)n->errors[page_type] + errors;
+    uint64_t e;
+    if (!n->expected_q16[page_type] || !near(n, page_type, pp->pecycles)) { /* start over at this wear */
+        n->errors[page_type] = 0;
+        n->expected_q16[page_type] = 0;
+        n->pe_ref[page_type] = pp->pecycles;
+    }
+    e = (uint64_t)n->errors[page_type] + errors;
     n->errors[page_type] = e > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)e;
     n->expected_q16[page_type] += mul_div(rate, (uint64_t)FLARES_CODEWORD_BITS * codewords, (uint64_t)1 << 32);
     if (n->expected_q16[page_type] > (uint64_t)FLARES_GUARD_MEMORY << 16) {

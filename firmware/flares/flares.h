@@ -63,6 +63,7 @@ enum flares_zone {
 typedef struct {
     uint32_t errors[2];
     uint64_t expected_q16[2];
+    uint32_t pe_ref[2]; /* the wear the counts were gathered at: they speak for wear within a factor of 2 */
 } flares_types_t;
 
 typedef struct {

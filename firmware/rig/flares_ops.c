@@ -28,7 +28,7 @@ static uint32_t tables_crc;
 /* every page's window and every page type's counts: kept under other constants or tables, they would mix */
 static void forget(void)
 {
-	flares_types_t z = {{0}, {0}};
+	flares_types_t z = {{0}, {0}, {0}};
 	profiles_clear();
 	types = z;
 }

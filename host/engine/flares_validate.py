@@ -211,11 +211,13 @@ class Validator:
 
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
-                 on_wear: Callable[[int, int], None] = lambda block, cycles: None, density: bool = True) -> None:
+                 on_wear: Callable[[int, int], None] = lambda block, cycles: None, density: bool = True,
+                 bake_c: float = BAKE_C) -> None:
         """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record).
         ``density`` (live runs): when FLARES in the rig says a page under test is beyond its reach, the block runs
         as pseudo-SLC from its next erase (only lower pages written), and is retired when that is not enough."""
         self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
+        self.bake_c = bake_c  # the retention of the year a program must survive passes at this temperature
         self.density = density and live is not None
         self.mode: dict[int, str] = {}  # block -> "mlc", "pslc" or "retired"
         self.pending: set[int] = set()  # blocks a BEYOND_REACH decision asks to step down at their next erase
@@ -396,8 +398,8 @@ class Validator:
                     raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
                 for k, pe in enumerate(wear):
                     try:
-                        self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
-                        ops(blocks[k], k, AGED_H, BAKE_C)
+                        self._start_point(tr, blocks[k], k, pe, AGED_H, self.bake_c)
+                        ops(blocks[k], k, AGED_H, self.bake_c)
                     except BlockRetired:
                         continue
                     self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
@@ -407,7 +409,7 @@ class Validator:
             else:
                 points = max(10, int(1000 * scale))
                 for k in range(points):
-                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
+                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, self.bake_c)
                     for _ in range(9):
                         self._read(tr, blocks[0], k)
                     if (k + 1) % 100 == 0:
@@ -586,7 +588,10 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     if live:  # the rig decides with tables made from the same models, sent to it; nothing is replayed
         blob = rig_blob(params, UBER)
         sent, models = live_tables(rig, blob, echo), None
-    v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control)
+    # a rig running FLARES ages its pages by its own clock: the retention passes at 25 degC there, as in service
+    # (a bake would age the data a year while that clock moved minutes); host replays count a bake at 25 degC
+    v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control,
+                  bake_c=25.0 if live else BAKE_C)
     runs, traces, wear, density = [], {}, {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"

@@ -24,6 +24,7 @@
 #define FLARES_T_MIN 1u
 #define FLARES_T_MAX 100u
 #define FLARES_GUARD_MEMORY 1024u /* guarded FLARES: a page type's counts halve past this */
+#define FLARES_GUARD_MIN_EXPECTED 16u /* and test the model from this many on */
 #define FLARES_T_COUNT 100u
 #define FLARES_RBER_FRAC_BITS 48u
 #define FLARES_PE_STEP 250u
