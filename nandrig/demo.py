@@ -57,8 +57,8 @@ def free_runs(bad: set[int], sizes: list[int], total: int) -> list[list[int]]:
 
 
 def validate_on_rig(params: list, about: str) -> tuple[str, dict]:
-    """The loop closed: the rig gets FLARES tables from this fit (per page type) and runs FLARES itself on fresh
-    blocks; its verdict in words, and the run. On a volatile rig over the same chip seed (the same cells): the
+    """The loop closed: the rig gets FLARES tables from this fit (per page type) and runs guarded FLARES itself on
+    fresh blocks (its measured errors in the loop: docs/flares.md); its verdict in words, and the run. On a volatile rig over the same chip seed (the same cells): the
     demo's own rig writes its chip to disk after every command, which host-paced FLARES (a command per page)
     would make minutes of."""
     from nandrig.characterization.flares import FlaresConfig
@@ -69,7 +69,7 @@ def validate_on_rig(params: list, about: str) -> tuple[str, dict]:
         info = rig.info()
         bad = set(rig.scan_bad(0, 64))
         res = validate(rig, params, [b for b in range(64) if b not in bad], pages_under_test(info.pages_per_block),
-                       VALIDATION_SCALE, live=FlaresConfig())
+                       VALIDATION_SCALE, live=FlaresConfig(guarded=True))
     switches = res["density_control"]["continuous-wear"]["switches"]
     return (f"FLARES in the rig (tables from {about}, CRC {res['rig_tables']['crc']}, sent at run time): "
             + verdict(res)["words"]
