@@ -53,7 +53,7 @@ class Zone(enum.IntEnum):
     OVERCORRECTION = 4
     CRITICAL = 5
     SAFE = 6
-    MEASURED = 7  # guarded FLARES: the window's measured errors raised t above FLARES' decision
+    MEASURED = 7  # guarded FLARES: the page type's measured errors raised t above FLARES' decision
 
 
 class FlaresAccess(enum.IntEnum):
@@ -73,8 +73,8 @@ class FlaresConfig:
     t_cap: int = 0  # the largest t the rig can use (its spare area, its engine); 0: the tables' t_max
     evaluate_on_alarm: bool = False  # True: an alarm does not stop Alg. 2 (not the paper's; docs/flares.md)
     # Guarded FLARES (docs/flares.md): FLARES' decision, never below the model's projection (tables from a
-    # bound), raised when the window's measured errors exceed what the model expects; reads that use more
-    # than alarm_use_pm of their t raise a rewrite alarm
+    # bound) times what the page type's measured errors say of it; reads that use more than alarm_use_pm of
+    # their t raise a rewrite alarm
     guarded: bool = False
     guard_z10: int = 20  # the count bounds' z, in tenths: k + z*sqrt(k + 1) + z^2
     alarm_use_pm: int = 750
@@ -111,14 +111,9 @@ class Pprof:
 
 def count_bound(k: int, z10: int) -> int:
     """A one-sided upper bound on a Poisson count of which ``k`` was seen: k + z*sqrt(k + 1) + z^2, with z in
-    tenths, rounded up, in integers (the firmware's arithmetic; conservative against the exact bound: 12 for
-    k = 0 at z = 3.0, where the exact 99.87 % bound is 6.6)."""
-    return k + -(-z10 * isqrt(100 * (k + 1)) // 100) + -(-z10 * z10 // 100)
-
-
-def isqrt(n: int) -> int:
-    """floor(sqrt(n)), as the firmware computes it."""
-    return math.isqrt(n)
+    tenths, rounded up, in integers (the firmware's arithmetic; conservative against the exact bound: 6 for
+    k = 0 at z = 2.0, where the exact 97.7 % bound is 3.8; 124 for k = 100, where it is 122)."""
+    return k + -(-z10 * math.isqrt(100 * (k + 1)) // 100) + -(-z10 * z10 // 100)
 
 
 def mul_div(a: int, b: int, c: int) -> int:
@@ -293,8 +288,8 @@ class Flares:
         """Guarded FLARES' t at wear ``pe``: the model's projection to the end of the retention target times the
         page type's measured-to-expected ratio, at its upper count bound (errors + z*sqrt(errors + 1) + z^2 over
         what the model expected of the same reads), never less than the model's own. Until the type's reads have
-        tested the model (GUARD_MIN_EXPECTED errors expected, at a wear near ``pe``), FLARES' margin of 2 stands in. Returns the t, the
-        projection, and whether the measurement raised it above the model's."""
+        tested the model (GUARD_MIN_EXPECTED errors expected, at a wear near ``pe``), FLARES' margin of 2 stands
+        in. Returns the t, the projection, and whether the measurement raised it above the model's."""
         ft, n = self.model(page_type), self.types
         end = ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
         errors, expected = n.errors[page_type], n.expected_q16[page_type]

@@ -7,7 +7,10 @@ patterns programmed and read on the rig:
   programs). Every program is followed by a bake worth one year less one hour
   at 25 degC (about 11 minutes at 125 degC), as in the paper's Fig. 5d: reads
   see the end of the life FLARES protects (one year), which a rewrite alarm
-  may only flag when the t in use cannot reach it.
+  may only flag when the t in use cannot reach it. Where the rig runs FLARES
+  (``--on-rig``) the year passes at 25 degC instead (the same retention):
+  the rig's FLARES ages a page by the rig's clock, which a bake moves by
+  minutes.
 * ``long-retention``: wear 5,000; every program is followed by two years at
   25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
 * ``continuous-wear``: 1,000 operating points from 1,000 to 10,000 P/E, each
@@ -122,7 +125,6 @@ class Trace:
     errors: list[tuple[int, ...]] = field(default_factory=list)  # data-codeword errors of reads (0 for programs)
     now_s: list[int] = field(default_factory=list)  # FLARES' clock: bakes count as their 25 degC equivalent
     pe: list[int] = field(default_factory=list)
-    block: list[int] = field(default_factory=list)
     point: list[int] = field(default_factory=list)  # operating-point index
     read_busy_ns: list[int] = field(default_factory=list)
     prog_busy_ns: list[int] = field(default_factory=list)
@@ -365,7 +367,6 @@ class Validator:
         trace.errors.append(errors)
         trace.now_s.append(now)
         trace.pe.append(self.wear[block])
-        trace.block.append(block)
         trace.point.append(point)
 
     def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:
