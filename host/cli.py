@@ -375,7 +375,6 @@ def bench_link_cmd(as_json) -> None:
     click.echo(json.dumps(bench_link(), indent=2))
 
 
-
 @click.command("policy")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Virtual chip profile.")
 @click.option("--dies", type=click.IntRange(1, 1024), default=32, show_default=True, help="Dies: seeds 0..N-1.")
@@ -396,6 +395,7 @@ def bench_policy_cmd(profile, dies, scale, bound, jobs, as_json) -> None:
         return
     for line in summary_lines(res):
         click.echo(line)
+
 
 # -- campaigns ------------------------------------------------------------------------
 def _common(f):

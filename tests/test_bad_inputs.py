@@ -57,6 +57,8 @@ CASES = [
     (("run", "flares-validate", *SIM, "--blocks", "99999"), "99999"),
     (("run", "flares-validate", *SIM, "--bound", "1"), "--bound"),
     (("run", "flares-validate", *SIM, "--bound", "0.99", "--params", "flares-taco2014"), "leave out --params"),
+    (("run", "flares-validate", *SIM, "--policy", "careful"), "--policy"),
+    (("bench", "policy", "--dies", "0"), "--dies"),
     (("resume", "--db", "{tmp}/none.db"), "none.db"),
     (("resume", "--db", "{db}", "--campaign", "99"), "99"),
     (("cancel", "--db", "{db}", "--campaign", "1"), "nothing to cancel"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from nandrig.errors import NandrigError
 from nandrig.host.engine.flares_validate import (MIXES_PM, PAGE_TYPES, SCENARIOS, WSIZES, Validator, calibrate, plan,
                                                  pages_under_test)
 from nandrig.host.link.rig import Rig
@@ -18,15 +19,19 @@ from nandrig.host.link.rig import Rig
 POLICIES = {False: "FLARES", True: "guarded FLARES"}
 
 
-def die_runs(chip: str, seed: int, scale: float, bound: float) -> list[dict]:
-    """One die: every scenario x page type x WSIZE x MIX, for both policies."""
+def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dict], str | None]:
+    """One die: every scenario x page type x WSIZE x MIX, for both policies; or why the die gave none (a
+    calibration that does not bound the model)."""
     with Rig.open("sim", chip=chip, seed=seed) as rig:
         info = rig.info()
         pages = pages_under_test(info.pages_per_block)
         bad = set(rig.scan_bad(0, min(64, info.blocks)))
         use = plan([b for b in range(min(64, info.blocks)) if b not in bad], True)
-        models, _ = calibrate(rig, use["calibration"], bound=bound)
-        v = Validator(rig, models, pages, seed=seed)
+        try:
+            models, _ = calibrate(rig, use["calibration"], bound=bound)
+        except NandrigError as e:
+            return [], str(e)
+        v = Validator(rig, models, pages)
         rows = []
         for scenario in SCENARIOS:
             tr = v.measure(scenario, use[scenario], scale)
@@ -41,7 +46,7 @@ def die_runs(chip: str, seed: int, scale: float, bound: float) -> list[dict]:
                                          "ops": r["ops"], "under_target_ops": r["under_target_ops"],
                                          "worst_uber": r["below_target_uber_max"], "mean_t": r["mean_t"],
                                          "mean_needed_t": r["mean_target_t"]})
-    return rows
+    return rows, None
 
 
 def bench_policy(chip: str, dies: int, scale: float, bound: float, jobs: int) -> dict:
@@ -50,16 +55,20 @@ def bench_policy(chip: str, dies: int, scale: float, bound: float, jobs: int) ->
     needed (post hoc), and per policy over everything."""
     t0 = time.monotonic()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        rows = [r for die in pool.map(die_runs, [chip] * dies, range(dies), [scale] * dies, [bound] * dies)
-                for r in die]
+        done = list(pool.map(die_runs, [chip] * dies, range(dies), [scale] * dies, [bound] * dies))
     wall = time.monotonic() - t0
+    rows = [r for die, _ in done for r in die]
+    uncalibrated = {seed: why for seed, (_, why) in enumerate(done) if why}
+    if not rows:
+        raise NandrigError(f"no die of {chip} could be calibrated: {next(iter(uncalibrated.values()))}")
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["policy"], r["scenario"], r["page_type"], r["wsize"], r["mix"]), []).append(r)
     table = [{"policy": k[0], "scenario": k[1], "page_type": k[2], "wsize": k[3], "mix": k[4], **_sums(g)}
              for k, g in sorted(groups.items())]
     overall = {p: _sums([r for r in rows if r["policy"] == p]) for p in POLICIES.values()}
-    return {"chip": chip, "dies": dies, "scale": scale, "bound": bound, "wall_s": round(wall, 1), "jobs": jobs,
+    return {"chip": chip, "dies": dies - len(uncalibrated), "uncalibrated": uncalibrated, "scale": scale,
+            "bound": bound, "wall_s": round(wall, 1), "jobs": jobs,
             "method": "host replays over each die's measured traces (docs/flares.md)", "policies": overall,
             "configurations": table}
 
@@ -80,6 +89,7 @@ def _sums(rows: list[dict]) -> dict:
 def summary_lines(res: dict) -> list[str]:
     out = [f"{res['dies']} dies of {res['chip']} at {res['scale']:g} of the paper's operations, tables from the fit's "
            f"{res['bound']:.0%} bound, both policies over every scenario, WSIZE and MIX ({res['wall_s']:.0f} s):"]
+    out += [f"  die {seed} left out: {why}" for seed, why in res["uncalibrated"].items()]
     for policy, s in res["policies"].items():
         out.append(f"  {policy}: {s['under_target_ops']:,} of {s['ops']:,} operations under target, "
                    f"{s['dies_met']} of {res['dies']} dies met it everywhere, worst expected UBER "

@@ -1,0 +1,22 @@
+"""`nandrig bench policy`: both policies over every scenario, WSIZE, MIX and page type of each die."""
+import json
+
+import pytest
+
+
+@pytest.mark.slow
+def test_bench_policy_covers_every_configuration_and_its_sums_add_up(run_cli):
+    r = run_cli("bench", "policy", "--chip", "mlc-3x", "--dies", "2", "--scale", "0.01", "--jobs", "2", "--json")
+    assert r.code == 0, r.err
+    res = json.loads(r.out)
+    table = res["configurations"]
+    assert len(table) == 2 * 3 * 2 * 2 * 3  # policies x scenarios x page types x WSIZE x MIX
+    assert {c["policy"] for c in table} == {"FLARES", "guarded FLARES"}
+    for policy, s in res["policies"].items():
+        mine = [c for c in table if c["policy"] == policy]
+        assert s["ops"] == sum(c["ops"] for c in mine) > 0
+        assert s["under_target_ops"] == sum(c["under_target_ops"] for c in mine)
+        assert s["dies_met"] + len(s["dies_missed"]) == res["dies"] == 2 and not res["uncalibrated"]
+        assert s["mean_t"] > 0 and s["mean_needed_t"] > 0
+    text = run_cli("bench", "policy", "--chip", "mlc-3x", "--dies", "1", "--scale", "0.01", "--jobs", "1")
+    assert text.code == 0 and "guarded FLARES:" in text.out and "operations under target" in text.out
