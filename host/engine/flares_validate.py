@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ from nandrig.host.storage.store import Store
 UBER = 1e-11
 BAKE_C = 125.0
 YEAR_H = 8760.0
+REQ_RET_H = FlaresConfig().req_ret_s / 3600.0  # the retention target every t is chosen for
+ORACLE_KEY, ORACLE_VALUE = struct.Struct("<IId"), struct.Struct("<d")  # a recorded oracle answer: block, page, age
 AGED_H = YEAR_H - 1.0  # reads at the end of the protected year, not past it
 WSIZES = (10, 100)
 MIXES_PM = (0, 500, 1000)
@@ -136,6 +139,9 @@ class Trace:
     zone: list[tuple[int, ...]] = field(default_factory=list)
     alarm: list[tuple[bool, ...]] = field(default_factory=list)  # rewrite alarms
     beyond: list[tuple[bool, ...]] = field(default_factory=list)  # BEYOND_REACH: the projection needs > t_cap
+    # a virtual chip's oracle: the smallest t that holds the data the operation serves at the target UBER through
+    # the retention target, from the page's true RBER after it (0: no data)
+    oracle_t: list[tuple[int, ...]] = field(default_factory=list)
     # density control (live runs): the block's mode at each operation, and which pages under test it holds
     mode: list[str] = field(default_factory=list)  # "mlc" or "pslc"
     present: list[tuple[bool, ...]] = field(default_factory=list)
@@ -214,16 +220,20 @@ class Validator:
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
                  on_wear: Callable[[int, int], None] = lambda block, cycles: None, density: bool = True,
-                 bake_c: float = BAKE_C) -> None:
+                 bake_c: float = BAKE_C, oracle: Callable[[int, int, float], float] | None = None) -> None:
         """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record).
         ``density`` (live runs): when FLARES in the rig says a page under test is beyond its reach, the block runs
-        as pseudo-SLC from its next erase (only lower pages written), and is retired when that is not enough."""
+        as pseudo-SLC from its next erase (only lower pages written), and is retired when that is not enough.
+        ``oracle(block, page, age_h)``: a page's true RBER at that 25 degC-equivalent age (a virtual chip's
+        :meth:`~nandrig.virtual_chip.chip.VirtualChip.page_rber`, see :func:`chip_oracle`)."""
         self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
         self.bake_c = bake_c  # the retention of the year a program must survive passes at this temperature
         self.density = density and live is not None
         self.mode: dict[int, str] = {}  # block -> "mlc", "pslc" or "retired"
         self.pending: set[int] = set()  # blocks a BEYOND_REACH decision asks to step down at their next erase
         self.on_wear = on_wear
+        self.oracle = oracle
+        self.block_oracle: dict[int, tuple[int, ...]] = {}  # the oracle's t of each block's pages under test
         info = rig.info()
         self.pages_per_block = info.pages_per_block
         for p in self.pages:
@@ -300,6 +310,9 @@ class Validator:
                 res = self.rig.program(block, p, seed=seed)
             if p in self.pages:
                 busy.append(res.busy_ns)
+        if self.oracle is not None:
+            self.block_oracle[block] = tuple(self._oracle_t(block, p) if self._holds(block, p) else 0
+                                             for p in self.pages)
         now = self.now_s()
         bake_h = retention_h / acceleration_factor(temp_c)
         self.rig.advance(hours=bake_h, temp_c=temp_c)
@@ -338,6 +351,11 @@ class Validator:
         if self.live:
             self._record_live(trace, block, steps, failed)
 
+    def _oracle_t(self, block: int, page: int) -> int:
+        """The smallest t that keeps the page just written at the target UBER through a year (t_max + 1: none)."""
+        t = int(self.table.t_for(self.oracle(block, page, REQ_RET_H)))
+        return t if t >= 0 else self.table.t_max + 1
+
     def _fixed_step(self) -> FlaresStep:
         """A pSLC page's operation: written and read at the rig's strongest t, outside FLARES."""
         return FlaresStep(self.t_reach, Zone.NONE, 0, P.Decide(0))
@@ -368,6 +386,8 @@ class Validator:
         trace.now_s.append(now)
         trace.pe.append(self.wear[block])
         trace.point.append(point)
+        if self.oracle is not None:
+            trace.oracle_t.append(self.block_oracle.get(block, (0,) * len(self.pages)))
 
     def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:
         """An operating point opens with the block's ``pe``-th program."""
@@ -442,10 +462,11 @@ class Validator:
         target[target < 0] = self.table.t_max + 1
         return target, rber
 
-    def outcome(self, tr: Trace, target: np.ndarray, rber: np.ndarray, chosen: list[int], fails: int,
+    def outcome(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, chosen: list[int], fails: int,
                 alarm_ops: list[int], under_after: int, keep: np.ndarray | None = None) -> dict:
-        """A run's figures from the t chosen per operation against the target t, over the operations ``keep``
-        marks (those where the page held data; default all)."""
+        """A run's figures from the t chosen per operation on page ``tr.pages[i]`` against the target t (and the
+        oracle's, when the trace has it), over the operations ``keep`` marks (those where the page held data;
+        default all)."""
         keep = np.ones(len(tr.ops), bool) if keep is None else keep
         kept = np.flatnonzero(keep)  # operation numbers
         chosen_a, target, rber = np.array(chosen)[keep], target[keep], rber[keep]
@@ -456,7 +477,7 @@ class Validator:
         # the UBER each operation below its target was exposed to, at its page's measured RBER
         ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
         reads = [int(c) for c, op in zip(chosen_a, np.array(tr.ops)[keep]) if op == FlaresAccess.READ]
-        return {"ops": int(keep.sum()), "reads": len(reads),
+        return {**self._against_oracle(tr, i, chosen_a, keep), "ops": int(keep.sum()), "reads": len(reads),
                 "under_target_ops": int(under.size),
                 "under_target_ops_after_first_evaluation": int(under_after),
                 "uncoverable_ops": int(np.sum(~coverable)),
@@ -469,6 +490,22 @@ class Validator:
                 "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
                 "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": [int(c) if k else None for c, k in zip(chosen, keep)]}  # None: out of service
+
+    def _against_oracle(self, tr: Trace, i: int, chosen: np.ndarray, keep: np.ndarray) -> dict:
+        """The oracle's mean t over the MLC operations the policy decided and the oracle could cover, the policy's
+        mean t over the same, and those whose t was below the oracle's (data that would not hold a year at the
+        target UBER). A pSLC page's t is the rig's strongest, not the policy's choice."""
+        if not tr.oracle_t:
+            return {"oracle_ops": 0, "mean_oracle_t": None, "mean_t_where_oracle": None, "under_oracle_ops": None}
+        oracle = tr.column("oracle_t", i)[keep]
+        sel = (oracle > 0) & (oracle <= self.t_reach)
+        if tr.mode:
+            sel &= np.array(tr.mode)[keep] == "mlc"
+        if not sel.any():
+            return {"oracle_ops": 0, "mean_oracle_t": None, "mean_t_where_oracle": None, "under_oracle_ops": 0}
+        return {"oracle_ops": int(sel.sum()), "mean_oracle_t": float(np.mean(oracle[sel])),
+                "mean_t_where_oracle": float(np.mean(chosen[sel])),
+                "under_oracle_ops": int(np.sum(chosen[sel] < oracle[sel]))}
 
     def live_run(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray) -> dict:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
@@ -484,7 +521,7 @@ class Validator:
         density = {"beyond_reach_decisions": int(beyond.size),
                    "first_beyond_reach_op": int(beyond[0]) if beyond.size else None,
                    "pslc_ops": int(np.sum(keep & (mode == "pslc"))), "not_in_service_ops": int(np.sum(~keep))}
-        return {**self.outcome(tr, target, rber, t_used.tolist(), fails,
+        return {**self.outcome(tr, i, target, rber, t_used.tolist(), fails,
                                np.flatnonzero(tr.column("alarm", i) & keep).tolist(), under_after, keep), **density}
 
     def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
@@ -509,7 +546,7 @@ class Validator:
             if op == FlaresAccess.READ:
                 fails += fail
             chosen.append(pp.p_cur)
-        return self.outcome(tr, target, rber, chosen, fails, alarms, under_after)
+        return self.outcome(tr, i, target, rber, chosen, fails, alarms, under_after)
 
     def gains(self, tr: Trace, read_ts: list[int]) -> dict:
         """Throughput with FLARES' t against a fixed t = 50 for each operation mix."""
@@ -523,6 +560,24 @@ class Validator:
             fixed = share * (t_read + decode_us(50)) + (1 - share) * t_prog
             out[name] = fixed / flares - 1.0
         return out
+
+
+def chip_oracle(rig: Rig) -> Callable[[int, int, float], float] | None:
+    """The virtual chip's :meth:`~nandrig.virtual_chip.chip.VirtualChip.page_rber` when ``rig`` is a virtual rig in
+    this process (None for any other rig: a real chip has no oracle, its post-hoc measured RBER stands in). Under a
+    resumable campaign every answer is recorded among its requests: a resumed run reads what the first run saw."""
+    chip = getattr(getattr(rig.t, "rig", None), "chip", None)
+    if chip is None:
+        return None
+
+    def oracle(block: int, page: int, age_h: float) -> float:
+        def ask() -> bytes:
+            return ORACLE_VALUE.pack(chip.page_rber(block, page, age_h))
+
+        rec = rig.recorder
+        raw = rec.note(ORACLE_KEY.pack(block, page, age_h), ask) if isinstance(rec, CallRecorder) else ask()
+        return ORACLE_VALUE.unpack(raw)[0]
+    return oracle
 
 
 def plan(good: list[int], calibrate_model: bool) -> dict[str, list[int]]:
@@ -592,7 +647,7 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     # a rig running FLARES ages its pages by its own clock: the retention passes at 25 degC there, as in service
     # (a bake would age the data a year while that clock moved minutes); host replays count a bake at 25 degC
     v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control,
-                  bake_c=25.0 if live else BAKE_C)
+                  bake_c=25.0 if live else BAKE_C, oracle=chip_oracle(rig))
     runs, traces, wear, density = [], {}, {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
@@ -639,7 +694,8 @@ SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "op
                 "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
                 "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
                 "first_below_target_op", "first_alarm_op", "decode_failures", "mean_overprovision",
-                "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t")
+                "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "mean_oracle_t",
+                "mean_t_where_oracle", "under_oracle_ops")
 
 
 # what each column of a run's row counts (the CLI's legend, the report's table head)
@@ -671,13 +727,20 @@ def verdict(result: dict) -> dict:
     for r in runs:
         k = kinds.setdefault(r["page_type"], {"ops": 0, "under_target_ops": 0, "uncoverable_ops": 0,
                                               "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
-                                              "t_sum": 0.0, "need_sum": 0.0, "need_ops": 0})
+                                              "t_sum": 0.0, "need_sum": 0.0, "need_ops": 0,
+                                              "oracle_ops": 0, "oracle_sum": 0.0, "t_oracle_sum": 0.0,
+                                              "under_oracle_ops": 0})
         for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures"):
             k[f] += int(r.get(f) or 0)
         k["t_sum"] += float(r.get("mean_t") or 0.0) * int(r.get("ops") or 0)
         if r.get("mean_target_t") is not None:
             k["need_sum"] += float(r["mean_target_t"]) * int(r.get("ops") or 0)
             k["need_ops"] += int(r.get("ops") or 0)
+        if r.get("oracle_ops"):
+            k["oracle_ops"] += r["oracle_ops"]
+            k["oracle_sum"] += r["mean_oracle_t"] * r["oracle_ops"]
+            k["t_oracle_sum"] += r["mean_t_where_oracle"] * r["oracle_ops"]
+            k["under_oracle_ops"] += r["under_oracle_ops"]
         k["worst_expected_uber"] = max(k["worst_expected_uber"], float(r.get("below_target_uber_max") or 0.0))
         if r.get("under_target_ops") or r.get("decode_failures"):
             k["missed_in"].append(r["scenario"])
@@ -687,6 +750,12 @@ def verdict(result: dict) -> dict:
         t_sum, need_sum, need_ops = k.pop("t_sum"), k.pop("need_sum"), k.pop("need_ops")
         k["mean_t"] = t_sum / k["ops"] if k["ops"] else None
         k["mean_needed_t"] = need_sum / need_ops if need_ops else None
+        # the protection against what a policy that knew the page's true RBER would write (virtual chips only)
+        o_ops, o_sum, t_o_sum = k.pop("oracle_ops"), k.pop("oracle_sum"), k.pop("t_oracle_sum")
+        k["mean_oracle_t"] = o_sum / o_ops if o_ops else None
+        k["over_oracle"] = t_o_sum / o_sum - 1.0 if o_sum else None
+        if not o_ops:
+            k["under_oracle_ops"] = None
     met = all(k["met"] for k in kinds.values()) and bool(kinds)
     how = "in the rig" if result.get("flares_in_rig") else \
         f"host replay, WSIZE {VERDICT_RUN['wsize']}, MIX {VERDICT_RUN['mix']:g}, alarm {VERDICT_RUN['on_alarm']}"
@@ -694,7 +763,10 @@ def verdict(result: dict) -> dict:
     def cost(k: dict) -> str:
         if k["mean_t"] is None or not k["mean_needed_t"]:
             return ""
-        return f" (mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f})"
+        oracle = "" if k["over_oracle"] is None else (
+            f"; {k['over_oracle']:+.0%} over the oracle's t for a year, {k['mean_oracle_t']:.1f}"
+            + (f", {k['under_oracle_ops']:,} operations below it" if k["under_oracle_ops"] else ""))
+        return f" (mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f}{oracle})"
 
     def said(kind: str, k: dict) -> str:
         if k["met"]:

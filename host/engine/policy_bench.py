@@ -1,4 +1,5 @@
-"""``nandrig bench policy``: FLARES against guarded FLARES over many virtual dies.
+"""``nandrig bench policy``: FLARES against guarded FLARES over many virtual dies, and both against an oracle (the
+smallest t that holds each program's data a year at the target UBER, from the virtual chip's true RBER of the page).
 
 Each die (a virtual chip of one profile and seed) is characterized and measured once, as
 ``nandrig run flares-validate`` does on a virtual rig: one model per page type calibrated on eight of its
@@ -12,8 +13,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from nandrig.errors import NandrigError
-from nandrig.host.engine.flares_validate import (MIXES_PM, PAGE_TYPES, SCENARIOS, WSIZES, Validator, calibrate, plan,
-                                                 pages_under_test)
+from nandrig.host.engine.flares_validate import (MIXES_PM, PAGE_TYPES, SCENARIOS, WSIZES, Validator, calibrate,
+                                                 chip_oracle, pages_under_test, plan)
 from nandrig.host.link.rig import Rig
 
 POLICIES = {False: "FLARES", True: "guarded FLARES"}
@@ -31,7 +32,7 @@ def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dic
             models, _ = calibrate(rig, use["calibration"], bound=bound)
         except NandrigError as e:
             return [], str(e)
-        v = Validator(rig, models, pages)
+        v = Validator(rig, models, pages, oracle=chip_oracle(rig))
         rows = []
         for scenario in SCENARIOS:
             tr = v.measure(scenario, use[scenario], scale)
@@ -45,7 +46,10 @@ def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dic
                                          "page_type": PAGE_TYPES[v.upper[i]], "wsize": wsize, "mix": mix / 1000,
                                          "ops": r["ops"], "under_target_ops": r["under_target_ops"],
                                          "worst_uber": r["below_target_uber_max"], "mean_t": r["mean_t"],
-                                         "mean_needed_t": r["mean_target_t"]})
+                                         "mean_needed_t": r["mean_target_t"], "oracle_ops": r["oracle_ops"],
+                                         "mean_oracle_t": r["mean_oracle_t"],
+                                         "mean_t_where_oracle": r["mean_t_where_oracle"],
+                                         "under_oracle_ops": r["under_oracle_ops"]})
     return rows, None
 
 
@@ -80,7 +84,11 @@ def _sums(rows: list[dict]) -> dict:
     need = sum(t * n for t, n in needed) / sum(n for _, n in needed) if needed else None
     dies = {r["die"] for r in rows}
     missed = {r["die"] for r in rows if r["under_target_ops"]}
-    return {"ops": ops, "under_target_ops": sum(r["under_target_ops"] for r in rows),
+    o_ops = sum(r["oracle_ops"] for r in rows)
+    oracle = sum(r["mean_oracle_t"] * r["oracle_ops"] for r in rows if r["oracle_ops"])
+    t_there = sum(r["mean_t_where_oracle"] * r["oracle_ops"] for r in rows if r["oracle_ops"])
+    return {"mean_oracle_t": oracle / o_ops if o_ops else None, "over_oracle": t_there / oracle - 1.0 if oracle else None,
+            "under_oracle_ops": sum(r["under_oracle_ops"] or 0 for r in rows),"ops": ops, "under_target_ops": sum(r["under_target_ops"] for r in rows),
             "dies_met": len(dies - missed), "dies_missed": sorted(missed),
             "worst_uber": max(r["worst_uber"] for r in rows), "mean_t": mean_t, "mean_needed_t": need,
             "over_need": mean_t / need - 1.0 if mean_t and need else None}
@@ -94,5 +102,6 @@ def summary_lines(res: dict) -> list[str]:
         out.append(f"  {policy}: {s['under_target_ops']:,} of {s['ops']:,} operations under target, "
                    f"{s['dies_met']} of {res['dies']} dies met it everywhere, worst expected UBER "
                    f"{s['worst_uber']:.2g}, mean t {s['mean_t']:.1f} for a measured need of {s['mean_needed_t']:.1f} "
-                   f"({s['over_need']:+.0%})")
+                   f"({s['over_need']:+.0%}); {s['over_oracle']:+.0%} over the oracle's t for a year "
+                   f"({s['mean_oracle_t']:.1f}), {s['under_oracle_ops']:,} operations below it")
     return out

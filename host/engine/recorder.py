@@ -15,6 +15,8 @@ request in flight at the restart as uncertain wear).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nandrig import protocol as P
 from nandrig.errors import NandrigError
 from nandrig.host.engine.chip_access import note_session
@@ -22,6 +24,13 @@ from nandrig.host.link.rig import ChipResult, Rig, RigError, RigHeld, decode_cyc
 from nandrig.host.storage.databases import Database
 from nandrig.host.storage.store import Campaign, Pending, RigCall, Store
 from nandrig.protocol import Err, Frame, HelloFlag, Opcode
+
+
+HOST_NOTE = -1  # rig_calls.op of a recorded host note (no opcode is negative)
+
+
+def _name(op: int) -> str:
+    return "a host note" if op == HOST_NOTE else Opcode(op).name
 
 
 class CallRecorder:
@@ -51,13 +60,26 @@ class CallRecorder:
             call = self.calls[n]
             if (call.op, call.payload) != (int(op), bytes(payload)):
                 raise NandrigError(f"campaign {self.c.id} ({self.c.kind}) asks for {op.name} as its request {n}, where "
-                                   f"its record has {Opcode(call.op).name} with other fields: it was started by "
+                                   f"its record has {_name(call.op)} with other fields: it was started by "
                                    f"another nandrig version, which must resume it")
         else:
             call = self._ask(n, op, bytes(payload))
         if call.status not in ok:
             raise RigError(op, call.status)
         return Frame(P.REPLY_TYPE, call.op, 0, call.status, call.reply)
+
+    def note(self, key: bytes, compute: Callable[[], bytes]) -> bytes:
+        """A value the program takes from the host's side rather than the rig (a virtual chip's oracle), recorded
+        in its place among the requests, so that a resumed run reads what the first one saw."""
+        n, self.n = self.n, self.n + 1
+        if n < len(self.calls):
+            call = self.calls[n]
+            if (call.op, call.payload) != (HOST_NOTE, key):
+                raise NandrigError(f"campaign {self.c.id} ({self.c.kind}) takes a host note as its request {n}, where "
+                                   f"its record has {_name(call.op)}: it was started by another nandrig version, "
+                                   f"which must resume it")
+            return call.reply
+        return self._record(n, RigCall(HOST_NOTE, key, int(Err.OK), compute(), self.rig.boot)).reply
 
     def _ask(self, n: int, op: Opcode, payload: bytes) -> RigCall:
         # the rig cannot tell two hosts' requests apart: a HELLO first finds out whether another host took it

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.special import ndtr
 
 from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.state_file import load_state, record, save_state
@@ -342,25 +343,10 @@ class VirtualChip:
                 full = wl is not None and wl.msb is not None
                 groups[("msb" if upper else "lsb") if full else "lsb_only"].append((i, blk.reads, wl))
             blk.reads += 1
-        ph = self._physics(block)
-        onset = self._rd_onset(block)
         for kind, members in groups.items():
             if not members:
                 continue
-            wls = [m[2] for m in members]
-            cond = PageCondition(
-                n=np.array([wl.n if wl else blk.wear for wl in wls], float),
-                t_h=np.array([max(self.equiv_h - wl.t_prog_h, 0.0) if wl and wl.lsb else 0.0 for wl in wls]),
-                reads=np.array([m[1] for m in members], float),
-                onset=np.full(len(members), onset),
-                pd=np.array([wl.pd if wl else 0 for wl in wls], float),
-                coupled=np.array([bool(wl and wl.coupled) for wl in wls]),
-                offset=np.array(self.read_offsets, float),
-            )
-            if kind == "lsb_only":
-                p10, p01 = lsb_only_error_probs(ph, cond)
-            else:
-                p10, p01 = page_error_probs(ph, cond, msb=kind == "msb")
+            p10, p01 = self._error_probs(block, blk, kind, [m[2] for m in members], [m[1] for m in members])
             for j, (i, reads_at, wl) in enumerate(members):
                 programmed = wl is not None and wl.lsb is not None
                 ones = self.cells // 2 if programmed else self.cells
@@ -564,6 +550,25 @@ class VirtualChip:
         z = rng.uniform(rng.TIMING, self.seed, block, page, pe, serial) * 2.0 - 1.0
         return int(round(float(ns) * (1.0 + self.profile.timing.jitter * z)))
 
+    def _error_probs(self, block: int, blk: Block, kind: str, wls: list[Wordline | None],
+                     reads: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Per-bit error probabilities (1 read as 0, 0 read as 1) of pages of one kind (``lsb``, ``msb``, or
+        ``lsb_only`` for a wordline whose upper page is unwritten), over every way their cells could have been
+        programmed."""
+        cond = PageCondition(
+            n=np.array([wl.n if wl else blk.wear for wl in wls], float),
+            t_h=np.array([max(self.equiv_h - wl.t_prog_h, 0.0) if wl and wl.lsb else 0.0 for wl in wls]),
+            reads=np.array(reads, float),
+            onset=np.full(len(wls), self._rd_onset(block)),
+            pd=np.array([wl.pd if wl else 0 for wl in wls], float),
+            coupled=np.array([bool(wl and wl.coupled) for wl in wls]),
+            offset=np.array(self.read_offsets, float),
+        )
+        ph = self._physics(block)
+        if kind == "lsb_only":
+            return lsb_only_error_probs(ph, cond)
+        return page_error_probs(ph, cond, msb=kind == "msb")
+
     def _wl_states(self, wl: Wordline | None) -> tuple[np.ndarray, bool, bool]:
         """Cell states of a wordline (3 stands for the lower-page-only intermediate state)."""
         g = self.geometry
@@ -575,21 +580,44 @@ class VirtualChip:
         msb = np.unpackbits(np.frombuffer(wl.msb.bytes(g.raw_page_bytes), np.uint8))
         return STATE_OF_BITS[lsb, msb], True, True
 
-    def _read_bits(self, block: int, blk: Block, wl_idx: int, upper: bool, page: int) -> np.ndarray:
+    def page_rber(self, block: int, page: int, age_h: float | None = None) -> float:
+        """The page's true RBER: the mean over its cells, as they were programmed, of the chance that a read
+        returns the wrong bit (read noise is all that is left to chance), at its age now or, with ``age_h``, at that
+        25 degC-equivalent age since its wordline was programmed (reads since erase as they are now). What an
+        oracle knows and a rig never does; a page's few tail cells make it differ from its kind's mean."""
+        self._check_page(block, page)
+        blk = self.blocks.setdefault(block, Block())
+        wl_idx, upper = page_map(page, self.geometry.pages_per_block)
+        wl = blk.wls.get(wl_idx)
+        if wl is None or wl.lsb is None or (upper and wl.msb is None):
+            return 0.0  # erased (or an unwritten upper page): reads all ones against all ones
+        content = wl.msb if upper else wl.lsb
+        want = bits(content.bytes(self.geometry.raw_page_bytes)).astype(bool)
+        vth, vref, full = self._cell_vth(block, blk, wl_idx, age_h)
+        below = lambda v: ndtr((v - vth) / self._physics(block).sigma_read)  # noqa: E731  P(read below v)
+        if not full:
+            ones = below(vref[0])
+        elif upper:
+            ones = below(vref[0]) + 1.0 - below(vref[2])
+        else:
+            ones = below(vref[1])
+        return float(np.mean(np.where(want, 1.0 - ones, ones)))
+
+    def _cell_vth(self, block: int, blk: Block, wl_idx: int, age_h: float | None = None,
+                  read_noise: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+        """A programmed wordline's cells' Vth as read (at its age now, or at ``age_h``; with ``read_noise``, in
+        units of the read's sigma, or without it), the read references, and whether both its pages are written."""
         ph = self._physics(block)
         wl = blk.wls.get(wl_idx)
         states, has_lsb, full = self._wl_states(wl)
-        if upper and not full:
-            return np.ones(self.cells, np.uint8)  # unprogrammed upper page: the chip's flag reads 0xFF
         n = wl.n if wl else blk.wear
         serial = wl.serial if wl else 0
         gen = rng.generator(rng.PROGRAM_NOISE, self.seed, block, wl_idx, blk.pe, serial)
         z_prog = gen.standard_normal(self.cells)
         tail = gen.random(self.cells) < ph.tail_w(n)
         z_ret = rng.generator(rng.RETENTION, self.seed, block, wl_idx, blk.pe, serial).standard_normal(self.cells)
-        z_read = rng.generator(rng.READ_NOISE, self.seed, block, page, blk.pe, blk.reads).standard_normal(self.cells)
 
-        t_h = max(self.equiv_h - wl.t_prog_h, 0.0) if has_lsb else 0.0
+        t_h = (max(self.equiv_h - wl.t_prog_h, 0.0) if age_h is None else age_h) if has_lsb else 0.0
         shift, var_add = ph.retention(n, t_h)
         core = float(ph.core_sigma(n))
         # lower-page-only wordlines hold L0 and LM (encoded as state 3, with L3's charge-loss factor)
@@ -601,12 +629,20 @@ class VirtualChip:
         erased = states == 0
         disturb = float(ph.read_disturb(blk.reads, self._rd_onset(block), n)) + ph.pd_shift * (wl.pd if wl else 0)
         vth = np.where(erased, ph.mu[0] + disturb + ph.sigma_erase * z_prog, vth)
-        vth = vth + ph.sigma_read * z_read
+        if read_noise is not None:
+            vth = vth + ph.sigma_read * read_noise
         if full and wl.coupled:
             nb_states, _, nb_full = self._wl_states(blk.wls.get(wl_idx + 1))
             if nb_full:
                 vth = vth + ph.coupling * ph.interference_steps()[nb_states]
-        vref = np.asarray(ph.vref) + ph.retry_step * np.asarray(self.read_offsets)
+        return vth, np.asarray(ph.vref) + ph.retry_step * np.asarray(self.read_offsets), full
+
+    def _read_bits(self, block: int, blk: Block, wl_idx: int, upper: bool, page: int) -> np.ndarray:
+        wl = blk.wls.get(wl_idx)
+        if upper and not self._wl_states(wl)[2]:
+            return np.ones(self.cells, np.uint8)  # unprogrammed upper page: the chip's flag reads 0xFF
+        z_read = rng.generator(rng.READ_NOISE, self.seed, block, page, blk.pe, blk.reads).standard_normal(self.cells)
+        vth, vref, full = self._cell_vth(block, blk, wl_idx, read_noise=z_read)
         if not full:
             return (vth < vref[0]).astype(np.uint8)  # lower page alone is read between L0 and LM
         if upper:

@@ -285,3 +285,34 @@ def test_programming_a_page_again_only_adds_charge_and_says_which_pages_take_it(
     assert (now_u == got_u & (upper | ~got_l)).all() and (now_u & ~upper & ~got_l).any()  # L3 cells kept their 1
     assert chip.program(blk, 4, seed=1).fail is False and chip.program(blk, 3, seed=1).fail  # 3 was never written
     assert chip.blocks[blk].wls[1].pd == 2 and chip.blocks[blk].last_page == 4
+
+
+def test_a_pages_true_rber_is_what_its_reads_measure_and_differs_from_its_kinds_mean():
+    """The oracle (page_rber): the cells as they were programmed, read noise the only chance left. Over 30 reads of
+    each page its errors average to it; one page is not its kind's mean (its few tail cells decide); a page of
+    both kinds ages (the rate a year on is higher), and an erased page has none."""
+    chip = VirtualChip("mlc-small", seed=23)
+    blk = good_blocks(chip)[0]
+    chip.cycle(blk, 7999, seed=1, program=False)
+    chip.erase(blk)
+    n = chip.geometry.raw_page_bytes
+    for p in range(chip.geometry.pages_per_block):
+        chip.program(blk, p, seed=page_seed(3, blk, p))
+    chip.wait(2000)
+    pages = (10, 11, 12, 13)
+    truth = {p: chip.page_rber(blk, p) for p in pages}
+    mean_kind = []
+    for p in pages:
+        want = np.unpackbits(np.frombuffer(prbs31_bytes(page_seed(3, blk, p), n), np.uint8))
+        errors = sum(int(np.sum(np.unpackbits(np.frombuffer(chip.read(blk, p).data, np.uint8)) != want))
+                     for _ in range(30))
+        expected = truth[p] * want.size * 30
+        assert expected > 30 and abs(errors - expected) < 4.5 * np.sqrt(expected) + 0.05 * expected, (p, errors, expected)
+        wl_idx, upper = page_map(p, chip.geometry.pages_per_block)
+        wl, b = chip.blocks[blk].wls[wl_idx], chip.blocks[blk]
+        cond = PageCondition(wl.n, chip.equiv_h - wl.t_prog_h, b.reads, chip._rd_onset(blk), wl.pd, wl.coupled, 0)
+        mean_kind.append(float(np.mean(page_error_probs(chip._physics(blk), cond, upper))))
+        assert chip.page_rber(blk, p, age_h=chip.equiv_h - wl.t_prog_h + 8760) > chip.page_rber(blk, p)
+    assert max(abs(truth[p] / m - 1) for p, m in zip(pages, mean_kind)) > 0.05
+    chip.erase(blk)
+    assert chip.page_rber(blk, 10) == 0.0

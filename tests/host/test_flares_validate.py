@@ -82,9 +82,15 @@ def test_targets_beyond_the_table_are_uncoverable_never_met():
                    pe=[9000] * 4, point=[0, 0, 1, 1], read_busy_ns=[1] * 3, prog_busy_ns=[1])
         target, rber = v.targets(tr, 0)
         assert list(target[:2]) == [v.table.t_max + 1] * 2 and target[2] <= v.table.t_max
-        out = v.outcome(tr, target, rber, [v.table.t_max] * 4, 0, [], 0)
+        out = v.outcome(tr, 0, target, rber, [v.table.t_max] * 4, 0, [], 0)
+        # against an oracle: the operations it covers (t 1..t_reach), the policy's t there, and those below it
+        tr.oracle_t = [(3,), (3,), (0,), (v.t_reach + 1,)]
+        oracle = v.outcome(tr, 0, target, rber, [2, 4, 5, 9], 0, [], 0)
     assert out["uncoverable_ops"] == 2 and out["under_target_ops"] == 0
     assert len(out["below_target_uber"]) == 2 and out["below_target_uber_max"] > 1e-11
+    assert out["mean_oracle_t"] is None and out["under_oracle_ops"] is None
+    assert (oracle["oracle_ops"], oracle["mean_oracle_t"], oracle["mean_t_where_oracle"],
+            oracle["under_oracle_ops"]) == (2, 3.0, 3.0, 1)
 
 
 def test_flares_validate_bad_wordline(run_cli):

@@ -18,5 +18,6 @@ def test_bench_policy_covers_every_configuration_and_its_sums_add_up(run_cli):
         assert s["under_target_ops"] == sum(c["under_target_ops"] for c in mine)
         assert s["dies_met"] + len(s["dies_missed"]) == res["dies"] == 2 and not res["uncalibrated"]
         assert s["mean_t"] > 0 and s["mean_needed_t"] > 0
+        assert s["mean_oracle_t"] > 0 and s["over_oracle"] > -1 and 0 <= s["under_oracle_ops"] <= s["ops"]
     text = run_cli("bench", "policy", "--chip", "mlc-3x", "--dies", "1", "--scale", "0.01", "--jobs", "1")
-    assert text.code == 0 and "guarded FLARES:" in text.out and "operations under target" in text.out
+    assert text.code == 0 and "guarded FLARES:" in text.out and "operations under target" in text.out and "over the oracle's t" in text.out
