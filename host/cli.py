@@ -689,26 +689,40 @@ def cancel_cmd(db, campaign_id, url, take_over) -> None:
 @click.command("export")
 @click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, required=True)
-@click.option("--csv", "as_csv", is_flag=True, required=True, help="CSV (the only format so far).")
+@click.option("--csv", "fmt", flag_value="csv", default=True, help="CSV (the default).")
+@click.option("--parquet", "fmt", flag_value="parquet",
+              help="Parquet, with each column's type and description (needs pandas and pyarrow: "
+                   "pip install 'nandrig[analysis]'; and --out).")
 @click.option("--per-page", is_flag=True, help="One row per page read instead of per checkpoint.")
 @click.option("--by-block", is_flag=True,
               help="One row per checkpoint, block and page type: nandrig fit then fits each page type and puts "
                    "block-to-block variation in its intervals.")
 @click.option("--bit-errors", is_flag=True, help="One row per flipped bit, with its page and direction (bitmap "
                                                 "campaigns).")
+@click.option("--ops", is_flag=True, help="One row per timed operation (erase, program, read): its P/E, busy time "
+                                          "and, where the rig metered it, its energy.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
-def export_cmd(db, campaign_id, as_csv, per_page, by_block, bit_errors, out) -> None:
-    """Export a campaign's measurements; the default CSV feeds `nandrig fit --csv`."""
+def export_cmd(db, campaign_id, fmt, per_page, by_block, bit_errors, ops, out) -> None:
+    """Export one of a campaign's tables (units in the column names); the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
-    from nandrig.host.views.export import export_csv
+    from nandrig.host.views.tables import csv_text, write_parquet
     from nandrig.host.storage.store import Store
 
-    if per_page + by_block + bit_errors > 1:
-        raise click.UsageError("--per-page, --by-block and --bit-errors are different layouts: choose one")
+    layouts = {"pages": per_page, "by_block": by_block, "bit_errors": bit_errors, "operations": ops}
+    if sum(layouts.values()) > 1:
+        raise click.UsageError("--per-page, --by-block, --bit-errors and --ops are different tables: choose one")
+    name = next((n for n, on in layouts.items() if on), "checkpoints")
+    if fmt == "parquet" and not out:
+        raise click.UsageError("--parquet writes a file: give it --out FILE")
     store = Store(db, read_only=True)
     try:
-        text = export_csv(store, store.campaign(campaign_id), per_page, by_block, bit_errors)
+        c = store.campaign(campaign_id)
+        if fmt == "parquet":
+            rows = write_parquet(store, c, name, out)
+            click.echo(f"{name} of campaign {c.id}: {rows} rows in {out}", err=True)
+            return
+        text = csv_text(store, c, name)
     finally:
         store.close()
     if out:

@@ -83,8 +83,10 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
 PROGRAMS: Mapping[str, Callable[..., object]] = {flares_validate.KIND: flares_validate.run_campaign}
 
 
-def run(store: Store, rig: Rig, campaign_id: int, progress: bool = True,
+def run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None] = True,
         echo: Callable[[str], None] = lambda s: None) -> Campaign:
+    """Run a campaign from where it stands. ``progress``: a bar on a terminal, or ``progress(done, total)`` in the
+    campaign's own unit."""
     with store.lock(campaign_id):
         if (program := PROGRAMS.get(store.campaign(campaign_id).kind)) is not None:
             program(store, rig, campaign_id, echo)
@@ -97,11 +99,13 @@ def position(c: Campaign) -> str:
     return f"request {c.step}" if c.kind in PROGRAMS else f"step {c.step} of {c.steps}"
 
 
-def _run(store: Store, rig: Rig, campaign_id: int, progress: bool) -> Campaign:
+def _run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None]) -> Campaign:
     c = store.campaign(campaign_id)
     runner = Runner(store, rig, campaign_id, make_oven(c.oven, c.chamber))
     bar = None
-    if progress and sys.stderr.isatty():
+    if callable(progress):
+        runner.progress = lambda pos: progress(pos, runner.marks[-1])
+    elif progress and sys.stderr.isatty():
         from tqdm import tqdm
 
         # in the campaign's own unit; a resume starts the bar where the campaign stands, so its rate and ETA are

@@ -694,7 +694,7 @@ SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "op
                 "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
                 "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
                 "first_below_target_op", "first_alarm_op", "decode_failures", "mean_overprovision",
-                "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "mean_oracle_t",
+                "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "oracle_ops", "mean_oracle_t",
                 "mean_t_where_oracle", "under_oracle_ops")
 
 

@@ -711,6 +711,14 @@ class Store:
         return [OpTime(*r) for r in self.db.execute(
             "SELECT op, block, page, pe, busy_ns FROM op_times WHERE campaign_id=? ORDER BY step", (campaign_id,))]
 
+    def operations(self, campaign_id: int) -> list[tuple]:
+        """Every timed operation in order: (op, block, page, pe, busy_ns, busy_pj, transfer_pj, transfer_ns,
+        idle_uw), the energy fields None where the operation was not metered."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT t.op, t.block, t.page, t.pe, t.busy_ns, e.busy_pj, e.transfer_pj, e.transfer_ns, e.idle_uw"
+            " FROM op_times t LEFT JOIN op_energy e ON e.campaign_id = t.campaign_id AND e.step = t.step"
+            " WHERE t.campaign_id=? ORDER BY t.step", (campaign_id,))]
+
     def op_energy(self, campaign_id: int) -> list[tuple[OpTime, tuple[int, int, int, int, int]]]:
         """The metered operations: each with (busy_pj, busy_ns, transfer_pj, transfer_ns, idle_uw)."""
         return [(OpTime(*r[:5]), tuple(r[5:])) for r in self.db.execute(

@@ -1,14 +1,12 @@
-"""A campaign's measurements as rows and CSV: per checkpoint, per block and page type (what ``nandrig fit``
-reads best: blocks for its intervals, page types for a model each), or per page."""
+"""A campaign's measurements as rows: per checkpoint, or per checkpoint, block and page type (what ``nandrig fit``
+reads best: blocks for its intervals, page types for a model each). The tables every export writes are in
+:mod:`nandrig.host.views.tables`."""
 from __future__ import annotations
 
-import csv
-import io
 import math
 
 import numpy as np
 
-from nandrig.characterization import bitmaps
 from nandrig.characterization.measurements import Measurements
 from nandrig.host.storage.store import Campaign, Store
 
@@ -57,28 +55,3 @@ def measurements(rows: list[dict]) -> Measurements:
     return Measurements(col("pe"), col("retention_h"), col("rber"), col("bits"),
                         col("block") if split else None,
                         np.array([r["page_type"] for r in rows]) if split else None)
-
-
-def export_csv(store: Store, c: Campaign, per_page: bool = False, by_block: bool = False,
-               bit_errors: bool = False) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    if bit_errors:  # one row per flipped bit (bitmap campaigns); direction 1: stored 1 read 0
-        w.writerow(["label", "pe", "block", "page", "bit", "direction"])
-        for label, pe, block, page, blob in store.bit_errors(c.id):
-            w.writerows((label, pe, block, page, code >> 1, code & 1) for code in bitmaps.decode(blob).tolist())
-        return buf.getvalue()
-    if per_page:
-        w.writerow(["label", "pe", "retention_h", "actual_h", "temp_c", "reads", "offset", "block", "page",
-                    "err_1to0", "err_0to1", "bits", "busy_ns", "pe_uncertain"])
-        w.writerows(store.rows(c.id))
-        return buf.getvalue()
-    columns = BY_BLOCK_COLUMNS if by_block else EXPORT_COLUMNS
-    w.writerow(columns)
-    for r in export_rows(store, c, by_block):
-        w.writerow([_fmt(r[k]) for k in columns])
-    return buf.getvalue()
-
-
-def _fmt(v) -> str:
-    return repr(v) if isinstance(v, float) else str(v)

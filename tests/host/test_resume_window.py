@@ -2,7 +2,7 @@
 from nandrig.host.engine.campaigns import Runner
 from nandrig.host.engine.campaigns import create, run
 from nandrig.host.engine.chip_access import open_for_campaign, open_for_chip
-from nandrig.host.views.export import export_csv
+from nandrig.host.views.tables import csv_text
 from nandrig.host.storage.store import Store
 
 PARAMS = {"blocks": [1, 2, 3], "seed": 4, "cycles": 600, "checkpoints": [1, 10, 100, 200, 400, 600]}
@@ -34,7 +34,7 @@ def campaign(db, crash_at: set[int], monkeypatch) -> tuple[str, dict]:
             assert store.pending(cid) is not None
     rig.close()
     assert crashes == len(crash_at)
-    out = export_csv(store, store.campaign(cid), per_page=True), store.pe_counts(chip_id, PARAMS["blocks"])
+    out = csv_text(store, store.campaign(cid), "pages"), store.pe_counts(chip_id, PARAMS["blocks"])
     store.close()
     return out
 

@@ -1,0 +1,139 @@
+"""nandrig from Python: open a rig, run campaigns into a lab's database, and get the results as pandas DataFrames.
+
+The names in ``__all__`` are the public API (docs/api.md); their signatures are kept stable. DataFrames need the
+analysis extra (``pip install 'nandrig[analysis]'``: pandas and pyarrow); everything else works without it.
+
+    from nandrig.api import Lab
+
+    with Lab("lab.db") as lab:
+        c = lab.run("endurance", blocks="1-2", cycles=100, checkpoints=[1, 10, 100])
+        df = lab.table(c.id, "checkpoints")
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nandrig.characterization.fitting import FitResult, fit_page_types
+from nandrig.errors import NandrigError
+from nandrig.host.engine import campaigns as engine
+from nandrig.host.engine.chip_access import format_blocks, open_for_chip, parse_blocks
+from nandrig.host.kinds import KINDS, kind
+from nandrig.host.kinds.base import KindParams
+from nandrig.host.link.rig import Rig
+from nandrig.host.storage.store import Campaign, Store
+from nandrig.host.views.export import export_rows, measurements
+from nandrig.host.views import tables
+from nandrig.host.views.tables import TABLES, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Lab", "Campaign", "Rig", "FitResult", "KindParams", "TABLES", "Table", "open_rig", "campaign_kinds",
+           "NandrigError"]
+
+Progress = Callable[[int, int], None]  # (done, total) in the campaign's own unit (P/E cycles, hours, steps)
+
+
+def open_rig(url: str = "sim", *, chip: str = "mlc-3x", seed: int = 0, timeout: float = 2.0) -> Rig:
+    """A rig by URL, as a context manager: ``sim`` (a virtual chip ``chip`` with ``seed`` in this process),
+    ``socket://host:port``, a serial port, or ``labgrid://PLACE``. Campaigns open their own rig (:meth:`Lab.run`):
+    this is for direct commands (``info()``, ``erase()``, ``program()``, ``read()``)."""
+    if url == "sim":
+        return Rig.open("sim", chip=chip, seed=seed, timeout=timeout)
+    return Rig.open(url, timeout=timeout)
+
+
+def campaign_kinds() -> dict[str, type[KindParams]]:
+    """Every campaign kind and the dataclass of its parameters (fields, types and defaults)."""
+    return {name: k.params for name, k in KINDS.items()}
+
+
+class Lab:
+    """A measurement database (an SQLite file, or ``postgresql://...``): its chips, campaigns and results. A
+    context manager; ``read_only`` opens a database another process is writing without taking it."""
+
+    def __init__(self, location: str | Path, *, read_only: bool = False) -> None:
+        self.store = Store(location, read_only=read_only)
+        self.location = str(location)
+
+    def __enter__(self) -> "Lab":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- campaigns ---------------------------------------------------------------------
+    def run(self, kind_name: str, *, blocks: str | Sequence[int], rig: str = "sim", chip: str = "mlc-3x",
+            seed: int = 0, chip_label: str | None = None, pattern_seed: int = 1,
+            progress: Progress | None = None, **params: Any) -> Campaign:
+        """Create a campaign of ``kind_name`` on ``blocks`` (``"1-4,9"`` or a list) of the chip on ``rig`` and run
+        it to its end; ``params`` are the kind's own fields (:func:`campaign_kinds`). Factory bad blocks among
+        ``blocks`` are left out. Interrupted (Ctrl-C, a lost rig), it stays resumable: :meth:`resume`."""
+        r, chip_id = open_for_chip(self.store, rig, chip, seed, chip_label)
+        with r:
+            total = r.info().blocks
+            chosen = parse_blocks(blocks if isinstance(blocks, str) else ",".join(str(int(b)) for b in blocks), total)
+            fields = {"blocks": chosen, "seed": pattern_seed, **params}
+            fields.setdefault("oven", "virtual" if rig == "sim" else "wall")
+            cid = engine.create(self.store, r, chip_id, kind(kind_name).name, fields, rig, skip_bad=True)
+            return engine.run(self.store, r, cid, progress=progress or False)
+
+    def resume(self, campaign_id: int | None = None, *, rig: str | None = None) -> list[Campaign]:
+        """Continue an interrupted campaign (or every one) from where it stopped."""
+        not_resumed: list[tuple[int, str]] = []
+        done = engine.resume(self.store, campaign_id, rig, echo=lambda s: None, not_resumed=not_resumed)
+        if campaign_id is not None and not_resumed:
+            raise NandrigError(not_resumed[0][1])
+        return done
+
+    def campaign(self, campaign_id: int) -> Campaign:
+        return self.store.campaign(campaign_id)
+
+    def campaigns(self) -> "pd.DataFrame":
+        """One row per campaign: id, kind, state, chip, blocks, progress and when it was made and last moved."""
+        pd = tables.pandas()
+        rows = [{"campaign": c.id, "kind": c.kind, "state": c.state, "chip_id": c.chip_id,
+                 "chip": (self.store.chip(c.chip_id) or {}).get("label"), "blocks": format_blocks(list(c.blocks)),
+                 "step": c.step, "steps": c.steps} for c in self.store.campaigns()]
+        return pd.DataFrame(rows, columns=["campaign", "kind", "state", "chip_id", "chip", "blocks", "step", "steps"])
+
+    def results(self, campaign_id: int) -> dict:
+        """A finished campaign's own results (what ``nandrig run KIND --json`` prints), or a validation's record."""
+        c = self.store.campaign(campaign_id)
+        if (validation := self.store.flares_run_of(c.id)) is not None:
+            return validation
+        k = KINDS.get(c.kind)
+        if c.state != "done" or k is None or k.results is None:
+            raise NandrigError(f"campaign {c.id} ({c.kind}, {c.state}) has no results of its own; its tables do")
+        return k.results(self.store, c, k.params.from_mapping(c.params), self.store.page_map(c.chip_id))
+
+    # -- data --------------------------------------------------------------------------
+    def table(self, campaign_id: int, name: str = "checkpoints") -> "pd.DataFrame":
+        """One of a campaign's tables (:data:`TABLES`: checkpoints, by_block, pages, operations, bit_errors) as a
+        DataFrame with the table's column types (units in the column names)."""
+        return tables.frame(self.store, self.store.campaign(campaign_id), name)
+
+    def flares_runs(self) -> "pd.DataFrame":
+        """Every FLARES validation in the database: one row per run of a scenario and page (its figures), with the
+        validation's policy and verdict."""
+        pd = tables.pandas()
+        rows = []
+        for run_id, chip, block, page, result in self.store.flares_runs():
+            v = result.get("verdict", {})
+            for r in result.get("runs", []):
+                rows.append({"validation": run_id, "chip": chip, "policy": result.get("policy", "FLARES"),
+                             "met": v.get("met"), **{k: val for k, val in r.items() if not isinstance(val, (list, dict))}})
+        return pd.DataFrame(rows)
+
+    def fit(self, campaign_ids: Sequence[int]) -> dict[str, FitResult]:
+        """Eq. 5 fitted to the campaigns' checkpoints per page type (blocks as clusters for the intervals), as
+        ``nandrig fit`` does: ``{"all": ..., "lower": ..., "upper": ...}`` (all pages, then each type alone)."""
+        rows = [r for cid in campaign_ids for r in export_rows(self.store, self.store.campaign(cid), by_block=True)]
+        if not rows:
+            raise NandrigError(f"campaigns {list(campaign_ids)} have no checkpoints to fit")
+        return fit_page_types(measurements(rows))
