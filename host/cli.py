@@ -748,8 +748,10 @@ def serve_cmd(db, host, port, refresh_s) -> None:
 @click.command("report")
 @click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and its plots.")
-def report_cmd(db, out) -> None:
-    """Write an HTML report with plots of every campaign in the database."""
+@click.option("--campaign", "campaign_ids", type=int, multiple=True,
+              help="Report this campaign (repeat for more); default: every one.")
+def report_cmd(db, out, campaign_ids) -> None:
+    """Write an HTML report with plots, tables and the data as CSV of the database's campaigns."""
     from nandrig.host.views.report import write_report
 
-    click.echo(f"report: {write_report(db, out).resolve()}")
+    click.echo(f"report: {write_report(db, out, list(campaign_ids) or None).resolve()}")

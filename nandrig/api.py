@@ -118,15 +118,31 @@ class Lab:
         DataFrame with the table's column types (units in the column names)."""
         return tables.frame(self.store, self.store.campaign(campaign_id), name)
 
+    def report(self, out: str | Path, campaigns: Sequence[int] | None = None) -> Path:
+        """The HTML report (``nandrig report``) of these campaigns, or every one, into folder ``out``: its page."""
+        from nandrig.host.views.report import write_report
+
+        return write_report(self.location, out, list(campaigns) if campaigns else None)
+
+    def export(self, campaign_id: int, table: str, path: str | Path) -> int:
+        """One of a campaign's tables to a file (``nandrig export``): Parquet for ``.parquet``, else CSV. Returns
+        the rows written."""
+        c = self.store.campaign(campaign_id)
+        if str(path).endswith(".parquet"):
+            return tables.write_parquet(self.store, c, table, path)
+        text = tables.csv_text(self.store, c, table)
+        Path(path).write_text(text)
+        return text.count("\n") - 1
+
     def flares_runs(self) -> "pd.DataFrame":
         """Every FLARES validation in the database: one row per run of a scenario and page (its figures), with the
         validation's policy and verdict."""
         pd = tables.pandas()
         rows = []
-        for run_id, chip, block, page, result in self.store.flares_runs():
+        for run_id, chip, _block, _page, result, campaign_id in self.store.flares_runs():
             v = result.get("verdict", {})
             for r in result.get("runs", []):
-                rows.append({"validation": run_id, "chip": chip, "policy": result.get("policy", "FLARES"),
+                rows.append({"validation": run_id, "campaign": campaign_id, "chip": chip, "policy": result.get("policy", "FLARES"),
                              "met": v.get("met"), **{k: val for k, val in r.items() if not isinstance(val, (list, dict))}})
         return pd.DataFrame(rows)
 

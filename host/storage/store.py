@@ -677,9 +677,10 @@ class Store:
                           "(?,?,?,?,?,?) RETURNING id", (chip_label, block, page, json.dumps(result), time.time(),
                                                          campaign_id)).fetchone()[0]
 
-    def flares_runs(self) -> list[tuple[int, str, int, int, dict]]:
-        return [(i, c, b, p, json.loads(r)) for i, c, b, p, r in
-                self.db.execute("SELECT id, chip_label, block, page, result FROM flares_runs ORDER BY id")]
+    def flares_runs(self) -> list[tuple[int, str, int, int, dict, int | None]]:
+        """Every validation: id, chip label, block, page, result, and the campaign that made it (None: none)."""
+        return [(i, c, b, p, json.loads(r), cid) for i, c, b, p, r, cid in self.db.execute(
+            "SELECT id, chip_label, block, page, result, campaign_id FROM flares_runs ORDER BY id")]
 
     def flares_run_of(self, campaign_id: int) -> dict | None:
         """The result a flares-validate campaign stored when it finished."""

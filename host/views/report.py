@@ -25,6 +25,7 @@ from nandrig.host.kinds import KINDS, kind  # noqa: E402
 from nandrig.host.engine.campaigns import summaries  # noqa: E402
 from nandrig.host.views.export import export_rows, measurements  # noqa: E402
 from nandrig.host.engine.flares_validate import verdict  # noqa: E402
+from nandrig.host.views.report_data import data_section  # noqa: E402
 from nandrig.host.views.report_page import Report  # noqa: E402
 from nandrig.host.storage.store import Campaign, Store  # noqa: E402
 
@@ -65,7 +66,7 @@ def model_section(r: Report, chip_id: int, campaigns: list[Campaign]) -> FitResu
 
 
 def flares_section(r: Report, runs: list) -> None:
-    for run_id, chip, block, page, res in runs:
+    for run_id, chip, block, page, res, _campaign in runs:
         r.sections.append(f"<h1>FLARES validation {run_id} ({html.escape(chip)})</h1>")
         v = verdict(res)
         r.p(f"<b>Verdict: {'met' if v['met'] else 'missed'}.</b> " + html.escape(v["words"]))
@@ -134,7 +135,8 @@ def _num(v, fmt: str = ".2g") -> str:
     return "" if v is None else format(v, fmt)
 
 
-def write_report(db: str | Path, out: str | Path) -> Path:
+def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None = None) -> Path:
+    """The report of every campaign in ``db``, or of ``campaign_ids`` alone (and the validations among them)."""
     store = Store(db, read_only=True)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -142,6 +144,11 @@ def write_report(db: str | Path, out: str | Path) -> Path:
         r = Report(store, out)
         campaigns = store.campaigns()
         flares_runs = store.flares_runs()
+        if campaign_ids:
+            for cid in campaign_ids:
+                store.campaign(cid)  # an unknown id is refused by name
+            campaigns = [c for c in campaigns if c.id in campaign_ids]
+            flares_runs = [f for f in flares_runs if f[5] in campaign_ids]
         if not campaigns and not flares_runs:
             raise NandrigError(f"{db} holds no campaigns to report")
         # states as `nandrig ls` says them: "running" only while a process holds the campaign
@@ -162,6 +169,7 @@ def write_report(db: str | Path, out: str | Path) -> Path:
                 r.h2(f"Campaign {c.id}: {c.kind}")
                 k = kind(c.kind)
                 k.report(r, c, k.params.from_mapping(c.params), pm)
+                data_section(r, c, pm)
             r.h2("Campaigns and provenance")
             rows = []
             for c in mine:

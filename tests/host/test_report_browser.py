@@ -26,10 +26,13 @@ def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
     names = {src.rsplit("_", 1)[0] for src, _, _ in images}
-    assert {"rber_vs_pe", "retention", "pages", "latency", "latency_hist", "vth"} <= names, names
+    assert {"rber_vs_pe", "retention", "pages", "latency", "latency_hist", "vth", "spread", "latency_cdf"} <= names, names
     assert all(done and width > 300 for _, done, width in images), images  # every figure loaded and drawn
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+    # each campaign's data beside its figures, as CSV files the page links to
+    links = browser.execute_script("return Array.from(document.querySelectorAll('a[download]')).map(a => a.href)")
+    assert len(links) >= 5 and all(Path(l.removeprefix("file://")).read_text().count("\n") > 1 for l in links), links
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     height, view = browser.execute_script(
@@ -44,5 +47,17 @@ def test_the_report_in_a_real_browser(run_cli, tmp_path, browser):
     for shot in shots:  # a page, not a blank or an error screen: text and figures give the pixels spread
         px = matplotlib.image.imread(shot)
         assert px.shape[1] >= 1200 and np.std(px[..., :3]) > 0.05, shot
-    for fig in ("retention_2", "latency_hist_3", "vth_4"):
+    for fig in ("retention_2", "latency_hist_3", "vth_4", "spread_1", "latency_cdf_3"):
         shutil.copy(out / f"{fig}.png", SHOTS / f"{fig.rsplit('_', 1)[0]}.png")
+
+
+def test_the_report_of_chosen_campaigns(run_cli, tmp_path):
+    db = tmp_path / "bench.db"
+    for args in (("endurance", "--blocks", "1-2", "--cycles", "1000", "--step", "1000"),
+                 ("latency", "--blocks", "3", "--checkpoints", "1,1000")):
+        assert run_cli("run", args[0], *CHIP, "--db", db, *args[1:]).code == 0
+    assert run_cli("report", "--db", db, "--out", tmp_path / "r", "--campaign", "2").code == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "Campaign 2: latency" in page and "Campaign 1:" not in page
+    assert {p.name for p in (tmp_path / "r").glob("*.csv")} >= {"campaign_2_operations.csv"}
+    run_cli("report", "--db", db, "--out", tmp_path / "r2", "--campaign", "7").assert_one_line_error("7")
