@@ -7,7 +7,7 @@ import pytest
 
 
 @pytest.mark.slow
-def test_demo_runs_end_to_end(tmp_path):
+def test_demo_runs_end_to_end(tmp_path, browser):
     out = tmp_path / "demo"
     r = subprocess.run([sys.executable, "-m", "nandrig", "demo", "--out", str(out)], capture_output=True, text=True,
                        timeout=600)
@@ -39,7 +39,37 @@ def test_demo_runs_end_to_end(tmp_path):
     loop = next(line for line in r.stdout.splitlines() if line.startswith("FLARES in the rig"))
     assert "sent at run time" in loop and ("FLARES met its target UBER 1e-11" in loop or "FLARES missed" in loop)
     assert "99% upper prediction bound" in loop and "for a measured need of" in loop  # the tables' basis, their cost
+    assert "over the oracle's t for a year" in loop  # and against what the virtual chip's true RBER needed
     tables = json.loads((out / "tables.json").read_text())
     assert all(tables["page_types"][t]["bound"]["factor"] > 1 for t in ("lower", "upper"))
     assert "lower pages" in loop and "upper pages" in loop and "beyond the ECC's reach" not in loop
     assert "<b>Verdict: " in page  # and the report's FLARES section says it too
+    demo_report_in_a_browser(out, browser)
+
+
+def demo_report_in_a_browser(out, browser) -> None:
+    """The demo's report as a reader sees it in Chromium: every figure drawn, every data link a file, nothing
+    logged as an error; its figures and tables listed and screenshots kept in build/demo-report/."""
+    from pathlib import Path
+
+    shots = Path(__file__).resolve().parents[1] / "build" / "demo-report"
+    browser.set_window_size(1280, 900)
+    browser.get((out / "index.html").as_uri())
+    images = browser.execute_script("return Array.from(document.images).map(i => "
+                                    "[i.getAttribute('src'), i.complete, i.naturalWidth])")
+    assert len(images) >= 10 and all(done and width > 300 for _, done, width in images), images
+    names = {src.rsplit("_", 1)[0] for src, _, _ in images}
+    assert {"rber_vs_pe", "spread", "latency_cdf", "energy", "vth"} <= names, names
+    tables = browser.execute_script("return Array.from(document.querySelectorAll('table')).map(t => "
+                                    "Array.from(t.rows[0].cells).map(c => c.textContent).join(' | '))")
+    links = browser.execute_script("return Array.from(document.querySelectorAll('a[download]')).map(a => a.href)")
+    assert tables and links and all(Path(u.removeprefix("file://")).exists() for u in links)
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    shots.mkdir(parents=True, exist_ok=True)
+    (shots / "contents.txt").write_text("figures:\n" + "".join(f"  {src}\n" for src, _, _ in images)
+                                        + "tables (header row):\n" + "".join(f"  {t}\n" for t in tables)
+                                        + "data:\n" + "".join(f"  {u.rsplit('/', 1)[1]}\n" for u in links))
+    height, view = browser.execute_script("return [document.documentElement.scrollHeight, window.innerHeight]")
+    for i, y in enumerate(range(0, height, view)):
+        browser.execute_script(f"window.scrollTo(0, {y})")
+        assert browser.save_screenshot(str(shots / f"page-{i + 1:02d}.png"))

@@ -117,18 +117,27 @@ def flares_section(r: Report, runs: list) -> None:
             f"<td>{x.get('on_alarm', 'stops')}</td><td>{x['wsize']}</td>"
             f"<td>{x['mix']:g}</td><td>{x['ops']}</td><td>{x['under_target_ops']}</td>"
             f"<td>{x.get('uncoverable_ops', '')}</td><td>{_num(x.get('below_target_uber_max'))}</td>"
-            f"<td>{x['decode_failures']}</td><td>{_num(x['mean_overprovision'], '.1f')}</td><td>{x['rewrite_alarms']}</td>"
+            f"<td>{x['decode_failures']}</td><td>{_num(x['mean_overprovision'], '.1f')}</td>"
+            f"<td>{_oracle(x)}</td><td>{_num(x.get('under_oracle_ops'), 'd')}</td><td>{x['rewrite_alarms']}</td>"
             + "".join(f"<td>{v:+.0%}</td>" for v in x["read_gain_vs_fixed50"].values()) + "</tr>"
             for x in res["runs"])
         r.sections.append("<table><tr><th>scenario</th><th>page</th><th>FLARES on an alarm</th><th>WSIZE</th>"
                           "<th>MIX</th><th>ops</th>"
                           "<th>t below target</th><th>uncoverable (target beyond reach)</th>"
                           "<th>worst UBER below target</th><th>decode failures</th>"
-                          "<th>mean t − target</th><th>rewrite alarms</th><th>gain videoserver</th>"
+                          "<th>mean t − target</th><th>mean t / oracle's t (virtual chip)</th>"
+                          "<th>below the oracle's t</th><th>rewrite alarms</th><th>gain videoserver</th>"
                           "<th>gain webserver</th><th>gain varmail</th></tr>" + rows + "</table>")
         r.h2("The paper's findings beside ours")
         r.sections.append("<table><tr><th>topic</th><th>FLARES paper (TACO 2014)</th></tr>" + "".join(
             f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in res["paper"].items()) + "</table>")
+
+
+def _oracle(x: dict) -> str:
+    """The policy's mean t against the oracle's over the same operations (runs before the oracle: empty)."""
+    if x.get("mean_oracle_t") is None:
+        return ""
+    return f"{x['mean_t_where_oracle']:.1f} / {x['mean_oracle_t']:.1f}"
 
 
 def _num(v, fmt: str = ".2g") -> str:
