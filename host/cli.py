@@ -701,17 +701,21 @@ def cancel_cmd(db, campaign_id, url, take_over) -> None:
                                                 "campaigns).")
 @click.option("--ops", is_flag=True, help="One row per timed operation (erase, program, read): its P/E, busy time "
                                           "and, where the rig metered it, its energy.")
+@click.option("--vth-states", is_flag=True, help="One row per state, condition and read-retry step: each state's Vth "
+                                                 "density (vth-states campaigns).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
-def export_cmd(db, campaign_id, fmt, per_page, by_block, bit_errors, ops, out) -> None:
+def export_cmd(db, campaign_id, fmt, per_page, by_block, bit_errors, ops, vth_states, out) -> None:
     """Export one of a campaign's tables (units in the column names); the default CSV feeds `nandrig fit --csv`."""
     from pathlib import Path
 
     from nandrig.host.views.tables import csv_text, write_parquet
     from nandrig.host.storage.store import Store
 
-    layouts = {"pages": per_page, "by_block": by_block, "bit_errors": bit_errors, "operations": ops}
+    layouts = {"pages": per_page, "by_block": by_block, "bit_errors": bit_errors, "operations": ops,
+               "vth_states": vth_states}
     if sum(layouts.values()) > 1:
-        raise click.UsageError("--per-page, --by-block, --bit-errors and --ops are different tables: choose one")
+        raise click.UsageError("--per-page, --by-block, --bit-errors, --ops and --vth-states are different tables: "
+                               "choose one")
     name = next((n for n, on in layouts.items() if on), "checkpoints")
     if fmt == "parquet" and not out:
         raise click.UsageError("--parquet writes a file: give it --out FILE")

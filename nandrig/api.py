@@ -114,7 +114,7 @@ class Lab:
 
     # -- data --------------------------------------------------------------------------
     def table(self, campaign_id: int, name: str = "checkpoints") -> "pd.DataFrame":
-        """One of a campaign's tables (:data:`TABLES`: checkpoints, by_block, pages, operations, bit_errors) as a
+        """One of a campaign's tables (:data:`TABLES`: checkpoints, by_block, pages, operations, bit_errors, vth_states) as a
         DataFrame with the table's column types (units in the column names)."""
         return tables.frame(self.store, self.store.campaign(campaign_id), name)
 

@@ -20,7 +20,7 @@ def data_section(r: Report, c: Campaign, pm: PageMap) -> None:
     _spread(r, c, [dict(zip(TABLES["by_block"].names, row)) for row in rows])
     _latency(r, c, pm)
     links = []
-    for name in ("checkpoints", "by_block", "pages", "operations", "bit_errors"):
+    for name in TABLES:
         text = csv_text(r.store, c, name)
         if text.count("\n") > 1:  # more than its header
             path = r.out / f"campaign_{c.id}_{name}.csv"

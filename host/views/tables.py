@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from nandrig.errors import NandrigError
 
 from nandrig.characterization import bitmaps
+from nandrig.chip.read_retry import require_table
+from nandrig.host.kinds.vth_states import densities
 from nandrig.host.storage.store import Campaign, Store
 from nandrig.host.views.export import BY_BLOCK_COLUMNS, EXPORT_COLUMNS, export_rows
 
@@ -62,6 +64,10 @@ _DOCS = {
     "transfer_pj": ("Int64", "energy of the bus transfer, pJ (metered operations)"),
     "transfer_ns": ("Int64", "bus transfer time, ns (metered operations)"),
     "idle_uw": ("Int64", "idle power, uW (metered operations)"),
+    "state": ("string", "the cell state: L0 (erased) to L3"),
+    "offset_steps": ("float64", "read-retry offset between two sweep points, in the chip's steps"),
+    "vth_mv": ("float64", "that offset in millivolts from the nominal reference (the chip's retry step)"),
+    "cells_per_step": ("float64", "fraction of the state's cells whose Vth lies in one step there"),
 }
 
 
@@ -80,6 +86,19 @@ def _bit_errors(store: Store, c: Campaign) -> Iterable[tuple]:
             yield label, pe, block, page, code >> 1, code & 1
 
 
+def _vth_states(store: Store, c: Campaign) -> Iterable[tuple]:
+    """Each state's Vth density from a vth-states sweep: the fraction of its cells per read-retry step."""
+    if c.kind != "vth-states":
+        return
+    rows, pm = store.rows(c.id), store.page_map(c.chip_id)
+    chip = store.chip(c.chip_id)
+    step_mv = require_table(chip["manufacturer"], chip["model"]).step_mv
+    for pe, hours in sorted({(x.pe, x.retention_h) for x in rows}):
+        for state, (at, density) in densities(rows, pm, pe, hours).items():
+            for x, d in zip(at.tolist(), density.tolist()):
+                yield pe, hours, state, x, x * step_mv, d
+
+
 PAGE_COLUMNS = ["label", "pe", "retention_h", "actual_h", "temp_c", "reads", "offset", "block", "page", "err_1to0",
                 "err_0to1", "bits", "busy_ns", "pe_uncertain"]
 OPERATION_COLUMNS = ["op", "block", "page", "pe", "busy_ns", "busy_pj", "transfer_pj", "transfer_ns", "idle_uw"]
@@ -95,6 +114,9 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           _columns(OPERATION_COLUMNS), lambda store, c: store.operations(c.id)),
     Table("bit_errors", "one row per flipped bit (bitmap campaigns)",
           _columns(["label", "pe", "block", "page", "bit", "direction"]), _bit_errors),
+    Table("vth_states", "one row per state, condition and read-retry step: the state's Vth density (vth-states "
+          "campaigns)", _columns(["pe", "retention_h", "state", "offset_steps", "vth_mv", "cells_per_step"]),
+          _vth_states),
 )}
 
 

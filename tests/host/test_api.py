@@ -53,14 +53,15 @@ def lab(tmp_path_factory):
         lab.run("endurance", blocks="0-1", cycles=3000, checkpoints=[1, 3000])
         lab.run("latency", blocks="2", checkpoints=[1, 3000])
         lab.run("bitmap", blocks="3", wear=[3000], after_h=8760.0)
+        lab.run("vth-states", blocks="4-5", pe=[1000, 10_000], retention_h=8760.0, offsets=list(range(-100, 101, 4)))
     return path
 
 
 @pytest.mark.parametrize("name, campaign", [("checkpoints", 1), ("by_block", 1), ("pages", 1), ("operations", 2),
-                                            ("bit_errors", 3)])
+                                            ("bit_errors", 3), ("vth_states", 4)])
 def test_parquet_export_reads_back_with_the_stores_rows_and_types(lab, run_cli, tmp_path, name, campaign):
     flag = {"checkpoints": [], "by_block": ["--by-block"], "pages": ["--per-page"], "operations": ["--ops"],
-            "bit_errors": ["--bit-errors"]}[name]
+            "bit_errors": ["--bit-errors"], "vth_states": ["--vth-states"]}[name]
     out = tmp_path / f"{name}.parquet"
     r = run_cli("export", "--db", lab, "--campaign", str(campaign), "--parquet", *flag, "--out", out)
     assert r.code == 0, r.err
@@ -93,9 +94,22 @@ def test_operations_carry_their_energy_where_metered(lab):
 def test_lab_lists_campaigns_results_and_refuses_what_it_does_not_have(lab):
     with Lab(lab, read_only=True) as l:
         df = l.campaigns()
-        assert list(df.kind) == ["endurance", "latency", "bitmap"] and set(df.state) == {"done"}
+        assert list(df.kind) == ["endurance", "latency", "bitmap", "vth-states"] and set(df.state) == {"done"}
         assert json.dumps(l.results(2), default=str)
         with pytest.raises(api.NandrigError, match="no table 'vth'"):
             l.table(1, "vth")
     with Lab(lab) as l, pytest.raises(api.NandrigError, match="unknown campaign kind"):
         l.run("enduranse", blocks="9", cycles=1, checkpoints=[1])
+
+
+def test_vth_states_give_each_states_density_at_each_condition(lab):
+    """Four states at two wear levels, fresh and a year on: each density sums to about its state's cells (what the
+    sweep saw of it), and a year moves the programmed states down."""
+    with Lab(lab, read_only=True) as l:
+        v = l.table(4, "vth_states")
+    assert set(v.state) == {"L0", "L1", "L2", "L3"} and set(v.pe) == {1000, 10_000} and set(v.retention_h) == {0.0, 8760.0}
+    for (pe, hours, state), d in v.groupby(["pe", "retention_h", "state"]):
+        assert 0 < d.cells_per_step.sum() * 4 <= 1.05, (pe, hours, state)  # 4: the sweep's step
+    mean = lambda d: (d.vth_mv * d.cells_per_step).sum() / d.cells_per_step.sum()  # noqa: E731
+    l2 = v[(v.state == "L2") & (v.pe == 10_000)]
+    assert mean(l2[l2.retention_h > 0]) < mean(l2[l2.retention_h == 0])
