@@ -91,6 +91,27 @@ class Lab:
             raise NandrigError(not_resumed[0][1])
         return done
 
+    def cancel(self, campaign_id: int) -> Campaign:
+        """End an interrupted campaign: its blocks freed, the wear it gave kept (``nandrig cancel``)."""
+        return engine.cancel(self.store, campaign_id)
+
+    def validate_flares(self, *, rig: str = "sim", chip: str = "mlc-3x", seed: int = 0, chip_label: str | None = None,
+                        blocks: str | None = None, on_rig: bool = False, guarded: bool = False,
+                        bound: float | None = 0.99, scale: float = 1.0, wsize: int = 10, mix: float = 0.5,
+                        density_control: bool = True) -> dict:
+        """``nandrig run flares-validate`` as a resumable campaign of this lab: FLARES (``guarded``: guarded FLARES)
+        against the chip's measured errors, on the host over the measured traces or, ``on_rig``, in the rig with
+        tables sent to it; each page type's model calibrated on the chip (tables from its ``bound`` upper
+        prediction bound; None: the fitted curve). Returns the result with its ``verdict``."""
+        from nandrig.characterization.flares import FlaresConfig
+        from nandrig.host.engine import flares_validate
+
+        live = FlaresConfig(wsize=wsize, mix_pm=round(mix * 1000), guarded=guarded) if on_rig else None
+        result, _ = flares_validate.start_campaign(self.location, rig, chip, seed, chip_label, False, blocks, None,
+                                                   None, scale, lambda s: None, live, density_control, bound,
+                                                   guarded)
+        return {**result, "verdict": flares_validate.verdict(result)}
+
     def campaign(self, campaign_id: int) -> Campaign:
         return self.store.campaign(campaign_id)
 

@@ -59,7 +59,7 @@ def demo_report_in_a_browser(out, browser) -> None:
                                     "[i.getAttribute('src'), i.complete, i.naturalWidth])")
     assert len(images) >= 10 and all(done and width > 300 for _, done, width in images), images
     names = {src.rsplit("_", 1)[0] for src, _, _ in images}
-    assert {"rber_vs_pe", "spread", "latency_cdf", "energy", "vth"} <= names, names
+    assert {"rber_vs_pe", "rber_vs_pe_lower", "rber_vs_pe_upper", "spread", "latency_cdf", "energy", "vth"} <= names, names
     tables = browser.execute_script("return Array.from(document.querySelectorAll('table')).map(t => "
                                     "Array.from(t.rows[0].cells).map(c => c.textContent).join(' | '))")
     links = browser.execute_script("return Array.from(document.querySelectorAll('a[download]')).map(a => a.href)")

@@ -54,6 +54,16 @@ def model_section(r: Report, chip_id: int, campaigns: list[Campaign]) -> FitResu
                               title=f"RBER vs P/E, {chip['label']} (dots: measured; lines: fit)")
         r.img(src, "RBER vs P/E cycles per retention time, with the fitted model (all pages) and its 95 % "
                        "confidence band")
+        for page_type in ("lower", "upper"):  # each page type against its own fit: upper pages err more
+            fit = fits.get(page_type)
+            if fit is None or fit.undetermined:
+                continue
+            src = plot_rber_vs_pe(fit.rber_params(f"{page_type} pages"),
+                                  r.out / f"rber_vs_pe_{page_type}_{chip_id}.png",
+                                  data.select(data.page_type == page_type), band=fit.rber_band,
+                                  title=f"RBER vs P/E, {page_type} pages of {chip['label']} (dots: measured; lines: fit)")
+            r.img(src, f"RBER vs P/E cycles of the {page_type} pages per retention time: their own fit, its 95 % "
+                       "confidence band, and the measured points with their Poisson intervals")
         src = plot_required_t(params, table, r.out / f"required_t_{chip_id}.png")
         r.img(src, f"Required BCH t vs P/E for UBER {UBER:g} and a {chip['page_bytes']}-byte codeword")
     for name, fit in fits.items():
