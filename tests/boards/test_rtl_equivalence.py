@@ -5,7 +5,6 @@
 The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
 """
-import dataclasses
 import fcntl
 import os
 import pickle
@@ -25,7 +24,7 @@ from nandrig import protocol as P
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.chip.geometry import page_map
 from nandrig.protocol import Err, Opcode, ProfileSource, TablesSource
-from nandrig.host.link.rig import FlaresRigTables, FlaresStep, Rig, RigError
+from nandrig.host.link.rig import FlaresStep, Rig, RigError
 from nandrig.host.engine.campaigns import create, run
 from nandrig.host.views.export import export_rows
 from nandrig.host.storage.store import Store
@@ -40,15 +39,13 @@ BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 ENDURANCE_PRE_WEAR = 10_000  # the endurance blocks read at once: only a worn die errs there (a few a checkpoint)
 FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
-GUARD_BLOCK, GUARD_WEAR = 13, 10_000  # guarded FLARES' round: a worn block, read a year on at 25 degC
-GUARD_MODEL_SCALE = 0.1  # its tables' model says a tenth of what this chip does: the measurement must raise t
 
 
 def chip() -> VirtualChip:
     c = VirtualChip(PROFILE, SEED)
     # bulk wear (ends erased, factory mark intact) on every block the runs use, so there are errors to compare
     blocks = campaign_blocks(c)
-    for b, wear in ((FLARES_BLOCK, PRE_WEAR), (GUARD_BLOCK, GUARD_WEAR), *((b, ENDURANCE_PRE_WEAR) for b in blocks[:2]),
+    for b, wear in ((FLARES_BLOCK, PRE_WEAR), *((b, ENDURANCE_PRE_WEAR) for b in blocks[:2]),
                     *((b, PRE_WEAR) for b in blocks[2:])):
         c.cycle(b, wear, seed=9, program=False)
     return c
@@ -56,7 +53,7 @@ def chip() -> VirtualChip:
 
 def campaign_blocks(c: VirtualChip) -> list[int]:
     """Two blocks for the endurance campaign, two for the density one."""
-    return [b for b in range(1, c.geometry.blocks) if b not in c.factory_bad and b not in (FLARES_BLOCK, GUARD_BLOCK)][:4]
+    return [b for b in range(1, c.geometry.blocks) if b not in c.factory_bad and b != FLARES_BLOCK][:4]
 
 
 def campaigns(rig: Rig, db) -> dict[str, tuple[list[dict], list[tuple], list[tuple]]]:
@@ -67,7 +64,7 @@ def campaigns(rig: Rig, db) -> dict[str, tuple[list[dict], list[tuple], list[tup
         info = rig.info()
         chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
         bad = set(rig.scan_bad(0, info.blocks))
-        blocks = [b for b in range(1, info.blocks) if b not in bad and b not in (FLARES_BLOCK, GUARD_BLOCK)][:4]
+        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:4]
         assert blocks == campaign_blocks(VirtualChip(PROFILE, SEED))
         out = {}
         for kind, params in (("endurance", {"blocks": blocks[:2], "cycles": CYCLES, "checkpoints": CHECKPOINTS}),
@@ -114,15 +111,13 @@ def ecc_reads(rig: Rig) -> list[tuple]:
     return out
 
 
-def seen(r) -> tuple:
-    """What a FLARES read gave: the decision, where the profile came from, the decoder's counts."""
-    return r.step, r.source, r.deterr, r.failed, r.read.chip_status, r.read.codewords
-
-
 def rig_flares(rig: Rig) -> list[tuple]:
     """FLARES in the rig: two program/bake/read rounds on the worn block with windows of 4, then the RAM
     profiles forgotten (new constants: the evaluation runs through rewrite alarms) and the pages read through the
     records in their spare areas (and one page with pattern where a record would be, one erased)."""
+    def seen(r):
+        return r.step, r.source, r.deterr, r.failed, r.read.chip_status, r.read.codewords
+
     cfg = FlaresConfig(wsize=4)
     rig.flares_config(cfg)
     steps, pe = [], PRE_WEAR + 1  # ecc_reads erased the block once
@@ -136,7 +131,7 @@ def rig_flares(rig: Rig) -> list[tuple]:
     rig.program(FLARES_BLOCK, 3, seed=1)
     rig.flares_config(FlaresConfig(wsize=4, evaluate_on_alarm=True))
     steps += [seen(rig.flares_read(FLARES_BLOCK, page, seed=51)) for page in range(5)]
-    return steps + rig_flares_sent_tables(rig, pe) + rig_flares_guarded(rig)
+    return steps + rig_flares_sent_tables(rig, pe)
 
 
 def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
@@ -159,27 +154,6 @@ def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
     rig.advance(hours=16, temp_c=125)
     for _ in range(2):
         out += [rig.flares_read(FLARES_BLOCK, page, seed=60, upper=up).step for page, up in kinds]
-    return out + [rig.flares_tables(None)]
-
-
-def rig_flares_guarded(rig: Rig) -> list:
-    """Guarded FLARES (protocol 1.12) with tables from a model a tenth of this chip's: eight pages of a block worn
-    to 10,000 P/E programmed, read three times a year on (25 degC: the rig's clock is the data's age), then
-    programmed again. The decoder's counts test the model and say it is low: an evaluation's t is raised by the
-    measurement (zone MEASURED). The round's decisions, decodes and the rig's per-type counts' effect on the next
-    programs are compared."""
-    low = [dataclasses.replace(p, A=p.A * GUARD_MODEL_SCALE, C=p.C * GUARD_MODEL_SCALE, Bo=p.Bo * GUARD_MODEL_SCALE)
-           for p in (load_params("mlc-3x-demo", t) for t in ("lower", "upper"))]
-    out: list = [rig.flares_tables(rig_blob(low)),
-                 rig.flares_config(FlaresConfig(wsize=2, mix_pm=0, guarded=True, evaluate_on_alarm=True))]
-    kinds = [(page, page_map(page, rig.info().pages_per_block)[1]) for page in range(8)]
-    for rnd, pe in enumerate((GUARD_WEAR + 1, GUARD_WEAR + 2)):
-        rig.erase(GUARD_BLOCK)
-        out += [rig.flares_program(GUARD_BLOCK, page, seed=80 + rnd, pe=pe, upper=up).step for page, up in kinds]
-        if rnd == 0:
-            rig.advance(hours=8760, temp_c=25)
-            for _ in range(3):
-                out += [seen(rig.flares_read(GUARD_BLOCK, page, seed=80, upper=up)) for page, up in kinds]
     return out + [rig.flares_tables(None)]
 
 
@@ -290,7 +264,4 @@ def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
     assert sum(x[2] for x in reads) > 0  # the decoder corrected errors, which FLARES counted
     steps = [x for x in v if isinstance(x, FlaresStep)] + [x[0] for x in reads]
     assert any(s.flags & P.Decide.BEYOND_REACH for s in steps)  # projections past t_cap 14, said alike
-    builtin = [i for i, x in enumerate(v) if isinstance(x, FlaresRigTables) and x.source == TablesSource.BUILTIN]
-    guarded = v[builtin[-2] + 1:]  # after the sent tables' round (back to the built-in set): guarded FLARES
-    assert any(x[0].zone == Zone.MEASURED for x in guarded if isinstance(x, tuple))  # measured errors raised t
     assert v == r
