@@ -280,7 +280,7 @@ def test_samsung_marks_on_the_last_page_are_found():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile, blocks, cycles", [("mlc-small-2lun", [21, 22], 6), ("mlc-16k", [3], 2)])
+@pytest.mark.parametrize("profile, blocks, cycles", [("mlc-small-2lun", [21, 22], 12), ("mlc-16k", [3], 2)])
 def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profile, blocks, cycles, tmp_path):
     """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages, on blocks worn beforehand so that
     there are errors to count: the RTL rig's export is the virtual rig's (busy times to a few cycles)."""
