@@ -16,16 +16,17 @@ PERCENTILES = (50, 90, 99)
 
 
 def data_section(r: Report, c: Campaign, pm: PageMap) -> None:
-    rows = TABLES["by_block"].rows(r.store, c)
-    _spread(r, c, [dict(zip(TABLES["by_block"].names, row)) for row in rows])
-    _latency(r, c, pm)
+    rows = {name: list(t.rows(r.store, c)) for name, t in TABLES.items()}  # each read once: figures and CSV
+    named = {name: [dict(zip(TABLES[name].names, row)) for row in rows[name]] for name in ("by_block", "pages",
+                                                                                          "operations")}
+    _spread(r, c, named["by_block"])
+    _latency(r, c, pm, named["operations"], named["pages"])
     links = []
-    for name in TABLES:
-        text = csv_text(r.store, c, name)
-        if text.count("\n") > 1:  # more than its header
+    for name, mine in rows.items():
+        if mine:
             path = r.out / f"campaign_{c.id}_{name}.csv"
-            path.write_text(text)
-            links.append(f'<a href="{path.name}" download>{name}</a> ({text.count(chr(10)) - 1:,} rows)')
+            path.write_text(csv_text(r.store, c, name, mine))
+            links.append(f'<a href="{path.name}" download>{name}</a> ({len(mine):,} rows)')
     if links:
         r.p(f"Campaign {c.id}'s data as CSV (units in the column names; docs/api.md): " + ", ".join(links) + ".")
 
@@ -73,15 +74,15 @@ def _spread(r: Report, c: Campaign, rows: list[dict]) -> None:
                       + "".join(table) + "</table>")
 
 
-def _latency(r: Report, c: Campaign, pm: PageMap) -> None:
-    """Each operation's busy time as a CDF per operation and page type, and its percentiles per wear level."""
-    ops = r.store.operations(c.id)
+def _latency(r: Report, c: Campaign, pm: PageMap, ops: list[dict], reads: list[dict]) -> None:
+    """Each operation's busy time as a CDF per operation and page type, and its percentiles per wear level; the
+    checkpoints' reads (``reads``) are timed too."""
     groups: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    for op, _block, page, pe, busy_ns, *_energy in ops:
-        kind = "" if op == "erase" else pm.page_type(int(page)).name.lower()
-        groups[(op, kind)].append((int(pe), int(busy_ns)))
-    for row in r.store.rows(c.id):  # the reads a checkpoint made, timed too
-        groups[("read", pm.page_type(int(row.page)).name.lower())].append((int(row.pe), int(row.busy_ns)))
+    for x in ops:
+        kind = "" if x["op"] == "erase" else pm.page_type(int(x["page"])).name.lower()
+        groups[(x["op"], kind)].append((int(x["pe"]), int(x["busy_ns"])))
+    for x in reads:
+        groups[("read", pm.page_type(int(x["page"])).name.lower())].append((int(x["pe"]), int(x["busy_ns"])))
     groups = {k: v for k, v in groups.items() if any(ns > 0 for _, ns in v)}
     if not any(op != "read" for op, _ in groups):  # reads alone: the checkpoints' campaigns, not a timing one
         return

@@ -127,13 +127,14 @@ def table(name: str) -> Table:
     return t
 
 
-def csv_text(store: Store, c: Campaign, name: str) -> str:
-    """The table as CSV: a header of its column names, floats written exactly, an empty field for no value."""
+def csv_text(store: Store, c: Campaign, name: str, rows: Iterable[tuple] | None = None) -> str:
+    """The table as CSV (of ``rows`` when the caller has them already): a header of its column names, floats
+    written exactly, an empty field for no value."""
     t = table(name)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(t.names)
-    w.writerows([_fmt(v) for v in row] for row in t.rows(store, c))
+    w.writerows([_fmt(v) for v in row] for row in (t.rows(store, c) if rows is None else rows))
     return buf.getvalue()
 
 
