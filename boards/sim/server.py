@@ -29,7 +29,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from nandrig.boards.sim import ecc_layout, rig_flares
-from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.virtual_chip.chip import BlockTable, VirtualChip
 from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
@@ -49,7 +49,7 @@ from nandrig.protocol import Err, Frame, Limit, Opcode
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
                           Opcode.HELLO}
 # parts of the state file written on their own: an operation changes one block, so a save encodes only it
-STATE_APART = frozenset({("chip", "blocks", "*"), ("flares",)})
+STATE_APART = frozenset({("chip", "blocks", "*"), ("chip", "profile"), ("flares",)})
 
 
 class VirtualRig(ChipCommands, FlaresCommands, JobControl):
@@ -64,6 +64,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.volatile = volatile
         self._saved_at = 0.0
         self._saved_parts: dict = {}  # the state file's parts as last written (save_state reuses unchanged ones)
+        self._saved_blocks: BlockTable | None = None  # the block table last saved: its untouched blocks are as written
         self.codeword_bytes = ecc_layout.CODEWORD_BYTES
         self.t_max = ecc_layout.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes, bch_t_max)
         self.exact = exact
@@ -153,9 +154,14 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
     def save(self) -> None:
         if self.state_path:
             self._saved_at = time.monotonic()
+            blocks = self.chip.blocks
+            touched = blocks.take_touched()
+            same = frozenset([("chip", "profile"), *(("chip", "blocks", b) for b in blocks if b not in touched)]) \
+                if blocks is self._saved_blocks else frozenset()  # a chip put in since: all of it written
+            self._saved_blocks = blocks
             save_state(self.state_path, {"chip": self.chip.state(), "boot": self.boot, "cache": list(self.cache.items()),
                                          "bad": self.bad, "session": self.session, "holder": self.holder,
-                                         "flares": self.flares.state()}, STATE_APART, self._saved_parts)
+                                         "flares": self.flares.state()}, STATE_APART, self._saved_parts, same)
 
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:

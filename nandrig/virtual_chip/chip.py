@@ -91,6 +91,70 @@ class Block:
     wls: dict[int, Wordline] = field(default_factory=dict)
 
 
+class BlockTable(dict):
+    """The chip's blocks, noting each one that may have changed since ``take_touched``: every access that hands
+    a block out counts (its caller may change it), so a save that rewrites only those misses no wear. Keys,
+    ``in`` and ``len`` hand out no block; nor does ``dict(table)`` (CPython copies a dict subclass without its
+    methods), which only ``state`` uses, for the saver."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.touched: set[int] = set(self)  # a new table: all of it unsaved
+
+    def __getitem__(self, block: int) -> "Block":
+        self.touched.add(block)
+        return super().__getitem__(block)
+
+    def __setitem__(self, block: int, value: "Block") -> None:
+        self.touched.add(block)
+        super().__setitem__(block, value)
+
+    def __delitem__(self, block: int) -> None:
+        self.touched.add(block)
+        super().__delitem__(block)
+
+    def setdefault(self, block: int, default: "Block | None" = None) -> "Block":
+        self.touched.add(block)
+        return super().setdefault(block, default)
+
+    def get(self, block: int, default=None):
+        self.touched.add(block)
+        return super().get(block, default)
+
+    def pop(self, block: int, *default):
+        self.touched.add(block)
+        return super().pop(block, *default)
+
+    def values(self):
+        self.touched.update(self)
+        return super().values()
+
+    def items(self):
+        self.touched.update(self)
+        return super().items()
+
+    def copy(self) -> dict:
+        self.touched.update(self)
+        return super().copy()
+
+    def popitem(self):
+        raise TypeError("a chip's blocks are not popped")
+
+    def update(self, *args, **kw) -> None:
+        new = dict(*args, **kw)
+        self.touched.update(new)
+        super().update(new)
+
+    def clear(self) -> None:
+        self.touched.update(self)
+        super().clear()
+
+    def take_touched(self) -> set[int]:
+        """The blocks that may have changed since the last call (the caller saves them)."""
+        out, self.touched = self.touched, set()
+        return out
+
+
 @dataclass(frozen=True)
 class ChipOp:
     status: int
@@ -134,7 +198,7 @@ class VirtualChip:
         self.equiv_h = 0.0
         self.temperature_c = 25.0
         self.power_up()
-        self.blocks: dict[int, Block] = {}
+        self.blocks = BlockTable()
         self._phys_cache: dict[int, Physics] = {}
         self.factory_bad = self._factory_bad()
         for b in self.factory_bad:  # marked where the part's maker marks them (nandrig.chip.vendor)
@@ -434,11 +498,19 @@ class VirtualChip:
 
     def state(self) -> dict:
         return {
-            "version": STATE_VERSION, "profile": dataclasses.asdict(self.profile), "seed": self.seed,
+            "version": STATE_VERSION, "profile": self._profile_map(), "seed": self.seed,
             "instance": self.instance,
             "clock_ns": self.clock_ns, "equiv_h": self.equiv_h, "temperature_c": self.temperature_c,
-            "features": dict(self.features), "status": self.status, "blocks": self.blocks,
+            "features": dict(self.features), "status": self.status, "blocks": dict(self.blocks),
         }
+
+    def _profile_map(self) -> dict:
+        """The profile as a state holds it: made once per profile (it is frozen; a save of every operation would
+        spend a fifth of its time here)."""
+        made = getattr(self, "_profile_made", None)
+        if made is None or made[0] is not self.profile:
+            made = self._profile_made = (self.profile, dataclasses.asdict(self.profile))
+        return made[1]
 
     @classmethod
     def from_state(cls, state: dict) -> "VirtualChip":
@@ -448,8 +520,9 @@ class VirtualChip:
         elif state.get("version") != STATE_VERSION:
             raise NandrigError(f"chip state has version {state.get('version')}, expected 1 or {STATE_VERSION}")
         chip = cls(ChipProfile.from_mapping(state["profile"]), state["seed"])
-        for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status", "blocks"):
+        for k in ("clock_ns", "equiv_h", "temperature_c", "features", "status"):
             setattr(chip, k, state[k])
+        chip.blocks = BlockTable(state["blocks"])
         chip.instance = int(state.get("instance", 0))  # states saved before chips had one: 0
         return chip
 

@@ -34,7 +34,11 @@ RECORDS: dict[str, type] = {}
 def record(cls: type) -> type:
     """Register a dataclass that may appear in a state file (by class name)."""
     RECORDS[cls.__name__] = cls
+    _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
     return cls
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}  # each record's field names (a rig saves after every operation)
 
 
 def _plain_key(k: Any) -> bool:
@@ -42,9 +46,17 @@ def _plain_key(k: Any) -> bool:
 
 
 def encode(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, str)):
+    t = type(v)
+    if v is None or t is bool or t is str or t is float:
         return v
-    if isinstance(v, int):
+    names = _FIELDS.get(t)
+    if names is not None:
+        return {"$record": t.__name__, **{n: encode(getattr(v, n)) for n in names}}
+    if t is list:
+        return [encode(x) for x in v]
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int):  # IntEnum and IntFlag values as their integers
         return int(v)
     if isinstance(v, float):
         return float(v)
@@ -58,9 +70,7 @@ def encode(v: Any) -> Any:
         if all(_plain_key(k) for k in v):
             return {k: encode(x) for k, x in v.items()}
         return {"$map": [[encode(k), encode(x)] for k, x in v.items()]}
-    if dataclasses.is_dataclass(v) and RECORDS.get(type(v).__name__) is type(v):
-        return {"$record": type(v).__name__, **{f.name: encode(getattr(v, f.name)) for f in dataclasses.fields(v)}}
-    raise TypeError(f"a state file cannot hold {type(v).__name__}")
+    raise TypeError(f"a state file cannot hold {t.__name__}")
 
 
 def _decode(v: Any) -> Any:
@@ -85,8 +95,9 @@ def _decode(v: Any) -> Any:
 def _split(value: Any, path: tuple, apart: frozenset, out: list) -> Any:
     """``value`` (at ``path``: its keys from the top) less the values recorded apart below it, which go to ``out``
     as (path, value), each after its parent. ``apart`` holds paths; ``path + ("*",)`` is every entry of a dict."""
-    if not isinstance(value, dict):
-        return value
+    if not isinstance(value, dict) or not any(
+            len(a) > len(path) and all(x == "*" or x == y for x, y in zip(a, path)) for a in apart):
+        return value  # nothing apart below it: as it is
     own = {}
     for k, v in value.items():
         sub = path + (k,)
@@ -99,17 +110,22 @@ def _split(value: Any, path: tuple, apart: frozenset, out: list) -> Any:
     return own
 
 
-def save_state(path: str | Path, state: dict, apart: frozenset = frozenset(), cache: dict | None = None) -> None:
+def save_state(path: str | Path, state: dict, apart: frozenset = frozenset(), cache: dict | None = None,
+               unchanged: frozenset = frozenset()) -> None:
     """Write ``state`` to ``path`` atomically and durably (write, fsync, rename). With a ``cache`` (the same dict
-    on every save of one state), each part recorded ``apart`` that is unchanged since the last save is reused."""
+    on every save of one state), each part recorded ``apart`` that is unchanged since the last save is reused:
+    a part whose path is in ``unchanged`` (the writer knows) as it is, any other if it compares equal."""
     path = Path(path)
     cache = {} if cache is None else cache
     out: list = []
     parts = [((), _split(state, (), frozenset(apart), out))] + out
     chunks = [MAGIC_PARTS]
     for where, value in parts:
-        key = pickle.dumps(value, 5)  # compared only, never loaded
         hit = cache.get(where)
+        if hit is not None and where in unchanged:
+            chunks.append(hit[1])
+            continue
+        key = pickle.dumps(value, 5)  # compared only, never loaded
         if hit is None or hit[0] != key:
             name = json.dumps(encode(list(where))).encode()
             body = zlib.compress(json.dumps(encode(value), separators=(",", ":")).encode(), 1)
