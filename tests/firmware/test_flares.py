@@ -106,16 +106,19 @@ def scenario_sequence(rng: random.Random, length: int):
             yield FlaresAccess.READ, errs, errs > 60, now, None
 
 
+SEQUENCES_PER_SET = 25_000
+
+
 @pytest.mark.slow
 def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
-    """50,000 sequences per parameter set (200,000 in all, one set sent at run time), each on a page of a random
+    """25,000 sequences per parameter set (100,000 in all, one set sent at run time), each on a page of a random
     type, half of them guarded FLARES (its floor, measured raises and measured alarms included)."""
     fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
     sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = 0
     zones = set()
-    for k in range(50_000):
+    for k in range(SEQUENCES_PER_SET):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
                            saferange_pm=rng.choice([50, 0, 200]), maxfail=rng.choice([3, 0, 1]),
                            maxcritical=rng.choice([5, 0, 2]), maxover=rng.choice([15, 0, 3]),
@@ -153,11 +156,11 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             read_alarms += d.alarm and d.zone == Zone.NONE  # guarded: a read that used too much of its t
             zones.add(d.zone)
         sequences += 1
-    assert sequences == 50_000 and evaluations > 100_000
+    assert sequences == SEQUENCES_PER_SET and evaluations > 2 * SEQUENCES_PER_SET
     assert zones == set(Zone)  # every zone was exercised
-    assert alarms_evaluated > 1000  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
-    assert beyond > 1000  # and projections beyond the rig's t_cap (density control's signal)
-    assert read_alarms > 1000  # and guarded FLARES' alarms from a read's measured errors
+    assert alarms_evaluated > 500  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
+    assert beyond > 500  # and projections beyond the rig's t_cap (density control's signal)
+    assert read_alarms > 500  # and guarded FLARES' alarms from a read's measured errors
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):
