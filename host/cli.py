@@ -12,7 +12,7 @@ from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.lab.oven import SCPI, make_oven
-from nandrig.protocol import Cap
+from nandrig.protocol import Cap, Limit
 
 RIG_OPTIONS = [
     click.option("--rig", "url", required=True, help="sim, socket://host:port, /dev/ttyUSB0, or any pyserial URL."),
@@ -21,6 +21,8 @@ RIG_OPTIONS = [
     click.option("--state", type=click.Path(dir_okay=False), help="Virtual rig state file (--rig sim only)."),
     click.option("--wiring", help="Simulated adapter (--rig sim only): delay=NS round trip, dqN=0 or dqN=1 stuck, "
                                   "dqA~dqB shorted; comma-separated."),
+    click.option("--target", type=click.IntRange(0, Limit.TARGETS_MAX - 1), default=0, show_default=True,
+                 help="The chip on the rig's CE# K (a rig with several; nandrig rig info lists them)."),
 ]
 
 
@@ -65,12 +67,12 @@ def rig_grp() -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--dump-param-page", "dump_path", type=click.Path(dir_okay=False),
               help="Also write what READ PARAMETER PAGE returned (copies, then the extended page) to this file.")
-def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
+def info_cmd(url, profile, seed, state, wiring, target, as_json, dump_path) -> None:
     """Chip identity and geometry, read from the chip's ONFI parameter page, and the rig's read capture."""
     from nandrig.chip.param_page import decode_dump
     from nandrig.chip.read_retry import table_for
 
-    with open_rig(url, profile, seed, state, wiring, observe=True) as rig:  # a look: a running campaign keeps it
+    with open_rig(url, profile, seed, state, wiring, observe=True, target=target) as rig:  # a look: a running campaign keeps it
         hello = rig.hello_info
         info = rig.info()
         raw = rig.read_param_page()
@@ -91,12 +93,13 @@ def info_cmd(url, profile, seed, state, wiring, as_json, dump_path) -> None:
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
         "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims, "step_ps": info.capture_step_ps},
         "read_retry": dataclasses.asdict(retry) if (retry := table_for(pp.manufacturer, pp.model)) else None,
-        "energy": Cap.ENERGY in hello.capabilities,
+        "energy": Cap.ENERGY in hello.capabilities, "target": info.target, "targets": list(info.targets),
     }
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
     click.echo(f"rig:      {out['rig']} ({out['rig_kind']}, protocol {out['protocol']})")
+    click.echo(f"target:   {info.target} of the rig's targets with a chip: {', '.join(map(str, info.targets))}")
     click.echo(f"chip:     {pp.manufacturer} {pp.model} (JEDEC 0x{pp.jedec_id:02x}, ID {ident.hex()}, {onfi.decode('ascii', 'replace')})")
     click.echo(f"unique:   {out['unique_id'] or 'none (READ UNIQUE ID not listed or no copy checked out): name it with --chip-label'}")
     click.echo("geometry: " + _geometry_line(decoded))
@@ -157,11 +160,11 @@ def decode_param_page_cmd(dump_file, as_json, check_rig) -> None:
 @rig_options
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True)
-def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> None:
+def bad_blocks_cmd(url, profile, seed, state, wiring, target, take_over, as_json) -> None:
     """The chip's factory bad blocks (their marks as the rig first read them, before any erase)."""
     from nandrig.host.engine.chip_access import format_blocks
 
-    with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
+    with open_rig(url, profile, seed, state, wiring, take_over=take_over, target=target) as rig:
         blocks = rig.info().blocks
         bad = rig.scan_bad(0, blocks)
     if as_json:
@@ -180,7 +183,7 @@ def bad_blocks_cmd(url, profile, seed, state, wiring, take_over, as_json) -> Non
 @click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: read ID and model).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True)
-def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label, take_over, as_json) -> None:
+def selftest_cmd(url, profile, seed, state, wiring, target, block, force, db, chip_label, take_over, as_json) -> None:
     """Check a freshly wired adapter: capture window, ONFI identity, and each DQ line by a walking-pattern
     program/read on one block (docs/ulx3s.md, bring-up)."""
     from nandrig.host.engine.chip_access import open_for_chip
@@ -190,12 +193,12 @@ def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label
     if wiring and url != "sim":
         raise click.BadParameter("--wiring simulates an adapter: it applies to --rig sim only")
     if db is None:
-        with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
+        with open_rig(url, profile, seed, state, wiring, take_over=take_over, target=target) as rig:
             out = selftest(rig, block, force)
     else:
         store = Store(db)
         try:
-            rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over)
+            rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over, target=target)
             with rig:
                 store.check_unreserved(chip_id, block)
                 out = selftest(rig, block, force)
@@ -219,7 +222,7 @@ def selftest_cmd(url, profile, seed, state, wiring, block, force, db, chip_label
 
 
 # -- one page or block by hand (nandtest's, Glasgow memory-onfi's): a campaign's safety rules apply --------------
-def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block: int, page: int | None, wears: bool,
+def _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block: int, page: int | None, wears: bool,
              work) -> dict:
     """Open the rig (through --db: the chip's record, its reservations) and run ``work(rig)``; an erase is
     recorded against the chip. A chip with a history cannot be worn without its database."""
@@ -232,7 +235,7 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
         if wears and (url != "sim" or state):
             raise click.BadParameter("this wears the chip: name its database (--db) so the P/E cycle is recorded and "
                                      "campaigns' blocks are refused")
-        with open_rig(url, profile, seed, state, wiring, take_over=take_over) as rig:
+        with open_rig(url, profile, seed, state, wiring, take_over=take_over, target=target) as rig:
             return work(rig)
     def check(chip_id: int, blocks: int, pages: int) -> None:
         if block >= blocks:
@@ -247,7 +250,7 @@ def _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block
         known = known_chip(store, url, profile, seed, chip_label)
         if known is not None:  # refused from the database, before a rig is taken
             check(known, store.chip(known)["blocks"], store.chip(known)["pages_per_block"])
-        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over)
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, wiring, take_over, target=target)
         with rig:
             check(chip_id, rig.info().blocks, rig.info().pages_per_block)
             out = work(rig)
@@ -292,13 +295,13 @@ def _say(out: dict, as_json: bool, text: str) -> None:
 @rig_options
 @_by_hand_options
 @click.option("--force", is_flag=True, help="Erase a factory bad block (its mark is lost for good).")
-def erase_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, force) -> None:
+def erase_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, force) -> None:
     """Erase one block: one P/E cycle of wear."""
     def work(rig):
         r = rig.erase(block, force=force)
         return {**_chip_result("erase", r), "block": block, "erase_status": r.chip_status}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, None, True, work)
+    out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, None, True, work)
     _say(out, as_json, _chip_line(out))
 
 
@@ -312,7 +315,7 @@ def erase_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_ove
 @click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
               help="Add BCH parity for t errors per codeword in the spare area.")
 @click.option("--force", is_flag=True, help="Program a factory bad block.")
-def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, page, pattern_seed,
+def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page, pattern_seed,
                 data_path, t, force) -> None:
     """Program one page (erase its block first)."""
     from pathlib import Path
@@ -326,7 +329,7 @@ def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_o
                         t=t, force=force)
         return {**_chip_result("program", r), "block": block, "page": page}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, page, True, work)
+    out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, page, True, work)
     _say(out, as_json, _chip_line(out))
 
 
@@ -338,7 +341,7 @@ def program_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_o
 @click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
               help="Decode BCH codewords programmed with this t.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the page's raw bytes here.")
-def read_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over, as_json, page, pattern_seed, t,
+def read_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page, pattern_seed, t,
              out_path) -> None:
     """Read one page: bit errors per codeword against a pattern, and its raw bytes."""
     from pathlib import Path
@@ -352,7 +355,7 @@ def read_cmd(url, profile, seed, state, wiring, block, db, chip_label, take_over
                 "codewords": [{"err_1to0": c.err_1to0, "err_0to1": c.err_0to1, "corrected": c.corrected}
                               for c in r.codewords]}
 
-    out = _by_hand(url, profile, seed, state, wiring, db, chip_label, take_over, block, page, False, work)
+    out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, page, False, work)
     text = f"read block {block} page {page}: busy {out['busy_us']:.0f} us"
     if out["errors"] is not None:
         cws = out["codewords"]
@@ -405,6 +408,8 @@ def _common(f):
         click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim)."),
         click.option("--chip-label", help="Name of this physical chip (real rigs; default: read ID and model)."),
+        click.option("--target", type=click.IntRange(0, Limit.TARGETS_MAX - 1), default=0, show_default=True,
+                     help="The chip on the rig's CE# K (a rig with several; nandrig rig info lists them)."),
         click.option("--blocks", required=True,
                      help="Blocks the campaign reserves: ranges A-B (inclusive) and blocks, comma-separated; "
                           "factory bad blocks among them are left out."),
@@ -426,7 +431,7 @@ def run_grp() -> None:
     """Start a characterization campaign (it can be resumed if interrupted)."""
 
 
-def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, kind: str, params: dict,
+def _start(url, db, profile, seed, chip_label, target, blocks, take_over, patience_s, kind: str, params: dict,
            as_json: bool = False) -> None:
     from nandrig.host.engine.campaigns import check_plan, create, run
     from nandrig.host.engine.chip_access import format_blocks, known_chip, open_for_chip, parse_blocks
@@ -444,7 +449,8 @@ def _start(url, db, profile, seed, chip_label, blocks, take_over, patience_s, ki
         if (params.get("oven") or "").startswith(SCPI):  # a chamber that does not answer stops us before any wear
             temp = make_oven(params["oven"], params.get("chamber")).measure()
             click.echo(f"chamber {params['oven'][len(SCPI):]} answers: {temp:g} degC", err=True)
-        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s)
+        rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over, patience_s=patience_s,
+                                     target=target)
         with rig:
             params = {"blocks": parse_blocks(blocks, rig.info().blocks), **params}
             if params.get("oven") is None:
@@ -510,9 +516,9 @@ def _interruptible(store, campaign_id: int | None, work):
 def _kind_command(k: CampaignKind) -> click.Command:
     """``nandrig run NAME``: the common options, then the ones the kind declares."""
 
-    def start(url, db, profile, seed, chip_label, blocks, pattern_seed, take_over, link_patience, as_json,
+    def start(url, db, profile, seed, chip_label, target, blocks, pattern_seed, take_over, link_patience, as_json,
               **opts) -> None:
-        _start(url, db, profile, seed, chip_label, blocks, take_over, link_patience, k.name,
+        _start(url, db, profile, seed, chip_label, target, blocks, take_over, link_patience, k.name,
                {"seed": pattern_seed, **k.from_cli(**opts)}, as_json)
 
     for option in reversed(k.options):
@@ -655,7 +661,7 @@ def ls_cmd(db, as_json) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     head = {"id": "id", "kind": "kind", "state": "state", "step": "steps", "blocks": "blocks", "chip": "chip",
-            "created": "created", "running_in": "running in"}
+            "rig": "rig", "created": "created", "running_in": "running in"}
     cells = [head] + [{**r, "step": f"{r['step']}/{r['steps']}" if r["steps"] else f"{r['step']} requests"}
                       for r in rows]
     widths = {k: max(len(str(r[k])) for r in cells) for k in head}

@@ -51,8 +51,10 @@ def sim_grp() -> None:
 @click.option("--volatile", is_flag=True, help="Keep no state: a restart is a fresh chip (a database that recorded wear on the old one refuses it).")
 @click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
-def serve_cmd(port, profile, seed, state, volatile, exact, wiring) -> None:
-    """Serve the virtual rig over TCP until interrupted; its chip's wear survives a restart (its state file)."""
+@click.option("--targets", "targets_spec", help="Chips on the rig's bus, one per CE#: a count N (seeds --seed, "
+              "--seed+1, ...) or a list from target 0, e.g. .,mlc-16k:5,-,mlc-3x:9 (- an empty socket).  [default: 1]")
+def serve_cmd(port, profile, seed, state, volatile, exact, wiring, targets_spec) -> None:
+    """Serve the virtual rig over TCP until interrupted; its chips' wear survives a restart (its state file)."""
     import signal
 
     from nandrig.boards.sim.server import VirtualRig
@@ -60,17 +62,21 @@ def serve_cmd(port, profile, seed, state, volatile, exact, wiring) -> None:
     from nandrig.boards.sim.state_file import hold_state
     from nandrig.boards.sim.wiring import Wiring
 
+    from nandrig.boards.sim.target import parse_targets
+
+    others = parse_targets(targets_spec, profile, seed)
     if volatile and state:
         raise click.UsageError("--volatile keeps no state: it does not go with --state")
     if not volatile and not state:
-        state = str(default_state(profile, seed))
+        state = str(default_state(profile, seed, others))
     with hold_state(state):  # one process serves a chip: two would each write their copy of its wear
-        rig = VirtualRig.open(profile, seed, state, exact=exact, wiring=Wiring.parse(wiring), volatile=True)
+        rig = VirtualRig.open(profile, seed, state, others, exact=exact, wiring=Wiring.parse(wiring), volatile=True)
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
         def ready(p: int) -> None:
             kept = f"state {state}" if state else "volatile: no state kept, a restart is a fresh chip"
-            click.echo(f"nandrig sim: serving {profile} seed {seed} ({kept}) on socket://127.0.0.1:{p}", err=True)
+            more = "".join(f", {pr} seed {sd} on target {k}" for k, (pr, sd) in others.items())
+            click.echo(f"nandrig sim: serving {profile} seed {seed}{more} ({kept}) on socket://127.0.0.1:{p}", err=True)
 
         try:
             serve(rig, port, ready=ready)
@@ -80,10 +86,12 @@ def serve_cmd(port, profile, seed, state, volatile, exact, wiring) -> None:
             pass
 
 
-def default_state(profile: str, seed: int) -> Path:
-    """Where ``sim serve`` keeps a chip by default: this host's state folder, one file per profile and seed."""
+def default_state(profile: str, seed: int, others: dict[int, tuple[str, int]] | None = None) -> Path:
+    """Where ``sim serve`` keeps a rig's chips by default: this host's state folder, one file per profile and seed
+    (and the other targets' when it has several)."""
     home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return home / "nandrig" / "serve" / f"{Path(profile).stem}-seed{seed}.state"
+    more = "".join(f"+t{k}-{Path(p).stem}-seed{s}" for k, (p, s) in sorted((others or {}).items()))
+    return home / "nandrig" / "serve" / f"{Path(profile).stem}-seed{seed}{more}.state"
 
 
 @sim_grp.command("rtl")

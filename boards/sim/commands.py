@@ -80,8 +80,10 @@ class ChipCommands:
             major, session, flags = struct.unpack_from("<H", req.payload)[0], 0, 0
         else:
             major, _minor, session, flags = self._args(req, P.HELLO_REQ)
-        ident = (f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed} "
-                 f"life={self.chip.instance:08x}").encode()
+        ident = " ".join([f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed} "
+                          f"life={self.chip.instance:08x}",  # target 0's; then the others' as t<k>=chip:seed:life
+                          *(f"t{k}={t.chip.profile.name}:{t.chip.seed}:{t.chip.instance:08x}"
+                            for k, t in self.targets.items() if k)]).encode()
         status = Err.OK
         if major != P.VERSION[0]:
             status = Err.VERSION_MISMATCH
@@ -113,7 +115,7 @@ class ChipCommands:
             read_id = self.read_id0 if self.capture == P.Capture.CALIBRATED else bytes(5)
             return P.INFO_REPLY.pack(read_id, bytes(12), bytes(20), *[0] * 8, self.codeword_bytes, self.t_max,
                                      int(self._caps()), *capture, 0, bytes(16), 0, 0, int(self.param_status),
-                                     self.capture_step_ps)
+                                     self.capture_step_ps, *self._targets_found())
         pp, ecc = self.ident.page, self.ident.ecc
         mode = self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F
         uid = (decode_unique_id(self.wiring.apply_bytes(self.chip.read_unique_id()))  # as the firmware reads it
@@ -123,8 +125,12 @@ class ChipCommands:
             pp.page_bytes, pp.spare_bytes, pp.pages_per_block, pp.blocks_per_lun * pp.luns, pp.bits_per_cell,
             sum(1 << m for m in pp.timing_modes), mode, ecc.bits if ecc else 0, self.codeword_bytes, self.t_max,
             int(self._caps()), *capture, uid is not None, uid or bytes(16), ecc.step_bytes if ecc else 0, pp.luns,
-            int(self.param_status), self.capture_step_ps,
+            int(self.param_status), self.capture_step_ps, *self._targets_found(),
         )
+
+    def _targets_found(self) -> tuple[int, int]:
+        """INFO's target (the one this answers for) and targets (bit k: a chip on CE# k)."""
+        return next(k for k, t in self.targets.items() if t is self.at), sum(1 << k for k in self.targets)
 
     @property
     def read_id0(self) -> bytes:
@@ -381,14 +387,14 @@ class ChipCommands:
 
     def _cmd_time(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)
-        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
+        return P.CLOCK_REPLY.pack(self.clock_ns)
 
     def _cmd_advance(self, req: Frame, io: RigIO) -> bytes:
         ns, temp = self._args(req, P.ADVANCE_REQ)
         if not Limit.ADVANCE_TEMP_MIN_CENTI_C <= temp <= Limit.ADVANCE_TEMP_MAX_CENTI_C:
             raise Reject(Err.BAD_PARAMETER)
-        self.chip.wait(ns / 3.6e12, temp_c=temp / 100.0)
-        return P.CLOCK_REPLY.pack(self.chip.clock_ns)
+        self.wait(ns / 3.6e12, temp_c=temp / 100.0)
+        return P.CLOCK_REPLY.pack(self.clock_ns)
 
     def _cmd_status(self, req: Frame, io: RigIO) -> bytes:
         self._args(req, P.EMPTY_REQ)

@@ -26,19 +26,20 @@ import struct
 import time
 import zlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 
 from nandrig.boards.sim import ecc_layout, rig_flares
-from nandrig.virtual_chip.chip import BlockTable, VirtualChip
+from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
 from nandrig.boards.sim.job import Job, JobControl, RigIO
 from nandrig.boards.sim.rig import Reject
+from nandrig.boards.sim.target import VirtualTarget, on_target
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.onfi import Feature, ParamError
-from nandrig.chip.param_page import (RIG_LIMITS, DecodedParamPage, ParamPageError, check_drivable, decode_dump,
-                                     first_valid_copy)
+from nandrig.chip.param_page import RIG_LIMITS, ParamPageError, check_drivable, decode_dump, first_valid_copy
 from nandrig.gateware.onfi.timing import trim_centre
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
@@ -49,46 +50,67 @@ from nandrig.protocol import Err, Frame, Limit, Opcode
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
                           Opcode.HELLO}
 # parts of the state file written on their own: an operation changes one block, so a save encodes only it
-STATE_APART = frozenset({("chip", "blocks", "*"), ("chip", "profile"), ("flares",)})
+STATE_APART = frozenset({("chip", "blocks", "*"), ("chip", "profile"), ("flares",),
+                         ("targets", "*", "chip", "blocks", "*"), ("targets", "*", "chip", "profile"),
+                         ("targets", "*", "flares")})
 
 
 class VirtualRig(ChipCommands, FlaresCommands, JobControl):
+    chip = on_target("chip")
+    wiring = on_target("wiring")
+    t_max = on_target("t_max")
+    flares = on_target("flares")
+    bad = on_target("bad")
+    capture = on_target("capture")
+    rd_trim = on_target("rd_trim")
+    trim_pass = on_target("trim_pass")
+    ident = on_target("ident")
+    param_status = on_target("param_status")
+
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
                  clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
-                 bch_t_max: int = ecc_layout.CONFIG.t_max) -> None:
-        """``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
+                 bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None) -> None:
+        """``chip`` on target 0 and ``others`` on theirs (CE# k, sharing the bus and the rig's clock and oven);
+        ``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
         ``wiring``: the adapter;
         ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
-        self.chip = chip
+        chips = {0: chip, **(others or {})}
+        if not all(0 <= k < Limit.TARGETS_MAX for k in chips):
+            raise NandrigError(f"a rig's targets are 0..{Limit.TARGETS_MAX - 1}")
+        self.targets = {k: VirtualTarget.on(c, wiring, bch_t_max) for k, c in sorted(chips.items())}
+        self.at = self.targets[0]  # the target the request being served addresses
         self.boot = secrets.randbits(32) or 1
         self.volatile = volatile
         self._saved_at = 0.0
         self._saved_parts: dict = {}  # the state file's parts as last written (save_state reuses unchanged ones)
-        self._saved_blocks: BlockTable | None = None  # the block table last saved: its untouched blocks are as written
         self.codeword_bytes = ecc_layout.CODEWORD_BYTES
-        self.t_max = ecc_layout.t_max(chip.geometry.page_bytes, chip.geometry.spare_bytes, bch_t_max)
         self.exact = exact
         self.state_path = Path(state_path) if state_path else None
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
         self.session = 0
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
-        self.bad: dict[int, bool] = {}  # factory marks as scanned before the first erase
         self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
         self.kind = P.RigKind.VIRTUAL
-        self.flares = rig_flares.RigFlares(self.t_max)
-        self.clk_hz, self.wiring, self.capture_steps = clk_hz, wiring, capture_steps
+        self.clk_hz, self.capture_steps = clk_hz, capture_steps
         self.capture_step_ps = round(1e12 / clk_hz / capture_steps)
-        self.capture, self.rd_trim, self.trim_pass = P.Capture.NO_WINDOW, 0, 0
-        self.ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
-        self.param_status = ParamError.NO_VALID_COPY
-        self._boot()
+        for k in self.targets:
+            self.select(k)
+            self._boot()
+        self.select(0)
+
+    def select(self, target: int) -> None:
+        """Serve ``target`` from now on; its chip catches up with the rig's clock (it aged while others worked)."""
+        self.at = self.targets[target]
+        lag = self.clock_ns - self.at.chip.clock_ns
+        if lag > 0:
+            self.at.chip.advance_ns(lag)
 
     # -- start-up ---------------------------------------------------------------
     def _boot(self) -> None:
-        """What the firmware does at power-up: calibrate read capture in mode 0, then run the chip in the
-        fastest mode it lists in which a capture trim passes (docs/rtl-rig.md, read capture)."""
+        """What the firmware does at power-up, per target: calibrate read capture in mode 0, then run the chip in
+        the fastest mode it lists in which a capture trim passes (docs/rtl-rig.md, read capture)."""
         if not self._calibrate(0):
             return
         self.capture = P.Capture.CALIBRATED
@@ -125,43 +147,72 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
 
     # -- persistence ------------------------------------------------------------
     @classmethod
-    def open(cls, profile: str, seed: int, state_path: str | Path | None = None, **kw) -> "VirtualRig":
-        """A rig over a fresh chip, or over the chip saved at ``state_path`` when it exists (a ``volatile`` rig:
-        powered up over it)."""
-        if state_path and Path(state_path).exists():
-            st = load_state(state_path)
-            try:
-                chip = VirtualChip.from_state(st["chip"])
-                if kw.get("volatile"):
-                    chip.power_up()
-                rig = cls(chip, state_path=state_path, **kw)
-                rig.bad = dict(st["bad"])  # the factory marks the rig scanned protect blocks across power-ups
-                if not rig.volatile:  # a rig that stayed up between two host processes
-                    rig.boot = int(st.get("boot", rig.boot))
-                    rig.cache = OrderedDict(st["cache"])
-                    rig.session = int(st["session"])
-                    rig.holder = int(st.get("holder", 0))
-                    if "flares" in st:  # states saved before FLARES ran on the rig have none
-                        rig.flares = rig_flares.RigFlares.from_state(st["flares"])
-            except (KeyError, TypeError, ValueError) as e:
-                raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
-            if chip.profile.name != profile or chip.seed != seed:
-                raise NandrigError(f"rig state {state_path} holds chip {chip.profile.name} seed {chip.seed}, "
+    def open(cls, profile: str, seed: int, state_path: str | Path | None = None,
+             others: Mapping[int, tuple[str, int]] | None = None, **kw) -> "VirtualRig":
+        """A rig over a fresh chip (profile, seed) on target 0 and ``others`` (target: (profile, seed)), or over
+        the chips saved at ``state_path`` when it exists (a ``volatile`` rig: powered up over them)."""
+        want = {k: tuple(v) for k, v in {0: (profile, seed), **(others or {})}.items()}
+        if not (state_path and Path(state_path).exists()):
+            return cls(VirtualChip(profile, seed), state_path=state_path,
+                       others={k: VirtualChip(*v) for k, v in want.items() if k}, **kw)
+        st = load_state(state_path)
+        try:
+            saved = {0: st, **{int(k): t for k, t in st.get("targets", {}).items()}}
+            chips = {k: VirtualChip.from_state(t["chip"]) for k, t in saved.items()}
+            if kw.get("volatile"):
+                for c in chips.values():
+                    c.power_up()
+            if (chips[0].profile.name, chips[0].seed) != want[0]:
+                raise NandrigError(f"rig state {state_path} holds chip {chips[0].profile.name} seed {chips[0].seed}, "
                                    f"not {profile} seed {seed}")
-            return rig
-        return cls(VirtualChip(profile, seed), state_path=state_path, **kw)
+            have = {k: (c.profile.name, c.seed) for k, c in chips.items()}
+            if have != want:
+                raise NandrigError(f"rig state {state_path} holds {_targets_text(have)}, not {_targets_text(want)}")
+            rig = cls(chips[0], state_path=state_path, others={k: c for k, c in chips.items() if k}, **kw)
+            for k, t in rig.targets.items():
+                t.bad = dict(saved[k]["bad"])  # the factory marks the rig scanned protect blocks across power-ups
+                if not rig.volatile and "flares" in saved[k]:  # states saved before FLARES ran on the rig have none
+                    t.flares = rig_flares.RigFlares.from_state(saved[k]["flares"])
+            if not rig.volatile:  # a rig that stayed up between two host processes
+                rig.boot = int(st.get("boot", rig.boot))
+                rig.cache = OrderedDict(st["cache"])
+                rig.session = int(st["session"])
+                rig.holder = int(st.get("holder", 0))
+        except (KeyError, TypeError, ValueError) as e:
+            raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
+        return rig
+
+    @property
+    def clock_ns(self) -> int:
+        """The rig's clock: the chip that worked last is the furthest on; the others catch up when served."""
+        return max(t.chip.clock_ns for t in self.targets.values())
+
+    def wait(self, hours: float, temp_c: float) -> None:
+        """Time passes for every chip on the rig (one oven holds the board)."""
+        now = self.clock_ns
+        for t in self.targets.values():
+            t.chip.advance_ns(now - t.chip.clock_ns)
+            t.chip.wait(hours, temp_c=temp_c)
 
     def save(self) -> None:
-        if self.state_path:
-            self._saved_at = time.monotonic()
-            blocks = self.chip.blocks
+        if not self.state_path:
+            return
+        self._saved_at = time.monotonic()
+        state = {"boot": self.boot, "cache": list(self.cache.items()), "session": self.session, "holder": self.holder}
+        same: set[tuple] = set()
+        for k, t in self.targets.items():
+            part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state()}
+            if k:
+                state.setdefault("targets", {})[k] = part
+            else:
+                state.update(part)
+            at = ("chip",) if k == 0 else ("targets", k, "chip")
+            blocks = t.chip.blocks
             touched = blocks.take_touched()
-            same = frozenset([("chip", "profile"), *(("chip", "blocks", b) for b in blocks if b not in touched)]) \
-                if blocks is self._saved_blocks else frozenset()  # a chip put in since: all of it written
-            self._saved_blocks = blocks
-            save_state(self.state_path, {"chip": self.chip.state(), "boot": self.boot, "cache": list(self.cache.items()),
-                                         "bad": self.bad, "session": self.session, "holder": self.holder,
-                                         "flares": self.flares.state()}, STATE_APART, self._saved_parts, same)
+            if blocks is t.saved_blocks:  # else a chip put in since: all of it written
+                same |= {at + ("profile",), *(at + ("blocks", b) for b in blocks if b not in touched)}
+            t.saved_blocks = blocks
+        save_state(self.state_path, state, STATE_APART, self._saved_parts, frozenset(same))
 
     # -- dispatch ---------------------------------------------------------------
     def handle(self, req: Frame, io: RigIO | None = None) -> Frame | None:
@@ -178,6 +229,9 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             return P.reply(req, Err.UNKNOWN_COMMAND)
         io = io or RigIO()
         try:
+            if op in P.TARGETED and req.target not in self.targets:
+                raise Reject(Err.OUT_OF_RANGE)  # no chip on that CE#
+            self.select(req.target if op in P.TARGETED else 0)
             payload = getattr(self, f"_cmd_{op.name.lower()}")(req, io)
             rep = P.reply(req, Err.OK, payload)
         except Reject as r:
@@ -217,4 +271,11 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
 
 
 def _crc(frame: Frame) -> int:
-    return zlib.crc32(bytes([frame.op]) + frame.payload)
+    """The reply cache's key besides seq (firmware/rig/server.c): the opcode, a target other than 0 (keys as
+    before 1.13 for target 0), the payload."""
+    target = frame.target if frame.op in P.TARGETED else 0
+    return zlib.crc32(bytes([frame.op, target] if target else [frame.op]) + frame.payload)
+
+
+def _targets_text(chips: Mapping[int, tuple[str, int]]) -> str:
+    return ", ".join(f"{profile} seed {seed} on target {k}" for k, (profile, seed) in sorted(chips.items()))

@@ -83,6 +83,8 @@ uint32_t cmd_info(const struct request *q, uint8_t *out, int *st)
 	SET_INFO_REPLY_LUNS(out, c->luns);
 	SET_INFO_REPLY_PARAM_STATUS(out, c->param_status);
 	SET_INFO_REPLY_CAPTURE_STEP_PS(out, c->capture_step_ps);
+	SET_INFO_REPLY_TARGET(out, q->target);
+	SET_INFO_REPLY_TARGETS(out, rig.targets);
 	return INFO_REPLY_BYTES;
 }
 

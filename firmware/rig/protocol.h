@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 12
+#define PROTOCOL_VERSION_MINOR 13
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -31,6 +31,7 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define FLARES_GUARD_Z10_MAX 100
 #define FLARES_PE_MAX 131071
 #define PROFILE_SLOTS 1024
+#define TARGETS_MAX 8
 #define RIG_CODEWORD_BYTES 2048
 #define CAPTURE_TRIM_MIN (-8)
 #define CAPTURE_TRIM_MAX 7
@@ -192,6 +193,9 @@ enum {
 /* requests whose replies stay out of the reply cache */
 #define OP_UNCACHED(op) ((op) == OP_HELLO || (op) == OP_INFO || (op) == OP_READ_ID || (op) == OP_READ_PARAM_PAGE || (op) == OP_TIME || (op) == OP_STATUS || (op) == OP_ABORT)
 
+/* requests to the rig as a whole: their target is not read (the others act on the target's chip) */
+#define OP_RIG_WIDE(op) ((op) == OP_HELLO || (op) == OP_READ_BUFFER || (op) == OP_TIME || (op) == OP_ADVANCE || (op) == OP_STATUS || (op) == OP_ABORT)
+
 /* statuses whose reply keeps its payload */
 #define STATUS_KEEPS_PAYLOAD(st) ((st) == E_OK || (st) == E_VERSION_MISMATCH || (st) == E_CHIP_FAIL || (st) == E_ABORTED || (st) == E_HELD)
 
@@ -203,8 +207,8 @@ enum {
 #define SET_FRAME_HEAD_OPCODE(p, v) put_le((p) + 1, (uint64_t)(v), 1)
 #define FRAME_HEAD_SEQ(p) ((uint16_t)get_le((p) + 2, 2))
 #define SET_FRAME_HEAD_SEQ(p, v) put_le((p) + 2, (uint64_t)(v), 2)
-#define FRAME_HEAD_STATUS(p) ((uint16_t)get_le((p) + 4, 2))
-#define SET_FRAME_HEAD_STATUS(p, v) put_le((p) + 4, (uint64_t)(v), 2)
+#define FRAME_HEAD_STATUS_OR_TARGET(p) ((uint16_t)get_le((p) + 4, 2))
+#define SET_FRAME_HEAD_STATUS_OR_TARGET(p, v) put_le((p) + 4, (uint64_t)(v), 2)
 
 /* HELLO_REQ */
 #define HELLO_REQ_BYTES 9u
@@ -444,7 +448,7 @@ enum {
 #define SET_HELLO_REPLY_N(p, v) put_le((p) + 17, (uint64_t)(v), 1)
 
 /* INFO_REPLY */
-#define INFO_REPLY_BYTES 90u
+#define INFO_REPLY_BYTES 92u
 #define INFO_REPLY_READ_ID_OFFSET 0u
 #define INFO_REPLY_READ_ID_SIZE 5u
 #define INFO_REPLY_MANUFACTURER_OFFSET 5u
@@ -491,6 +495,10 @@ enum {
 #define SET_INFO_REPLY_PARAM_STATUS(p, v) put_le((p) + 87, (uint64_t)(v), 1)
 #define INFO_REPLY_CAPTURE_STEP_PS(p) ((uint16_t)get_le((p) + 88, 2))
 #define SET_INFO_REPLY_CAPTURE_STEP_PS(p, v) put_le((p) + 88, (uint64_t)(v), 2)
+#define INFO_REPLY_TARGET(p) ((uint8_t)get_le((p) + 90, 1))
+#define SET_INFO_REPLY_TARGET(p, v) put_le((p) + 90, (uint64_t)(v), 1)
+#define INFO_REPLY_TARGETS(p) ((uint8_t)get_le((p) + 91, 1))
+#define SET_INFO_REPLY_TARGETS(p, v) put_le((p) + 91, (uint64_t)(v), 1)
 
 /* READ_ID_HEAD: then n ID bytes */
 #define READ_ID_HEAD_BYTES 1u

@@ -8,13 +8,15 @@
 struct request {
 	uint8_t op;
 	uint16_t seq;
+	uint16_t target;  /* the chip (CE#) a targeted request addresses; 0 for the rig-wide ones */
 	const uint8_t *payload;
 	uint32_t len;
-	uint32_t crc;  /* CRC-32 of op + payload: the reply cache's key */
+	uint32_t crc;  /* CRC-32 of op, a target other than 0, payload: the reply cache's key */
 };
 
 struct rig {
-	struct chip *chip;
+	struct chip *chip;  /* target 0's: this build drives one chip (targets = 1) */
+	uint8_t targets;  /* INFO's: bit k for a chip on CE# k */
 	uint8_t kind;
 	uint32_t caps, session;
 	uint32_t holder;  /* the host session holding the rig (HELLO), 0 when free */

@@ -32,7 +32,7 @@ static uint32_t encode_reply(const struct request *q, int status, uint8_t *buf, 
 	SET_FRAME_HEAD_TYPE(buf, T_REPLY);
 	SET_FRAME_HEAD_OPCODE(buf, q->op);
 	SET_FRAME_HEAD_SEQ(buf, q->seq);
-	SET_FRAME_HEAD_STATUS(buf, status);
+	SET_FRAME_HEAD_STATUS_OR_TARGET(buf, status);
 	put_le(buf + FRAME_HEAD_BYTES + n, crc32_of(buf, FRAME_HEAD_BYTES + n), FRAME_CRC_BYTES);
 	uint32_t len = (uint32_t)cobs_encode(buf, FRAME_HEAD_BYTES + n + FRAME_CRC_BYTES, out);
 	out[len++] = 0;
@@ -72,9 +72,14 @@ static int take_frame(struct request *q)
 			continue;
 		q->op = FRAME_HEAD_OPCODE(body);
 		q->seq = FRAME_HEAD_SEQ(body);
+		q->target = OP_RIG_WIDE(q->op) ? 0 : FRAME_HEAD_STATUS_OR_TARGET(body);
 		q->payload = body + FRAME_HEAD_BYTES;
 		q->len = (uint32_t)len - MIN_BODY;
-		q->crc = crc32_of(&q->op, 1);  /* the opcode byte, then the payload */
+		q->crc = crc32_of(&q->op, 1);  /* the opcode byte, a target other than 0 (its byte), then the payload */
+		if (q->target) {
+			uint8_t t = (uint8_t)q->target;
+			q->crc = crc32_update(q->crc, &t, 1);
+		}
 		q->crc = crc32_update(q->crc, q->payload, q->len);
 		return 1;
 	}
@@ -157,6 +162,8 @@ static void handle(const struct request *q)
 	uint32_t n = 0;
 	if (!h)
 		st = E_UNKNOWN_COMMAND;
+	else if (q->target >= TARGETS_MAX || !(rig.targets >> q->target & 1))
+		st = E_OUT_OF_RANGE;  /* no chip on that CE# */
 	else
 		n = h(q, reply + FRAME_HEAD_BYTES, &st);
 	if (!STATUS_KEEPS_PAYLOAD(st))
@@ -176,6 +183,7 @@ static void handle(const struct request *q)
 void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
 {
 	rig.chip = c;
+	rig.targets = 1;  /* one CE#: this build's controller drives one chip */
 	rig.kind = rig_kind;
 	rig.caps = capabilities;
 	rig.t_max = bch_t_max(c->page_bytes, c->spare_bytes, RIG_CODEWORD_BYTES);

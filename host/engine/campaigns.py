@@ -59,7 +59,7 @@ def create(store: Store, rig: Rig, chip_id: int, kind_name: str, params: KindPar
              f"{pes[0]}{f'-{pes[-1]}' if len(pes) > 1 else ''} P/E: the campaign cycles them on from there to its "
              "wear levels")
     cid = store.create_campaign(chip_id, kind_name, p.to_mapping(), list(p.blocks), url, rig.hello_info.identity,
-                                versions(rig), len(steps))
+                                versions(rig), len(steps), rig.target)
     store.save_context(cid, {"sessions": [rig.session]})  # before anything else: see dead_sessions()
     return cid
 
@@ -201,7 +201,7 @@ def summaries(store: Store) -> list[dict]:
         out.append({"id": c.id, "kind": c.kind, "state": ("running" if holder else "interrupted")
                     if c.state == "running" else c.state, "step": c.step, "steps": c.steps,
                     "blocks": format_blocks(list(c.blocks)), "chip": store.chip(c.chip_id)["label"],
-                    "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M"),
+                    "rig": c.rig_address, "created": datetime.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M"),
                     "running_in": holder or ""})  # which process (and host, in a shared store) runs it
     return out
 

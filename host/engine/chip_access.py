@@ -59,6 +59,9 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
     (``wiring``: a simulated adapter's). A rig held by another session is refused unless ``take_over`` or the
     session was one of this database's campaigns whose process is gone. ``link``: the Rig's link settings."""
     if url == "sim":
+        if link.get("target"):
+            raise NandrigError("--rig sim drives one chip, on target 0: several chips on one rig are served by "
+                               "nandrig sim serve --targets")
         label = f"sim:{profile}:{seed}"
         chip_id = store.chip_id(label)
         state = str(sim_state_path(store, profile, seed, known=chip_id is not None))
@@ -94,7 +97,7 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
             if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
                 raise NandrigError(f"the chip on {url} does not match {label} in {store.name}")
             check_identity(store, row, info, url)
-            check_life(store, chip_id, rig.hello_info.identity, url)
+            check_life(store, chip_id, rig.hello_info.identity, url, rig.target)
     except BaseException:
         rig.close()
         if fresh and store.chip_id(label) is None:  # a simulated chip refused before it was registered
@@ -111,24 +114,34 @@ def check_identity(store: Store, row, info, url: str) -> None:
             store.set_unique_id(row["id"], info.unique_id)
         return
     if uid != row["unique_id"]:
-        now = f"unique ID {uid}" if uid else "no unique ID"
-        raise NandrigError(f"the chip on {url} ({now}) is not {row['label']} (unique ID {row['unique_id']}) "
-                           f"in {store.name}: put that chip back, or give this one its own --chip-label")
+        known = store.chip_by_unique_id(info.unique_id) if uid else None
+        now = f"{known['label']} (unique ID {uid})" if known else f"unique ID {uid}" if uid else "no unique ID"
+        raise NandrigError(f"the chip on {url}{_on_target(info.target)} is {now}, not {row['label']} (unique ID "
+                           f"{row['unique_id']}) in {store.name}: chips moved between sockets? put {row['label']} "
+                           "back, or give this one its own --chip-label")
 
 
-def check_life(store: Store, chip_id: int, identity: str, url: str) -> None:
+def _on_target(target: int) -> str:
+    return f" target {target}" if target else ""
+
+
+def check_life(store: Store, chip_id: int, identity: str, url: str, target: int = 0) -> None:
     """A virtual chip names its life: one whose rig restarted without its state is a fresh chip of the same seed,
     and the wear the store records for it is not on it. Refused before anything is worn."""
-    now = _life(identity)
+    now = _life(identity, target)
     was = next((life for c in reversed(store.campaigns()) if c.chip_id == chip_id
-                and (life := _life(c.rig_identity))), None)
+                and (life := _life(c.rig_identity, c.target))), None)
     if was and now and was != now:
         raise NandrigError(f"the virtual chip on {url} is not the one {store.chip(chip_id)['label']}'s history in "
                            f"{store.name} was measured on (life {was}, now {now}): its rig restarted without its "
                            "state, so the recorded wear is not on it; serve it again with its --state file")
 
 
-def _life(identity: str) -> str | None:
+def _life(identity: str, target: int = 0) -> str | None:
+    """The life of the virtual chip on ``target`` that a virtual rig's HELLO names (target 0's as life=L, the
+    others' as t<k>=chip:seed:L)."""
+    if target:
+        return next((w.split(":")[-1] for w in identity.split() if w.startswith(f"t{target}=")), None)
     return next((w[5:] for w in identity.split() if w.startswith("life=")), None)
 
 
@@ -139,12 +152,12 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
         rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state),
                        take_over=dead_sessions(store, take_over), **link)
     else:
-        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), **link)
+        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), target=c.target, **link)
     try:
         info = rig.info()
         info.require_chip()
         check_identity(store, row, info, url or c.rig_url)
-        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url)
+        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url, c.target)
     except BaseException:
         rig.close()
         raise

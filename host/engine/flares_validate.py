@@ -882,7 +882,7 @@ def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None
                                  if params else None, scale, dataclasses.asdict(live) if live else None,
                                  density_control, bound, guarded)
             cid = store.create_campaign(chip_id, KIND, p.to_mapping(), sorted(chosen), url, rig.hello_info.identity,
-                                        versions(rig), 0)
+                                        versions(rig), 0, rig.target)
             echo(f"campaign {cid}: {KIND} on blocks {format_blocks(sorted(chosen))} in {store.name}")
             with store.lock(cid):
                 return run_campaign(store, rig, cid, echo), cid

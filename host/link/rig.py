@@ -88,6 +88,8 @@ class RigInfo:
     luns: int = 1
     param_status: ParamError = ParamError.OK  # why the rig drives no chip, when it does not
     capture_step_ps: int = 10_000  # what a trim step moves the capture point
+    target: int = 0  # the target (CE#) this describes
+    targets: tuple[int, ...] = (0,)  # the targets the rig found a chip on
 
     @property
     def raw_page_bytes(self) -> int:
@@ -229,8 +231,8 @@ class Status:
 class Rig:
     def __init__(self, transport: Transport, *, timeout: float = 2.0, retries: int = 8, poll_s: float = 0.5,
                  session: int | None = None, take_over: bool | Callable[[int], bool] = False,
-                 observe: bool = False, patience_s: float = 120.0) -> None:
-        """One host session on the rig. The rig is held by one session at a time: ``take_over`` (or a predicate
+                 observe: bool = False, patience_s: float = 120.0, target: int = 0) -> None:
+        """One host session on the rig, for the chip on ``target`` (CE# k of a rig's shared bus). The rig is held by one session at a time: ``take_over`` (or a predicate
         on the holding session, true for sessions known to be dead) takes it from another; ``observe`` only
         looks (read-only requests), taking nothing. Closing releases it. ``retries`` bounds the requests sent
         into silence; a rig that answers with damaged frames (a noisy link) is asked again at once, for up to
@@ -246,6 +248,9 @@ class Rig:
         self.last_seq = 0
         self.boot = 0  # the rig's boot id as the last HELLO saw it
         self.observe = observe
+        if not 0 <= target < P.Limit.TARGETS_MAX:
+            raise NandrigError(f"target {target} is not one a rig has: 0..{P.Limit.TARGETS_MAX - 1}")
+        self.target = target
         # a campaign driven by a program journals and records every request but HELLO through this
         # (nandrig.host.engine.recorder): ``recorder(op, payload, ok)`` returns the reply
         self.recorder: Callable[[Opcode, bytes, tuple[Err, ...]], Frame] | None = None
@@ -255,6 +260,10 @@ class Rig:
             if not (take_over(e.holder) if callable(take_over) else take_over):
                 raise
             self.hello_info = self.hello(flags=HelloFlag.TAKE_OVER)
+        if target and self.hello_info.version < (1, 13):
+            v = ".".join(map(str, self.hello_info.version))
+            raise NandrigError(f"{transport.description} speaks protocol {v}, which drives one chip: target {target} "
+                               "needs 1.13 (update its firmware)")
 
     @classmethod
     def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
@@ -339,7 +348,8 @@ class Rig:
         """One request on the link and its reply, retried until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
-        raw = b"\x00" + P.request(op, seq, payload).encode()  # the leading delimiter flushes line noise
+        target = self.target if op in P.TARGETED else 0
+        raw = b"\x00" + P.request(op, seq, payload, target).encode()  # the leading delimiter flushes line noise
         self.t.write(raw)
         attempts, status_seq = 0, None
         careful = op in P.LONG and op not in P.REREAD  # never run twice on a restarted rig
@@ -426,18 +436,38 @@ class Rig:
 
     def info(self) -> RigInfo:
         if self._info is None:
-            f = self.call(Opcode.INFO)
-            v = P.INFO_REPLY.unpack_exact(f.payload)
-            self._info = RigInfo(
-                read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(" \x00"),
-                model=v[2].decode("ascii", "replace").strip(" \x00"), page_bytes=v[3], spare_bytes=v[4],
-                pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
-                timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
-                codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
-                rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None, ecc_step_bytes=v[19],
-                luns=v[20], param_status=_param_status(v[21]), capture_step_ps=v[22],
-            )
+            try:
+                f = self.call(Opcode.INFO)
+            except RigError as e:
+                if e.code != Err.OUT_OF_RANGE or not self.target:
+                    raise
+                have = self.info_at(0).targets
+                raise NandrigError(f"{self.t.description} has no chip on target {self.target} (targets with a chip: "
+                                   f"{', '.join(map(str, have))})") from None
+            self._info = self._parse_info(f.payload)
         return self._info
+
+    def info_at(self, target: int) -> RigInfo:
+        """INFO of a target of this rig, not cached (the session's own target stays)."""
+        mine, self.target = self.target, target
+        try:
+            return self._parse_info(self.exchange(Opcode.INFO).payload)
+        finally:
+            self.target = mine
+
+    @staticmethod
+    def _parse_info(payload: bytes) -> "RigInfo":
+        v = P.INFO_REPLY.unpack_exact(payload)
+        return RigInfo(
+            read_id=v[0], manufacturer=v[1].decode("ascii", "replace").strip(" \x00"),
+            model=v[2].decode("ascii", "replace").strip(" \x00"), page_bytes=v[3], spare_bytes=v[4],
+            pages_per_block=v[5], blocks=v[6], bits_per_cell=v[7],
+            timing_modes=tuple(m for m in range(16) if v[8] >> m & 1), timing_mode=v[9], ecc_bits=v[10],
+            codeword_bytes=v[11], t_max=v[12], capabilities=P.Cap(v[13]), capture=P.Capture(v[14]),
+            rd_trim=v[15], trim_pass=v[16], unique_id=v[18] if v[17] else None, ecc_step_bytes=v[19],
+            luns=v[20], param_status=_param_status(v[21]), capture_step_ps=v[22], target=v[23],
+            targets=tuple(k for k in range(P.Limit.TARGETS_MAX) if v[24] >> k & 1),
+        )
 
     def reset(self) -> int:
         return P.BYTE_REPLY.unpack(self.call(Opcode.RESET).payload).value

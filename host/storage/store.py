@@ -19,8 +19,8 @@ from nandrig.chip.geometry import PageMap
 from nandrig.host.storage.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 7  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
-# 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns
+SCHEMA_VERSION = 8  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+# 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns; 8: the rig's target
 
 OP_ENERGY_TABLE = """CREATE TABLE op_energy (  -- the chip's supply energy over one request (rigs with a current sense)
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
@@ -84,6 +84,7 @@ CREATE TABLE campaigns (
     step INTEGER NOT NULL DEFAULT 0,     -- index of the next plan step
     steps INTEGER NOT NULL DEFAULT 0,
     rig_url TEXT NOT NULL,
+    target INTEGER NOT NULL DEFAULT 0,   -- the rig's target (CE#) the chip is on
     rig_identity TEXT NOT NULL,
     versions TEXT NOT NULL,              -- JSON
     context TEXT NOT NULL DEFAULT '{}',  -- JSON: campaign-time facts (oven start, equivalent hours)
@@ -183,6 +184,12 @@ class Campaign:
     context: dict
     created: float
     updated: float
+    target: int = 0  # the rig's target (CE#) the chip is on
+
+    @property
+    def rig_address(self) -> str:
+        """Where the campaign runs, as a user names it: the rig, and its target when not 0."""
+        return self.rig_url if not self.target else f"{self.rig_url} target {self.target}"
 
     # what every kind's parameters hold (host/kinds/base.py KindParams), typed where they leave the store
     @property
@@ -295,7 +302,13 @@ def _rig_calls(db: Database) -> None:
         db.execute("ALTER TABLE flares_runs ADD COLUMN campaign_id INTEGER REFERENCES campaigns(id)")
 
 
-MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy, 6: _rig_calls}  # from schema N to N + 1
+def _targets(db: Database) -> None:
+    """Schema 7's rigs drove one chip: every campaign's is target 0."""
+    db.execute("ALTER TABLE campaigns ADD COLUMN target INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy, 6: _rig_calls,
+              7: _targets}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
@@ -500,13 +513,13 @@ class Store:
 
     # -- campaigns ---------------------------------------------------------------
     def create_campaign(self, chip_id: int, kind: str, params: dict, blocks: list[int], rig_url: str,
-                        rig_identity: str, versions: dict, steps: int) -> int:
+                        rig_identity: str, versions: dict, steps: int, target: int = 0) -> int:
         now = time.time()
         with self.tx() as db:
             cid = db.execute(
-                "INSERT INTO campaigns (chip_id, kind, params, state, steps, rig_url, rig_identity, versions,"
-                " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                (chip_id, kind, json.dumps(params, sort_keys=True), "running", steps, rig_url, rig_identity,
+                "INSERT INTO campaigns (chip_id, kind, params, state, steps, rig_url, target, rig_identity, versions,"
+                " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                (chip_id, kind, json.dumps(params, sort_keys=True), "running", steps, rig_url, target, rig_identity,
                  json.dumps(versions, sort_keys=True), now, now)).fetchone()[0]
             self.reserve(db, chip_id, blocks, cid)
             self._event(db, cid, "created", f"{kind} on blocks {blocks[0]}-{blocks[-1]} ({steps} steps)")
@@ -514,11 +527,11 @@ class Store:
 
     def campaign(self, campaign_id: int) -> Campaign:
         row = self.db.execute("SELECT id, chip_id, kind, params, state, step, steps, rig_url, rig_identity, versions,"
-                              " context, created, updated FROM campaigns WHERE id=?", (campaign_id,)).fetchone()
+                              " context, created, updated, target FROM campaigns WHERE id=?", (campaign_id,)).fetchone()
         if row is None:
             raise NandrigError(f"no campaign {campaign_id} in {self.name}")
         return Campaign(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6], row[7], row[8],
-                        json.loads(row[9]), json.loads(row[10]), row[11], row[12])
+                        json.loads(row[9]), json.loads(row[10]), row[11], row[12], row[13])
 
     def campaigns(self) -> list[Campaign]:
         return [self.campaign(r[0]) for r in self.db.execute("SELECT id FROM campaigns ORDER BY id")]

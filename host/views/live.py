@@ -175,7 +175,7 @@ def _card(c: dict) -> str:
     return (f"<div class=\"card\" id=\"c{c['id']}\"><div class=\"head\"><b>#{c['id']} {e(c['kind'])}</b>"
             f"<span class=\"state {e(c['state'])}\">{e(c['state'])}</span>"
             + (f"<span class=\"where\">in {e(c['running_in'])}</span>" if c["running_in"] else "")
-            + f"<span>chip {e(c['chip'])}</span><span>blocks {e(c['blocks'])}</span>"
+            + f"<span>chip {e(c['chip'])}</span><span>on {e(c['rig'])}</span><span>blocks {e(c['blocks'])}</span>"
             + (f"<span class=\"steps\">step {c['step']} / {c['steps']}</span>" if c["steps"] else
                f"<span class=\"steps\">{c['step']} rig requests</span>")
             + f"<span>P/E {pe_range}</span></div>"

@@ -62,6 +62,9 @@ def render() -> str:
     out += _enum("TABLES_", spec.TablesSource, "FLARES tables in use") + [""]
     cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
     out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
+    wide = " || ".join(f"(op) == OP_{op.name}" for op in sorted(set(spec.COMMANDS) - spec.TARGETED))
+    out += ["/* requests to the rig as a whole: their target is not read (the others act on the target's chip) */",
+            f"#define OP_RIG_WIDE(op) ({wide})", ""]
     keeps = " || ".join(f"(st) == E_{e.name}" for e in sorted(spec.PAYLOAD_STATUSES))
     out += ["/* statuses whose reply keeps its payload */", f"#define STATUS_KEEPS_PAYLOAD(st) ({keeps})", ""]
     for lay in spec.LAYOUTS:

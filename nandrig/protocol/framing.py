@@ -53,8 +53,13 @@ class Frame:
     type: int
     op: int
     seq: int
-    status: int
+    status: int  # FRAME_HEAD's status_or_target: a reply's Err, a request's target
     payload: bytes
+
+    @property
+    def target(self) -> int:
+        """A request's target: the chip (CE# k) it addresses."""
+        return self.status
 
     def body(self) -> bytes:
         head = FRAME_HEAD.pack(self.type, self.op, self.seq & 0xFFFF, self.status) + self.payload
@@ -109,8 +114,8 @@ class Deframer:
                 frames.append(frame)
 
 
-def request(op: Opcode, seq: int, payload: bytes = b"") -> Frame:
-    return Frame(REQUEST_TYPE, int(op), seq, 0, payload)
+def request(op: Opcode, seq: int, payload: bytes = b"", target: int = 0) -> Frame:
+    return Frame(REQUEST_TYPE, int(op), seq, target, payload)
 
 
 def reply(req: Frame, status: Err | int, payload: bytes = b"") -> Frame:

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 12)
+VERSION = (1, 13)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
 MAX_PAYLOAD = 16_384
-FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"), ("status", "u16"),
+FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"),
+                    ("status_or_target", "u16", "a reply's status (Err); a request's target: the chip on CE# k it "
+                                                "addresses (hosts before 1.13 send 0: target 0)"),
                     doc="the decoded body's header; the payload and a CRC-32 follow")
 FRAME_CRC_BYTES = 4
 MIN_BODY = FRAME_HEAD.size + FRAME_CRC_BYTES
@@ -45,7 +47,8 @@ class Limit:
     PERMILLE_MAX = 1000  # mix_pm, saferange_pm, alarm_use_pm
     FLARES_GUARD_Z10_MAX = 100  # guarded FLARES' count-bound z, in tenths
     FLARES_PE_MAX = (1 << 17) - 1  # the page profile record's P/E field
-    PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM
+    PROFILE_SLOTS = 1024  # FLARES page profiles a rig keeps in RAM (per target)
+    TARGETS_MAX = 8  # chips on one rig's bus, each on its own CE# (INFO's targets: bit k for target k)
     RIG_CODEWORD_BYTES = 2048  # data bytes per ECC codeword on every rig (INFO's codeword_bytes)
     CAPTURE_TRIM_MIN = -8  # the read-capture trim a rig sweeps at start-up, in capture steps (PHY cycles or quarters)
     CAPTURE_TRIM_MAX = 7  # (INFO's trim_pass: bit i for trim CAPTURE_TRIM_MIN + i)
@@ -285,7 +288,7 @@ INFO_REPLY = layout(
     ("timing_modes", "u16"), ("timing_mode", "u8"), ("ecc_bits", "u8"), ("codeword_bytes", "u16"), ("t_max", "u8"),
     ("capabilities", "u32"), ("capture", "u8"), ("rd_trim", "i8"), ("trim_pass", "u16"), ("has_unique_id", "u8"),
     ("unique_id", "bytes16"), ("ecc_step_bytes", "u16"), ("luns", "u8"), ("param_status", "u8"),
-    ("capture_step_ps", "u16"))
+    ("capture_step_ps", "u16"), ("target", "u8"), ("targets", "u8"))
 # what each INFO field means (docs/protocol.md's INFO table)
 INFO_FIELDS = {
     "read_id": "READ ID (address 0x00) bytes", "manufacturer": "manufacturer (ASCII, space padded)",
@@ -307,6 +310,8 @@ INFO_FIELDS = {
     "param_status": "0, or why the parameter page describes no chip this rig drives (ParamError: the geometry "
                     "fields are then zero and chip commands answer OUT_OF_RANGE)",
     "capture_step_ps": "what one step of rd_trim moves the capture point, in ps (since 1.11)",
+    "target": "the target this INFO describes (the request's): every field above is that chip's (since 1.13)",
+    "targets": "the targets holding a chip the rig found at start-up: bit k for the chip on CE# k (since 1.13)",
 }
 READ_ID_HEAD = layout("READ_ID_HEAD", ("n", "u8"), doc="then n ID bytes")
 BYTE_REPLY = layout("BYTE_REPLY", ("value", "u8"))
@@ -351,6 +356,7 @@ class Command:
     flags: type[enum.IntFlag] | None = None
     long: bool = False  # may run for minutes: the rig answers STATUS and ABORT meanwhile
     cached: bool = True  # replies kept for retries; read-only commands stay out
+    rig_wide: bool = False  # the rig as a whole (its link, clock, oven, job, page buffer): no target
 
     @staticmethod
     def render(parts: tuple[Part, ...]) -> str:
@@ -360,7 +366,8 @@ class Command:
 
 _DECISION = "decision"
 COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
-    Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), HelloFlag, cached=False),
+    Command(Opcode.HELLO, (HELLO_REQ,), (HELLO_REPLY, "n bytes identity (ASCII)"), HelloFlag, cached=False,
+            rig_wide=True),
     Command(Opcode.INFO, (EMPTY_REQ,), ("see below",), cached=False),
     Command(Opcode.RESET, (EMPTY_REQ,), ("u8 chip_status",)),
     Command(Opcode.READ_ID, (READ_ID_REQ,), (READ_ID_HEAD, "n bytes"), cached=False),
@@ -376,7 +383,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
             ReadFlag),
     Command(Opcode.READ_BUFFER, (READ_BUFFER_REQ,),
             ("count bytes of the page as the last READ left it (decoded when read with t), from offset; "
-             "OUT_OF_RANGE beyond data+spare",)),
+             "OUT_OF_RANGE beyond data+spare",), rig_wide=True),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
     Command(Opcode.SET_READ_REFS, (SET_READ_REFS_REQ,), ("u8 chip_status",)),
     Command(Opcode.ENERGY, (EMPTY_REQ,), (ENERGY_REPLY,)),
@@ -384,10 +391,10 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
                                       "(LSB first) set for each page a round programs"), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),
     Command(Opcode.MEASURE, (MEASURE_REQ,), (Repeat("n_blocks × n_pages", MEASURE_PAGE),), long=True),
     Command(Opcode.READ_DISTURB, (READ_DISTURB_REQ,), (READ_DISTURB_REPLY,), long=True),
-    Command(Opcode.TIME, (EMPTY_REQ,), (CLOCK_REPLY,), cached=False),
-    Command(Opcode.ADVANCE, (ADVANCE_REQ,), (CLOCK_REPLY,)),
-    Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False),
-    Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running)",), cached=False),
+    Command(Opcode.TIME, (EMPTY_REQ,), (CLOCK_REPLY,), cached=False, rig_wide=True),
+    Command(Opcode.ADVANCE, (ADVANCE_REQ,), (CLOCK_REPLY,), rig_wide=True),  # every target ages alike
+    Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False, rig_wide=True),
+    Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running)",), cached=False, rig_wide=True),
     Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ, "then, with flags bit 1 (GUARDED),", FLARES_GUARD_REQ),
             (FLARES_CONFIG_REPLY,)),
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
@@ -417,6 +424,8 @@ def read_reply_bytes(page_bytes: int, spare_bytes: int, codeword_bytes: int) -> 
 
 
 UNCACHED = frozenset(op for op, c in COMMANDS.items() if not c.cached)
+# requests whose target names the chip they act on: to a target without a chip they answer OUT_OF_RANGE
+TARGETED = frozenset(op for op, c in COMMANDS.items() if not c.rig_wide)
 LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
 # long commands that only read the chip: run twice (a restarted rig re-sent one), they measure again and wear
 # nothing, so a damaged reply is asked for again at once; the others (CYCLE wears, READ_DISTURB disturbs) are

@@ -92,16 +92,21 @@ def _decode(v: Any) -> Any:
     return {k: _decode(x) for k, x in v.items()}
 
 
+def _matches(path: tuple, pattern: tuple) -> bool:
+    """``path`` is ``pattern``'s first keys ("*": any key)."""
+    return all(x == "*" or x == y for x, y in zip(pattern, path))
+
+
 def _split(value: Any, path: tuple, apart: frozenset, out: list) -> Any:
     """``value`` (at ``path``: its keys from the top) less the values recorded apart below it, which go to ``out``
     as (path, value), each after its parent. ``apart`` holds paths; ``path + ("*",)`` is every entry of a dict."""
-    if not isinstance(value, dict) or not any(
-            len(a) > len(path) and all(x == "*" or x == y for x, y in zip(a, path)) for a in apart):
+    if not isinstance(value, dict) or not any(len(a) > len(path) and _matches(path, a) for a in apart):
         return value  # nothing apart below it: as it is
     own = {}
+    here = [a for a in apart if len(a) == len(path) + 1 and _matches(path, a)]
     for k, v in value.items():
         sub = path + (k,)
-        if sub in apart or path + ("*",) in apart:
+        if any(a[-1] in ("*", k) for a in here):
             slot = len(out)
             out.append(None)
             out[slot] = (sub, _split(v, sub, apart, out))

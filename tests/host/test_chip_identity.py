@@ -55,10 +55,10 @@ def test_a_chip_swapped_between_run_and_resume_is_refused_and_nothing_is_touched
             store.close()
     with socket_with(other) as url:
         run_cli("resume", "--db", db, "--rig", url).assert_one_line_error(
-            f"unique ID {other.unique_id.hex()}", f"is not uid:{mine.unique_id.hex()}", "put that chip back")
+            f"unique ID {other.unique_id.hex()}", f"not uid:{mine.unique_id.hex()}", f"put uid:{mine.unique_id.hex()} back")
         assert other.pe_count(2) == 0
         run_cli("run", "endurance", "--rig", url, "--db", db, "--chip-label", f"uid:{mine.unique_id.hex()}",
-                "--blocks", "3", "--cycles", "5").assert_one_line_error("is not", "own --chip-label")
+                "--blocks", "3", "--cycles", "5").assert_one_line_error(", not uid:", "own --chip-label")
     with socket_with(mine) as url:
         r = run_cli("resume", "--db", db, "--rig", url)
         assert r.code == 0 and f"campaign {cid} done" in r.out, r.err
