@@ -1,0 +1,116 @@
+"""Several chips on one rig's bus (protocol 1.13): each request names its target (CE#), each target is its own
+chip with its own history, every chip ages on the rig's one clock, and a chip moved between sockets is refused."""
+import pytest
+
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.state_file import load_state, save_state
+from nandrig.boards.sim.target import parse_targets
+from nandrig.boards.sim.tcp_link import serve_in_thread
+from nandrig.errors import NandrigError
+from nandrig.host.engine.campaigns import create, run
+from nandrig.host.engine.chip_access import open_for_campaign, open_for_chip
+from nandrig.host.link.rig import Rig, RigError
+from nandrig.host.link.transport import InProcessTransport
+from nandrig.host.storage.store import Store
+from nandrig.protocol import Err
+from nandrig.virtual_chip.chip import VirtualChip
+
+PROFILE = "mlc-small"
+
+
+def three() -> VirtualRig:
+    """Chips on targets 0, 1 and 3; socket 2 empty."""
+    return VirtualRig(VirtualChip(PROFILE, 1), others={1: VirtualChip(PROFILE, 2), 3: VirtualChip("mlc-16k", 3)})
+
+
+def test_each_target_answers_for_its_own_chip_and_an_empty_socket_for_none():
+    vr = three()
+    rigs = {k: Rig(InProcessTransport(vr), target=k, take_over=True) for k in (0, 1, 3)}
+    infos = {k: r.info() for k, r in rigs.items()}
+    assert {k: (i.target, i.targets) for k, i in infos.items()} == {k: (k, (0, 1, 3)) for k in (0, 1, 3)}
+    assert len({i.unique_id for i in infos.values()}) == 3 and infos[3].page_bytes == 16384
+    rigs[1].erase(4)
+    rigs[1].program(4, 0, seed=5)
+    assert [vr.targets[k].chip.pe_count(4) for k in (0, 1, 3)] == [0, 1, 0]  # only target 1's chip was worn
+    assert rigs[1].read(4, 0, seed=5).errors < 5 and rigs[0].read(4, 0, raw=True).data[:4] == b"\xff" * 4
+    with pytest.raises(NandrigError, match=r"no chip on target 2 \(targets with a chip: 0, 1, 3\)"):
+        Rig(InProcessTransport(vr), target=2, take_over=True).info()
+    rigs[0].target = 2  # a request to the empty socket itself
+    with pytest.raises(RigError) as e:
+        rigs[0].erase(4)
+    assert e.value.code == Err.OUT_OF_RANGE
+
+
+def test_every_chip_ages_on_the_rigs_clock():
+    """A chip that idled while another worked, or sat in the oven beside it, has aged as long."""
+    vr = three()
+    r = Rig(InProcessTransport(vr))
+    r.erase(2)
+    for p in range(8):  # target 0 works; the others idle
+        r.program(2, p, seed=1)
+    r.advance(hours=10, temp_c=85)
+    r.target = 1
+    r.read(2, 0, raw=True)  # served: its chip catches up first
+    chips = {k: t.chip for k, t in vr.targets.items()}
+    assert chips[1].clock_ns > chips[0].clock_ns  # caught up with target 0's work and bake, then read
+    assert abs(chips[1].equiv_h - chips[0].equiv_h) < 1e-6 * chips[0].equiv_h  # the same bake, the same idle time
+    assert chips[3].equiv_h == pytest.approx(chips[0].equiv_h, rel=1e-3)  # baked too, though never served since
+    assert r.time_ns() == max(c.clock_ns for c in chips.values())
+
+
+def test_a_rigs_targets_keep_their_state_across_a_restart(tmp_path):
+    state = tmp_path / "rig.state"
+    others = {1: (PROFILE, 2), 3: ("mlc-16k", 3)}
+    vr = VirtualRig.open(PROFILE, 1, state, others)
+    r = Rig(InProcessTransport(vr), target=3)
+    r.cycle(5, 1, 7, seed=1)
+    r.close()
+    again = VirtualRig.open(PROFILE, 1, state, others)
+    assert {k: t.chip.pe_count(5) for k, t in again.targets.items()} == {0: 0, 1: 0, 3: 7}
+    assert again.targets[3].chip.instance == vr.targets[3].chip.instance  # the same chip, not a fresh one
+    with pytest.raises(NandrigError, match="holds mlc-small seed 1 on target 0, mlc-small seed 2 on target 1, "
+                                           "mlc-16k seed 3 on target 3, not"):
+        VirtualRig.open(PROFILE, 1, state, {1: (PROFILE, 2)})
+
+
+def test_targets_spec():
+    assert parse_targets("3", "mlc-3x", 4) == {1: ("mlc-3x", 5), 2: ("mlc-3x", 6)}
+    assert parse_targets(".,mlc-16k:5,-,mlc-3x:9", "mlc-3x", 0) == {1: ("mlc-16k", 5), 3: ("mlc-3x", 9)}
+    for bad in ("9", "0", "mlc-3x:1", ".,mlc-3x", ".," + ",".join(["-"] * 8)):
+        with pytest.raises(NandrigError, match="--targets"):
+            parse_targets(bad, "mlc-3x", 0)
+
+
+def test_campaigns_on_two_targets_keep_two_histories_and_chips_swapped_between_sockets_are_refused(run_cli, tmp_path):
+    """Two campaigns, one per target, each on its own chip in the store; the chips swapped between the sockets
+    before resume: refused in one line naming both chips, neither touched."""
+    db = tmp_path / "lab.db"
+    a, b = VirtualChip(PROFILE, 41), VirtualChip(PROFILE, 42)
+    port, stop, _ = serve_in_thread(VirtualRig(a, others={1: b}))
+    url = f"socket://127.0.0.1:{port}"
+    store = Store(db)
+    try:
+        cids = []
+        for target in (0, 1):
+            rig, chip_id = open_for_chip(store, url, "", 0, target=target)
+            with rig:
+                cids.append(create(store, rig, chip_id, "endurance", {"blocks": [2], "seed": 1, "cycles": 20,
+                                                                      "checkpoints": [20]}, url))
+        assert [store.campaign(c).target for c in cids] == [0, 1]
+        assert len({store.campaign(c).chip_id for c in cids}) == 2
+        with open_for_campaign(store, store.campaign(cids[1])) as rig:  # resumed where it was: target 1
+            assert run(store, rig, cids[1], progress=False).state == "done"
+        assert (a.pe_count(2), b.pe_count(2)) == (0, 20)
+    finally:
+        store.close()
+        stop.set()
+    port, stop, _ = serve_in_thread(VirtualRig(b, others={1: a}))  # the two chips swapped
+    try:
+        url = f"socket://127.0.0.1:{port}"
+        run_cli("resume", "--db", db, "--rig", url).assert_one_line_error(
+            f"is uid:{b.unique_id.hex()}", f"not uid:{a.unique_id.hex()}", "moved between sockets")
+        assert (a.pe_count(2), b.pe_count(2)) == (0, 20)  # nothing touched
+        ls = run_cli("ls", "--db", db)
+        assert f"{url.rsplit(':', 1)[0]}" in ls.out and "target 1" in ls.out
+    finally:
+        stop.set()
