@@ -36,13 +36,14 @@ __all__ = ["Lab", "Campaign", "Rig", "FitResult", "KindParams", "TABLES", "Table
 Progress = Callable[[int, int], None]  # (done, total) in the campaign's own unit (P/E cycles, hours, steps)
 
 
-def open_rig(url: str = "sim", *, chip: str = "mlc-3x", seed: int = 0, timeout: float = 2.0) -> Rig:
+def open_rig(url: str = "sim", *, chip: str = "mlc-3x", seed: int = 0, timeout: float = 2.0, target: int = 0) -> Rig:
     """A rig by URL, as a context manager: ``sim`` (a virtual chip ``chip`` with ``seed`` in this process),
-    ``socket://host:port``, a serial port, or ``labgrid://PLACE``. Campaigns open their own rig (:meth:`Lab.run`):
-    this is for direct commands (``info()``, ``erase()``, ``program()``, ``read()``)."""
+    ``socket://host:port``, a serial port, or ``labgrid://PLACE``; ``target``: the chip on the rig's CE# k.
+    Campaigns open their own rig (:meth:`Lab.run`): this is for direct commands (``info()``, ``erase()``,
+    ``program()``, ``read()``)."""
     if url == "sim":
-        return Rig.open("sim", chip=chip, seed=seed, timeout=timeout)
-    return Rig.open(url, timeout=timeout)
+        return Rig.open("sim", chip=chip, seed=seed, timeout=timeout, target=target)
+    return Rig.open(url, timeout=timeout, target=target)
 
 
 def campaign_kinds() -> dict[str, type[KindParams]]:
@@ -69,12 +70,13 @@ class Lab:
 
     # -- campaigns ---------------------------------------------------------------------
     def run(self, kind_name: str, *, blocks: str | Sequence[int], rig: str = "sim", chip: str = "mlc-3x",
-            seed: int = 0, chip_label: str | None = None, pattern_seed: int = 1,
+            seed: int = 0, chip_label: str | None = None, pattern_seed: int = 1, target: int = 0,
             progress: Progress | None = None, **params: Any) -> Campaign:
-        """Create a campaign of ``kind_name`` on ``blocks`` (``"1-4,9"`` or a list) of the chip on ``rig`` and run
-        it to its end; ``params`` are the kind's own fields (:func:`campaign_kinds`). Factory bad blocks among
-        ``blocks`` are left out. Interrupted (Ctrl-C, a lost rig), it stays resumable: :meth:`resume`."""
-        r, chip_id = open_for_chip(self.store, rig, chip, seed, chip_label)
+        """Create a campaign of ``kind_name`` on ``blocks`` (``"1-4,9"`` or a list) of the chip on ``rig`` (its
+        ``target``) and run it to its end; ``params`` are the kind's own fields (:func:`campaign_kinds`). Factory
+        bad blocks among ``blocks`` are left out. Interrupted (Ctrl-C, a lost rig), it stays resumable:
+        :meth:`resume`."""
+        r, chip_id = open_for_chip(self.store, rig, chip, seed, chip_label, target=target)
         with r:
             total = r.info().blocks
             chosen = parse_blocks(blocks if isinstance(blocks, str) else ",".join(str(int(b)) for b in blocks), total)

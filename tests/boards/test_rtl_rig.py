@@ -9,6 +9,7 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.server import VirtualRig
+from nandrig.errors import NandrigError
 from nandrig.host.link.rig import Rig, RigError
 from nandrig.host.link.transport import InProcessTransport
 from nandrig.protocol import Err, Limit, Opcode
@@ -51,6 +52,25 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert results["rtl"] == results["virtual"]
     # the controller measures busy time from R/B#, within a cycle or two of the chip's own figure
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
+
+
+@pytest.mark.slow
+def test_a_request_to_a_target_without_a_chip_is_refused_alike_on_both_rigs(rtl):
+    """This firmware drives one target (protocol 1.13): INFO lists it; a chip request to any other is
+    OUT_OF_RANGE and touches nothing; the host names the targets that hold a chip."""
+    for url, kw in ((rtl.url, {}), ("sim", {"chip": PROFILE, "seed": SEED, "exact": True})):
+        with Rig.open(url, **kw) as rig:
+            assert (rig.info().target, rig.info().targets) == (0, (0,))
+            before = rig.read(7, 0, raw=True).data
+            rig.target = 1
+            with pytest.raises(RigError) as e:
+                rig.erase(7)
+            assert e.value.code == Err.OUT_OF_RANGE
+            rig.target = 0
+            assert rig.read(7, 0, raw=True).data == before
+        with Rig.open(url, target=5, **kw) as rig, \
+                pytest.raises(NandrigError, match=r"no chip on target 5 \(targets with a chip: 0\)"):
+            rig.info()
 
 
 @pytest.mark.slow
