@@ -275,8 +275,10 @@ class Flares:
         and start over at a wear the counts do not speak for."""
         ft, n = self.model(page_type), self.types
         rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, max(now - pp.writestamp, 0))
-        if not n.expected_q16[page_type] or not n.near(page_type, pp.pecycles):  # start over at this wear
-            n.errors[page_type] = n.expected_q16[page_type] = 0
+        if not n.expected_q16[page_type] or not n.near(page_type, pp.pecycles):  # a new wear band
+            while n.expected_q16[page_type] >= GUARD_MIN_EXPECTED << 16:  # what was measured below it stays a
+                n.errors[page_type] >>= 1  # prior (guarded_t): weighed below a test of the model, so this
+                n.expected_q16[page_type] >>= 1  # band's reads soon outweigh it
             n.pe_ref[page_type] = pp.pecycles
         n.errors[page_type] = min(n.errors[page_type] + errors, U32_MAX)
         n.expected_q16[page_type] += mul_div(rate, ft.codeword_bits * codewords, 1 << 32)
@@ -289,12 +291,17 @@ class Flares:
         page type's measured-to-expected ratio, at its upper count bound (errors + z*sqrt(errors + 1) + z^2 over
         what the model expected of the same reads), never less than the model's own. Until the type's reads have
         tested the model (GUARD_MIN_EXPECTED errors expected, at a wear near ``pe``), FLARES' margin of 2 stands
-        in. Returns the t, the projection, and whether the measurement raised it above the model's."""
+        in, or the ratio the type's reads measured at a lower wear (its point value) when that is more. Returns
+        the t, the projection, and whether the measurement raised it above the model's."""
         ft, n = self.model(page_type), self.types
         end = ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
         errors, expected = n.errors[page_type], n.expected_q16[page_type]
         if expected < GUARD_MIN_EXPECTED << 16 or not n.near(page_type, pe):
-            return ft.t_for(2 * end), 2 * end, False
+            # untested here: FLARES' margin of 2, or the ratio measured at a lower wear when that is more (a chip
+            # worse than its model at 1,000 P/E is not better at 2,000 before a read says so)
+            prior = mul_div(end, errors << 16, expected) if expected else 0
+            proj = max(2 * end, prior)
+            return ft.t_for(proj), proj, prior > 2 * end and ft.t_for(prior) > ft.t_for(2 * end)
         measured = mul_div(end, count_bound(errors, self.config.guard_z10) << 16, expected)
         if measured <= end:
             return ft.t_for(end), end, False

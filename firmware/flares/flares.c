@@ -128,7 +128,8 @@ static uint8_t near(const flares_types_t *n, uint8_t page_type, uint32_t pe)
 
 /* guarded FLARES' t at wear pe (nandrig.characterization.flares.Flares.guarded_t): the model's projection to the
  * end of the retention target times the page type's measured-to-expected ratio at its upper count bound, never
- * below the model's own; FLARES' margin of 2 until the type's reads have tested the model. *proj the projection,
+ * below the model's own; FLARES' margin of 2 (or a lower wear's measured ratio, when more) until the type's reads
+ * have tested the model. *proj the projection,
  * *raised whether the measurement raised t above the model's */
 static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t pe, uint64_t *proj, uint8_t *raised)
 {
@@ -138,8 +139,12 @@ static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t
     uint8_t t;
     *raised = 0;
     if (expected < (uint64_t)FLARES_GUARD_MIN_EXPECTED << 16 || !near(cfg->types, page_type, pe)) {
-        *proj = 2u * end;
-        return flares_t_for(tab, *proj);
+        /* untested here: FLARES' margin of 2, or the ratio measured at a lower wear when that is more */
+        uint64_t prior = expected ? mul_div(end, (uint64_t)cfg->types->errors[page_type] << 16, expected) : 0;
+        *proj = prior > 2u * end ? prior : 2u * end;
+        t = flares_t_for(tab, *proj);
+        *raised = prior > 2u * end && t > flares_t_for(tab, 2u * end);
+        return t;
     }
     measured = mul_div(end, count_bound(cfg->types->errors[page_type], cfg->guard_z10) << 16, expected);
     if (measured <= end) {
@@ -162,9 +167,11 @@ static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uin
     uint32_t age = now >= pp->writestamp ? now - pp->writestamp : 0;
     uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles) + flares_rber_rd(tab, page_type, pp->pecycles, age);
     uint64_t e;
-    if (!n->expected_q16[page_type] || !near(n, page_type, pp->pecycles)) { /* start over at this wear */
-        n->errors[page_type] = 0;
-        n->expected_q16[page_type] = 0;
+    if (!n->expected_q16[page_type] || !near(n, page_type, pp->pecycles)) { /* a new wear band */
+        while (n->expected_q16[page_type] >= (uint64_t)FLARES_GUARD_MIN_EXPECTED << 16) {
+            n->errors[page_type] >>= 1;  /* what was measured below it stays a prior, weighed below a test */
+            n->expected_q16[page_type] >>= 1;
+        }
         n->pe_ref[page_type] = pp->pecycles;
     }
     e = (uint64_t)n->errors[page_type] + errors;

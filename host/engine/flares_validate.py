@@ -212,6 +212,27 @@ class BlockRetired(Exception):
     """Density control took a block out of service: not even pSLC keeps its pages within the rig's reach."""
 
 
+def _local_rate(errors: np.ndarray, pe: np.ndarray, at: float) -> float:
+    """Errors per read at wear ``at`` from the reads around it: a Poisson regression of their counts on
+    log(P/E) (a power law locally, as the RBER model's wear term), taken at ``at``. A window's mean would be
+    biased where the window is one-sided (the first and last operating points of continuous wear, where the
+    RBER keeps rising) and by the curve's bend within it."""
+    if errors.size == 0 or errors.sum() == 0:
+        return 0.0
+    x = np.log(pe / at) if np.all(pe > 0) else np.zeros_like(pe)
+    if np.ptp(x) == 0:
+        return float(errors.mean())
+    beta = np.array([np.log(errors.mean()), 0.0])
+    design = np.column_stack([np.ones_like(x), x])
+    for _ in range(25):  # Newton's method on the Poisson log-likelihood (IRLS)
+        mu = np.exp(design @ beta)
+        step = np.linalg.solve(design.T @ (design * mu[:, None]), design.T @ (errors - mu))
+        beta += step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return float(np.exp(beta[0]))
+
+
 class Validator:
     """Measures scenarios on the rig. ``models`` gives FLARES' RBER model per page type (False: lower, True:
     upper). With ``live`` the rig runs FLARES itself (FLARES_PROGRAM / FLARES_READ, the tables it holds, its
@@ -452,10 +473,12 @@ class Validator:
         rber = np.zeros(len(ops))
         n_points = point.max() + 1
         half = 25 if n_points > 50 else 0  # continuous wear: smooth over +-25 operating points
+        pe = np.array(tr.pe, dtype=float)
         for k in range(n_points):
             for m in set(mode[point == k]):  # a pSLC block's reads say nothing about it as MLC, and back
                 sel = reads & (np.abs(point - k) <= half) & (mode == m)
-                r = min(max(errs[sel].sum() / max(sel.sum() * self.page_bits, 1), 1e-12), 0.49)
+                here_pe = float(pe[(point == k) & (mode == m)][0])
+                r = min(max(_local_rate(errs[sel], pe[sel], here_pe) / self.page_bits, 1e-12), 0.49)
                 here = (point == k) & (mode == m)
                 rber[here] = r
                 target[here] = int(self.table.t_for(r))
