@@ -478,7 +478,8 @@ class Validator:
             for m in set(mode[point == k]):  # a pSLC block's reads say nothing about it as MLC, and back
                 sel = reads & (np.abs(point - k) <= half) & (mode == m)
                 here_pe = float(pe[(point == k) & (mode == m)][0])
-                r = min(max(_local_rate(errs[sel], pe[sel], here_pe) / self.page_bits, 1e-12), 0.49)
+                per_read = _local_rate(errs[sel], pe[sel], here_pe) if half else errs[sel].mean() if sel.any() else 0.0
+                r = min(max(per_read / self.page_bits, 1e-12), 0.49)
                 here = (point == k) & (mode == m)
                 rber[here] = r
                 target[here] = int(self.table.t_for(r))
