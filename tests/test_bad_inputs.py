@@ -1,4 +1,4 @@
-"""Seventy-odd mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
+"""Eighty-odd mistakes a user makes, each against a database that holds a finished campaign and an interrupted one:
 every one ends with one line on stderr and a non-zero exit, no traceback, and the database and the chip's state
 are left byte for byte as they were. The table (command, exit code, the line) is written to
 build/bad-inputs.md."""
@@ -86,6 +86,11 @@ CASES = [
     (("frobnicate",), "no such command"),
     (("rig", "info", "--rig", "sim", "--chip", "no-such-chip"), "no-such-chip"),
     (("rig", "info", "--rig", "sim", "--wiring", "delay=abc"), "delay"),
+    (("rig", "info", *SIM, "--target", "3"), "no chip on target 3 (targets with a chip: 0)"),
+    (("rig", "info", *SIM, "--target", "8"), "--target"),
+    ((*END, "--blocks", "5", "--target", "1"), "--rig sim drives one chip, on target 0"),
+    (("sim", "serve", "--targets", "9"), "--targets 9: a rig has 1 to 8 targets"),
+    (("sim", "serve", "--targets", ".,mlc-3x"), "target 1 is 'mlc-3x'"),
     (("rig", "erase", *SIM, "--db", "{db}", "--block", "1"), "reserved by campaign 2"),
     (("rig", "read", *SIM, "--db", "{db}", "--block", "99", "--page", "0"), "--block 99"),
     (("rig", "program", *SIM, "--db", "{db}", "--block", "6", "--page", "999"), "--page 999"),
