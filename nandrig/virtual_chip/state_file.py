@@ -10,6 +10,9 @@ does next), so the file is written in parts: the values at the paths a writer na
 blocks, one part each) are compressed on their own, and a part that did not change since the last save is
 written again from a cache instead of being encoded again. An operation touches one block: saving costs
 that block, not the chip (flares-validate with --db ran about thirty times slower with whole-state saves).
+The writer says which parts it knows unchanged (the chip's block table notes every block it handed out);
+the others are compared with their last save (`flares-validate --scale 0.05 --db`: 164 s comparing every
+block at every save, 56 s with the block table's word, 2026-11-28).
 """
 from __future__ import annotations
 
