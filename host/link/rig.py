@@ -232,9 +232,10 @@ class Rig:
     def __init__(self, transport: Transport, *, timeout: float = 2.0, retries: int = 8, poll_s: float = 0.5,
                  session: int | None = None, take_over: bool | Callable[[int], bool] = False,
                  observe: bool = False, patience_s: float = 120.0, target: int = 0) -> None:
-        """One host session on the rig, for the chip on ``target`` (CE# k of a rig's shared bus). The rig is held by one session at a time: ``take_over`` (or a predicate
-        on the holding session, true for sessions known to be dead) takes it from another; ``observe`` only
-        looks (read-only requests), taking nothing. Closing releases it. ``retries`` bounds the requests sent
+        """One host session on the rig, for the chip on ``target`` (CE# k of the rig's shared bus). The rig is
+        held by one session at a time: ``take_over`` (or a predicate on the holding session, true for sessions
+        known to be dead) takes it from another; ``observe`` only looks (read-only requests), taking nothing.
+        Closing releases it. ``retries`` bounds the requests sent
         into silence; a rig that answers with damaged frames (a noisy link) is asked again at once, for up to
         ``patience_s`` seconds of nothing but damage."""
         self.t = transport
@@ -262,6 +263,8 @@ class Rig:
             self.hello_info = self.hello(flags=HelloFlag.TAKE_OVER)
         if target and self.hello_info.version < (1, 13):
             v = ".".join(map(str, self.hello_info.version))
+            if not observe:
+                self._release()
             raise NandrigError(f"{transport.description} speaks protocol {v}, which drives one chip: target {target} "
                                "needs 1.13 (update its firmware)")
 
