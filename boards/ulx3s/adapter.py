@@ -41,6 +41,26 @@ POWER = {"VCC": (12, 37), "VSS": (13, 36)}
 
 
 @dataclass(frozen=True)
+class TargetPins:
+    """A further socket on the same bus (protocol target k >= 1): its own CE# and R/B#, everything else shared."""
+
+    target: int
+    ce: AdapterPin
+    rb: AdapterPin
+
+
+# sockets 1-7: the fourteen J2 pins nothing else uses, beside target 0's CE# and R/B# (GP20, GP21); each line pulled
+# up on its own socket as target 0's are (an unconfigured FPGA leaves every chip deselected)
+TARGET_PINS: tuple[TargetPins, ...] = tuple(
+    TargetPins(k, AdapterPin(f"ce_n{k}", 9, "CE#", ce_hdr, ce_ball, True, "chip deselected while the FPGA is unconfigured"),
+               AdapterPin(f"rb_n{k}", 7, "R/B#", rb_hdr, rb_ball, True, "open drain: the chip only pulls it low"))
+    for k, (ce_hdr, ce_ball, rb_hdr, rb_ball) in enumerate((
+        ("GP23", "B17", "GN23", "C17"), ("GP24", "C16", "GN24", "D16"), ("GP25", "D14", "GN25", "E14"),
+        ("GP26", "B13", "GN26", "C13"), ("GP27", "D13", "GN27", "E13"), ("GN19", "G18", "GN20", "E17"),
+        ("GN21", "D17", "GN22", "C15")), start=1))
+
+
+@dataclass(frozen=True)
 class FrontEndPin:
     signal: str  # the supply meter's pad name (gateware/supply)
     part_pin: str  # the AD7476A's pin (SOT-23-6)
@@ -77,6 +97,15 @@ def markdown_table() -> str:
                     f"{'10 kΩ to 3.3 V: ' + p.why if p.pull_up else ''} |")
     for name, pins in POWER.items():
         rows.append(f"| {', '.join(map(str, pins))} | {name} | {'3.3 V' if name == 'VCC' else 'GND'} | | |")
+    return "\n".join(rows)
+
+
+def sockets_table(sockets: int) -> str:
+    """The further sockets of a rig with ``sockets`` (2-8) on one bus: each wired as socket 0 (every shared line
+    to the same header pin), but its CE# and R/B# to these."""
+    rows = ["| target | CE# (pin 9) | ECP5 ball | R/B# (pin 7) | ECP5 ball |", "| --- | --- | --- | --- | --- |"]
+    rows += [f"| {t.target} | {t.ce.header} | {t.ce.ball} | {t.rb.header} | {t.rb.ball} |"
+             for t in TARGET_PINS[:sockets - 1]]
     return "\n".join(rows)
 
 

@@ -38,6 +38,26 @@ def test_adapter_covers_every_controller_pad_once_on_free_balls():
     assert not clashes
 
 
+def test_further_sockets_have_their_own_ce_and_rb_on_free_balls():
+    """Sockets 1-7 on the same bus: each a CE# and an R/B# (the chip's pins 9 and 7, pulled up like socket 0's),
+    on balls neither the adapter, the front end nor any other board resource uses; the document shows them."""
+    from pathlib import Path
+
+    from nandrig.boards.ulx3s.adapter import TARGET_PINS, sockets_table
+
+    pins = [p for t in TARGET_PINS for p in (t.ce, t.rb)]
+    assert [t.target for t in TARGET_PINS] == list(range(1, 8))
+    assert len({p.ball for p in pins}) == len({p.header for p in pins}) == 14
+    assert not {p.ball for p in pins} & {p.ball for p in (*ADAPTER, *FRONT_END_PINS)}
+    assert all(p.pull_up for p in pins)
+    zero = {p.signal: p.chip_pin for p in ADAPTER}
+    assert all((t.ce.chip_pin, t.rb.chip_pin) == (zero["ce_n"], zero["rb_n"]) for t in TARGET_PINS)
+    taken = platform_balls()
+    assert not {p.ball: taken[p.ball] for p in pins if p.ball in taken and not taken[p.ball].startswith(("gpio", "ext"))}
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ulx3s.md").read_text()
+    assert sockets_table(8) in doc
+
+
 def test_the_front_ends_adc_pins_are_the_meters_and_on_balls_of_their_own():
     from nandrig.gateware.supply.meter import ADC_PADS
 
