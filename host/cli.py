@@ -619,10 +619,12 @@ def _validation_said(result: dict, as_json: bool) -> None:
 @click.option("--db", "db", required=True, type=DatabaseLocation(exists=True), help=DB_HELP)
 @click.option("--campaign", "campaign_id", type=int, help="Only this campaign.")
 @click.option("--rig", "url", help="Rig URL, when it moved since the campaign started (real rigs).")
+@click.option("--target", type=click.IntRange(0, Limit.TARGETS_MAX - 1),
+              help="With --campaign: its chip moved to this socket of the rig (checked by its unique ID).")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--link-patience", type=click.FloatRange(min=1), default=120, show_default=True,
               help="Seconds of nothing but damaged replies before a noisy link is given up on.")
-def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
+def resume_cmd(db, campaign_id, url, target, take_over, link_patience) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
     from nandrig.host.engine.campaigns import resume
     from nandrig.host.storage.store import Store
@@ -633,7 +635,7 @@ def resume_cmd(db, campaign_id, url, take_over, link_patience) -> None:
         store.check_integrity()
         done = _interruptible(store, campaign_id, lambda: resume(
             store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
-            not_resumed=not_resumed, patience_s=link_patience))
+            not_resumed=not_resumed, target=target, patience_s=link_patience))
         for c in done:
             _ended(store, c)
     finally:

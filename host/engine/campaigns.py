@@ -124,9 +124,12 @@ def _run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[in
 
 def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
            echo: Callable[[str], None] = print, take_over: bool = False,
-           not_resumed: list[tuple[int, str]] | None = None, **link) -> list[Campaign]:
+           not_resumed: list[tuple[int, str]] | None = None, target: int | None = None, **link) -> list[Campaign]:
     """Continue the interrupted campaign ``campaign_id``, or every one: a campaign that cannot go on (its rig is
-    gone, held, or another chip) is listed in ``not_resumed`` with why, and the others still run."""
+    gone, held, or another chip) is listed in ``not_resumed`` with why, and the others still run. ``target``:
+    the named campaign's chip moved to that socket of its rig."""
+    if target is not None and campaign_id is None:
+        raise NandrigError("a target names where one campaign's chip went: give --campaign with --target")
     todo = [c for c in store.campaigns() if c.state == "running" and (campaign_id is None or c.id == campaign_id)]
     if campaign_id is not None and not todo:
         c = store.campaign(campaign_id)
@@ -143,7 +146,7 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
     for c in todo:
         try:
             store.check_not_live(c.id)
-            with open_for_campaign(store, c, url, take_over, **link) as rig:
+            with open_for_campaign(store, c, url, take_over, target, **link) as rig:
                 echo(f"resuming campaign {c.id} ({c.kind}) at {position(c)}")
                 done.append(run(store, rig, c.id, echo=echo))
         except NandrigError as e:

@@ -118,7 +118,7 @@ def check_identity(store: Store, row, info, url: str) -> None:
         now = f"{known['label']} (unique ID {uid})" if known else f"unique ID {uid}" if uid else "no unique ID"
         raise NandrigError(f"the chip on {url}{_on_target(info.target)} is {now}, not {row['label']} (unique ID "
                            f"{row['unique_id']}) in {store.name}: chips moved between sockets? put {row['label']} "
-                           "back, or give this one its own --chip-label")
+                           "back or name its socket (resume --target), or give this one its own --chip-label")
 
 
 def _on_target(target: int) -> str:
@@ -145,19 +145,27 @@ def _life(identity: str, target: int = 0) -> str | None:
     return next((w[5:] for w in identity.split() if w.startswith("life=")), None)
 
 
-def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False, **link) -> Rig:
+def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_over: bool = False,
+                      target: int | None = None, **link) -> Rig:
+    """The rig of campaign ``c`` with its chip, checked to be the campaign's (unique ID, life); ``url``: the rig
+    moved; ``target``: the chip moved to that socket (the campaign keeps it from then on)."""
     row = store.chip(c.chip_id)
+    target = c.target if target is None else target
     if row["sim_profile"] is not None:
+        if target:
+            raise NandrigError(f"campaign {c.id} is on an in-process virtual chip: it has no other target")
         state = sim_state_path(store, row["sim_profile"], row["sim_seed"], known=True)
         rig = Rig.open("sim", chip=row["sim_profile"], seed=row["sim_seed"], state=str(state),
                        take_over=dead_sessions(store, take_over), **link)
     else:
-        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), target=c.target, **link)
+        rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), target=target, **link)
     try:
         info = rig.info()
         info.require_chip()
         check_identity(store, row, info, url or c.rig_url)
-        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url, c.target)
+        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url, target)
+        if target != c.target:
+            store.move_campaign(c.id, target)
     except BaseException:
         rig.close()
         raise

@@ -533,6 +533,13 @@ class Store:
         return Campaign(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6], row[7], row[8],
                         json.loads(row[9]), json.loads(row[10]), row[11], row[12], row[13])
 
+    def move_campaign(self, campaign_id: int, target: int) -> None:
+        """The campaign's chip is on another target of its rig now (checked by its unique ID)."""
+        with self.tx() as db:
+            was = db.execute("SELECT target FROM campaigns WHERE id=?", (campaign_id,)).fetchone()[0]
+            db.execute("UPDATE campaigns SET target=? WHERE id=?", (target, campaign_id))
+            self._event(db, campaign_id, "moved", f"its chip from target {was} to target {target}")
+
     def campaigns(self) -> list[Campaign]:
         return [self.campaign(r[0]) for r in self.db.execute("SELECT id FROM campaigns ORDER BY id")]
 

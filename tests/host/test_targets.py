@@ -112,5 +112,15 @@ def test_campaigns_on_two_targets_keep_two_histories_and_chips_swapped_between_s
         assert (a.pe_count(2), b.pe_count(2)) == (0, 20)  # nothing touched
         ls = run_cli("ls", "--db", db)
         assert f"{url.rsplit(':', 1)[0]}" in ls.out and "target 1" in ls.out
+        r = run_cli("resume", "--db", db, "--rig", url, "--campaign", cids[0], "--target", 1)  # where it is now
+        assert r.code == 0 and f"campaign {cids[0]} done" in r.out, r.err
+        assert (a.pe_count(2), b.pe_count(2)) == (20, 20)
+        run_cli("resume", "--db", db, "--target", 1).assert_one_line_error("give --campaign with --target")
     finally:
         stop.set()
+    store = Store(db)
+    try:
+        assert store.campaign(cids[0]).target == 1
+        assert any(kind == "moved" and "target 0 to target 1" in d for _, kind, d in store.events(cids[0]))
+    finally:
+        store.close()
