@@ -3,7 +3,6 @@ chip with its own history, every chip ages on the rig's one clock, and a chip mo
 import pytest
 
 from nandrig.boards.sim.server import VirtualRig
-from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.target import parse_targets
 from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.errors import NandrigError
