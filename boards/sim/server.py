@@ -271,10 +271,10 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
 
 
 def _crc(frame: Frame) -> int:
-    """The reply cache's key besides seq (firmware/rig/server.c): the opcode, a target other than 0 (keys as
-    before 1.13 for target 0), the payload."""
+    """The reply cache's key besides seq (firmware/rig/server.c): the opcode, a target other than 0 (its two
+    bytes; keys as before 1.13 for target 0), the payload."""
     target = frame.target if frame.op in P.TARGETED else 0
-    return zlib.crc32(bytes([frame.op, target] if target else [frame.op]) + frame.payload)
+    return zlib.crc32(bytes([frame.op]) + (target.to_bytes(2, "little") if target else b"") + frame.payload)
 
 
 def _targets_text(chips: Mapping[int, tuple[str, int]]) -> str:

@@ -75,10 +75,10 @@ static int take_frame(struct request *q)
 		q->target = OP_RIG_WIDE(q->op) ? 0 : FRAME_HEAD_STATUS_OR_TARGET(body);
 		q->payload = body + FRAME_HEAD_BYTES;
 		q->len = (uint32_t)len - MIN_BODY;
-		q->crc = crc32_of(&q->op, 1);  /* the opcode byte, a target other than 0 (its byte), then the payload */
+		q->crc = crc32_of(&q->op, 1);  /* the opcode byte, a target other than 0 (its two bytes), the payload */
 		if (q->target) {
-			uint8_t t = (uint8_t)q->target;
-			q->crc = crc32_update(q->crc, &t, 1);
+			uint8_t t[2] = {(uint8_t)q->target, (uint8_t)(q->target >> 8)};
+			q->crc = crc32_update(q->crc, t, 2);
 		}
 		q->crc = crc32_update(q->crc, q->payload, q->len);
 		return 1;
