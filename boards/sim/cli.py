@@ -60,9 +60,8 @@ def serve_cmd(port, profile, seed, state, volatile, exact, wiring, targets_spec)
     from nandrig.boards.sim.server import VirtualRig
     from nandrig.boards.sim.tcp_link import serve
     from nandrig.boards.sim.state_file import hold_state
-    from nandrig.boards.sim.wiring import Wiring
-
     from nandrig.boards.sim.target import parse_targets
+    from nandrig.boards.sim.wiring import Wiring
 
     others = parse_targets(targets_spec, profile, seed)
     if volatile and state:
