@@ -10,6 +10,7 @@ from nandrig.boards.sim.rig_flares import RigFlares
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.onfi import ParamError
 from nandrig.chip.param_page import DecodedParamPage
+from nandrig.errors import NandrigError
 from nandrig.virtual_chip.chip import BlockTable, VirtualChip
 
 
@@ -42,8 +43,6 @@ def parse_targets(spec: str | None, profile: str, seed: int) -> dict[int, tuple[
     """``sim serve --targets``'s chips beside target 0's (``profile``, ``seed``): a count N (targets 1..N-1 hold
     the same profile, seeds seed+1, ...) or a comma-separated list from target 0, each PROFILE:SEED or "-" for an
     empty socket (target 0's entry is the --chip/--seed one: "." there)."""
-    from nandrig.errors import NandrigError
-
     if not spec:
         return {}
     if spec.isdigit():
