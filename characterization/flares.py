@@ -107,6 +107,7 @@ class Pprof:
     ops: int = 0
     reads: int = 0  # reads whose errors errc holds
     pe_win: int = 0  # pecycles at the last evaluation (or when the profile began)
+    p_flares: int = 0  # guarded: FLARES' own t for the data now on the page (its Alg. 2 runs on it, not on p_cur)
 
 
 def count_bound(k: int, z10: int) -> int:
@@ -191,7 +192,7 @@ class Flares:
     def new_page(self, t: int | None = None, pe: int = 0) -> Pprof:
         """A profile for a page with no history, encoded at ``t``, its block at wear ``pe``."""
         t = self.tables.t_min if t is None else t
-        return Pprof(p_cur=t, p_next=t, pecycles=pe, pe_win=pe)
+        return Pprof(p_cur=t, p_next=t, pecycles=pe, pe_win=pe, p_flares=self.tables.t_min)
 
     def up_page(self, pp: Pprof, access: FlaresAccess, deterr: int, fail: bool, now: int,
                 page_type: int = 0, errors: int | None = None, codewords: int = 1) -> Decision:
@@ -211,9 +212,9 @@ class Flares:
         else:
             pp.pecycles += 1
             pp.writestamp = now
-            if cfg.guarded and (t := self.guarded_t(pp.pecycles, page_type)[0]) > pp.p_next:
-                pp.p_next = min(t, self.t_cap)  # the data written now gets what guarded FLARES projects here
             pp.p_cur = pp.p_next
+            if cfg.guarded:  # the data written now gets FLARES' t or the guard's at this wear, whichever is more
+                pp.p_cur = min(max(pp.p_flares, self.guarded_t(pp.pecycles, page_type)[0]), self.t_cap)
         pp.ops += 1
         if pp.ops < cfg.wsize:
             return Decision(Zone.NONE, alarm=used)
@@ -238,34 +239,42 @@ class Flares:
         avg = (cfg.mix_pm * meas + (1000 - cfg.mix_pm) * model) // 1000
         proj = avg + ft.rber_rd(ahead, cfg.req_ret_s)
         p = ft.t_for(proj)
-        top = ft.rber_max[pp.p_cur - ft.t_min]
+        cur = pp.p_flares if cfg.guarded else pp.p_cur  # guarded: FLARES runs on its own t, the guard beside it
+        nxt = pp.p_flares if cfg.guarded else pp.p_next  # overcorrection and critical below their thresholds keep it
+        top = ft.rber_max[cur - ft.t_min]
         invalidate = False
         if pp.failc > cfg.maxfail:
             zone = Zone.FAILURE
             invalidate = True
-            pp.p_next = max(pp.p_cur + 1, p)
+            nxt = max(cur + 1, p)
             pp.failc = 0
-        elif p > pp.p_cur:
+        elif p > cur:
             zone = Zone.FAST
-            pp.p_next = p
-        elif p < pp.p_cur:
+            nxt = p
+        elif p < cur:
             zone = Zone.OVERCORRECTION
             pp.overc += 1
             if pp.overc > cfg.maxover:
-                pp.p_next = pp.p_cur - 1
+                nxt = cur - 1
                 pp.overc = pp.criticalc = 0
         elif proj * 1000 >= top * (1000 - cfg.saferange_pm):
             zone = Zone.CRITICAL
             pp.criticalc += 1
             if pp.criticalc > cfg.maxcritical:
-                pp.p_next = pp.p_cur + 1
+                nxt = cur + 1
                 pp.overc = pp.criticalc = 0
         else:
             zone = Zone.SAFE
-            pp.p_next = pp.p_cur
+            nxt = cur
+        nxt = min(max(nxt, ft.t_min), self.t_cap)
         if cfg.guarded:
-            zone, proj = self._guard(pp, zone, proj, ahead, page_type)
-        pp.p_next = min(max(pp.p_next, ft.t_min), self.t_cap)
+            pp.p_flares = nxt
+            t, guarded, raised = self.guarded_t(ahead, page_type)  # what the next programs will get, as it stands
+            if t > nxt:
+                nxt = min(t, self.t_cap)
+                zone = Zone.MEASURED if raised else zone
+            proj = max(proj, guarded)
+        pp.p_next = nxt
         pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
 
@@ -306,12 +315,3 @@ class Flares:
         if measured <= end:
             return ft.t_for(end), end, False
         return ft.t_for(measured), measured, ft.t_for(measured) > ft.t_for(end)
-
-    def _guard(self, pp: Pprof, zone: Zone, proj: int, ahead: int, page_type: int) -> tuple[Zone, int]:
-        """Guarded FLARES after FLARES' decision: p_next at least its own t a window ahead; the zone says when
-        the measurement raised it. Returns the zone and the projection the decision rests on."""
-        t, guarded, raised = self.guarded_t(ahead, page_type)
-        if t > pp.p_next:
-            pp.p_next = t
-            zone = Zone.MEASURED if raised else zone
-        return zone, max(proj, guarded)

@@ -216,6 +216,7 @@ void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe)
     *pp = z;
     pp->p_cur = pp->p_next = t;
     pp->pecycles = pp->pe_win = pe;
+    pp->p_flares = FLARES_T_MIN;
 }
 
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
@@ -229,7 +230,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     uint32_t limit_min;
     uint64_t rd_now, meas, model, avg, proj, top;
     int32_t next;
-    uint8_t p;
+    uint8_t p, cur;
 
     out->zone = FLARES_ZONE_NONE;
     out->p = 0;
@@ -255,47 +256,49 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
     proj = avg + flares_rber_rd(tab, page_type, ahead, cfg->req_ret_s);
     p = flares_t_for(tab, proj);
-    top = tab->corr_rber_max[pp->p_cur - FLARES_T_MIN];
-    next = pp->p_next; /* overcorrection and critical below their thresholds keep it */
+    cur = cfg->guarded ? pp->p_flares : pp->p_cur; /* guarded: FLARES runs on its own t, the guard beside it */
+    next = cfg->guarded ? pp->p_flares : pp->p_next; /* overcorrection and critical below their thresholds keep it */
+    top = tab->corr_rber_max[cur - FLARES_T_MIN];
     if (pp->failc > cfg->maxfail) {
         out->zone = FLARES_ZONE_FAILURE;
         out->invalidate = 1;
-        next = p > pp->p_cur + 1 ? p : pp->p_cur + 1;
+        next = p > cur + 1 ? p : cur + 1;
         pp->failc = 0;
-    } else if (p > pp->p_cur) {
+    } else if (p > cur) {
         out->zone = FLARES_ZONE_FAST;
         next = p;
-    } else if (p < pp->p_cur) {
+    } else if (p < cur) {
         out->zone = FLARES_ZONE_OVERCORRECTION;
         if (++pp->overc > cfg->maxover) {
-            next = pp->p_cur - 1;
+            next = cur - 1;
             pp->overc = pp->criticalc = 0;
         }
     } else if (proj * 1000u >= top * (1000u - cfg->saferange_pm)) {
         out->zone = FLARES_ZONE_CRITICAL;
         if (++pp->criticalc > cfg->maxcritical) {
-            next = pp->p_cur + 1;
+            next = cur + 1;
             pp->overc = pp->criticalc = 0;
         }
     } else {
         out->zone = FLARES_ZONE_SAFE;
-        next = pp->p_cur;
+        next = cur;
     }
-    if (cfg->guarded) { /* at least guarded FLARES' own t a window ahead */
+    if (next < (int32_t)FLARES_T_MIN)
+        next = FLARES_T_MIN;
+    if (next > (int32_t)cap(cfg))
+        next = cap(cfg);
+    if (cfg->guarded) { /* p_next: what the next programs will get as the counts stand, a window ahead */
         uint64_t gproj;
         uint8_t raised, t = guarded_t(cfg, page_type, ahead, &gproj, &raised);
+        pp->p_flares = (uint8_t)next;
         if (t > next) {
-            next = t;
+            next = t < cap(cfg) ? t : cap(cfg);
             if (raised)
                 out->zone = FLARES_ZONE_MEASURED;
         }
         if (gproj > proj)
             proj = gproj;
     }
-    if (next < (int32_t)FLARES_T_MIN)
-        next = FLARES_T_MIN;
-    if (next > (int32_t)cap(cfg))
-        next = cap(cfg);
     pp->p_next = (uint8_t)next;
     pp->errc = 0;
     pp->reads = 0;
@@ -325,13 +328,14 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
     } else {
         pp->pecycles++;
         pp->writestamp = now;
-        if (cfg->guarded) { /* the data written now gets at least what guarded FLARES projects at this wear */
+        pp->p_cur = pp->p_next;
+        if (cfg->guarded) { /* the data written now gets FLARES' t or the guard's at this wear, whichever is more */
             uint64_t proj;
             uint8_t raised, t = guarded_t(cfg, page_type, pp->pecycles, &proj, &raised);
-            if (t > pp->p_next)
-                pp->p_next = t < cap(cfg) ? t : cap(cfg);
+            if (t < pp->p_flares)
+                t = pp->p_flares;
+            pp->p_cur = t < cap(cfg) ? t : cap(cfg);
         }
-        pp->p_cur = pp->p_next;
     }
     if (++pp->ops < cfg->wsize) {
         out->zone = FLARES_ZONE_NONE;

@@ -99,6 +99,8 @@ typedef struct {
     uint8_t criticalc;
     uint16_t ops;
     uint32_t pe_win; /* pecycles at the last evaluation: the projection looks as far ahead as that window wore */
+    uint8_t p_flares; /* guarded: FLARES' own t (its Alg. 2 runs on it, not on p_cur); a program takes the more of
+                       * it and the guard's */
 } flares_pprof_t;
 
 typedef struct {
