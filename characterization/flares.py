@@ -41,6 +41,7 @@ from nandrig.errors import NandrigError
 
 ERRC_MAX = (1 << 15) - 1  # errc saturates here so errc << 48 fits 64 bits
 READS_MAX = 0xFFFF  # reads saturate at 16 bits (errc, which they divide, saturates long before)
+FAILC_MAX = 0xFF  # failc saturates at 8 bits (maxfail is at most 255)
 U64_MAX = (1 << 64) - 1
 U32_MAX = (1 << 32) - 1
 
@@ -204,7 +205,7 @@ class Flares:
         if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
             pp.reads = min(pp.reads + 1, READS_MAX)
-            pp.failc += 1 if fail else 0
+            pp.failc = min(pp.failc + fail, FAILC_MAX)
             if cfg.guarded:
                 used = fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
                 seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)

@@ -317,7 +317,7 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
         pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
         if (pp->reads < 0xFFFFu)
             pp->reads++;
-        if (fail)
+        if (fail && pp->failc < 0xFFu)
             pp->failc++;
         if (cfg->guarded) {
             used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur;

@@ -94,13 +94,13 @@ typedef struct {
     uint32_t pecycles;
     uint32_t writestamp;
     uint16_t errc;
-    uint16_t failc;
+    uint8_t failc; /* saturates at 255 (maxfail is at most 255) */
+    uint8_t p_flares; /* guarded: FLARES' own t (its Alg. 2 runs on it, not on p_cur); a program takes the more of
+                       * it and the guard's */
     uint8_t overc;
     uint8_t criticalc;
     uint16_t ops;
     uint32_t pe_win; /* pecycles at the last evaluation: the projection looks as far ahead as that window wore */
-    uint8_t p_flares; /* guarded: FLARES' own t (its Alg. 2 runs on it, not on p_cur); a program takes the more of
-                       * it and the guard's */
 } flares_pprof_t;
 
 typedef struct {

@@ -155,7 +155,20 @@ def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
     rig.advance(hours=16, temp_c=125)
     for _ in range(2):
         out += [rig.flares_read(FLARES_BLOCK, page, seed=60, upper=up).step for page, up in kinds]
-    return out + [rig.flares_tables(None)]
+    return out + rig_guarded_rounds(rig, kinds, pe + 2) + [rig.flares_tables(None)]
+
+
+def rig_guarded_rounds(rig: Rig, kinds: list[tuple[int, bool]], pe: int) -> list:
+    """Guarded FLARES on the sent tables: two rounds whose reads see a bake the rig's clock calls minutes, so the
+    decoder's counts exceed what the model expects of them and raise t (zone MEASURED, a higher t written)."""
+    rig.flares_config(FlaresConfig(wsize=2, guarded=True))
+    out = []
+    for rnd in range(2):
+        rig.erase(FLARES_BLOCK)
+        out += [rig.flares_program(FLARES_BLOCK, page, seed=61 + rnd, pe=pe + rnd, upper=up).step for page, up in kinds]
+        rig.advance(hours=16, temp_c=125)
+        out += [rig.flares_read(FLARES_BLOCK, page, seed=61 + rnd, upper=up).step for page, up in kinds]
+    return out
 
 
 # the virtual rig as a SoC with the RTL rig's engine: the BCH variant's t_max (14) below what the spare holds
@@ -268,6 +281,10 @@ def test_flares_in_the_rig_decides_and_decodes_the_same(results, rtl):
     assert sent[3].source == sent[4].tables.source == TablesSource.LOADED
     programs = sent[5:9]  # pages 0-3: page 2 is the upper page, whose model asks more of its t
     assert programs[2].t > max(programs[k].t for k in (0, 1, 3))
+    guarded = sent[-17:-1]  # rig_guarded_rounds: 4 programs and 4 reads a round
+    assert {s.zone for s in guarded[4:8]} == {Zone.MEASURED}  # the decoder's counts above the model's
+    assert all(b.t >= a.t for a, b in zip(guarded[:4], guarded[8:12]))  # and the next round written with more t
+    assert any(b.t > a.t for a, b in zip(guarded[:4], guarded[8:12]))
     reads = [x for x in v if isinstance(x, tuple)]
     assert {x[0].zone for x in reads} >= {Zone.NONE, Zone.FAST, Zone.SAFE, Zone.FAILURE}  # FLARES decided
     assert {x[1] for x in reads} == set(ProfileSource)  # RAM, the spare's record, erased, unreadable
