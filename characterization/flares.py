@@ -247,7 +247,7 @@ class Flares:
         if pp.failc > cfg.maxfail:
             zone = Zone.FAILURE
             invalidate = True
-            nxt = max(cur + 1, p)
+            nxt = max(pp.p_cur + 1, p)  # above the t that failed, whichever track chose it
             pp.failc = 0
         elif p > cur:
             zone = Zone.FAST

@@ -262,7 +262,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     if (pp->failc > cfg->maxfail) {
         out->zone = FLARES_ZONE_FAILURE;
         out->invalidate = 1;
-        next = p > cur + 1 ? p : cur + 1;
+        next = p > pp->p_cur + 1 ? p : pp->p_cur + 1; /* above the t that failed, whichever track chose it */
         pp->failc = 0;
     } else if (p > cur) {
         out->zone = FLARES_ZONE_FAST;
