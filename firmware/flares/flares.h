@@ -76,8 +76,9 @@ typedef struct {
     uint32_t req_ret_s;
     uint8_t t_cap; /* the largest t the rig can use (its spare area, its engine); 0: the tables' t max */
     uint8_t evaluate_on_alarm; /* 1: an alarm does not stop the evaluation (not the paper's Alg. 2) */
-    /* guarded FLARES (docs/flares.md): p_next never below the model's projection, raised by measured errors
-     * beyond the model's expectation; a read using more than alarm_use_pm of its t raises a rewrite alarm */
+    /* guarded FLARES (docs/flares.md): the t a program writes is never below the model's projection, raised by
+     * measured errors beyond the model's expectation; a read using more than alarm_use_pm of its t raises a
+     * rewrite alarm */
     uint8_t guarded;
     uint8_t guard_z10;     /* the count bounds' z in tenths: k + z*sqrt(k + 1) + z^2 */
     uint16_t alarm_use_pm;
