@@ -17,7 +17,12 @@ one factor, k = exp(z * s), with
 One factor keeps eq. 5's form (A, C and Bo scale; B, m and n stay), so the tables, the rig's fixed point and
 every consumer of :class:`RberParams` take the bound unchanged. Assumed: a row's log error is normal about the
 curve with one spread at every wear level and time (the rows a fit has rarely show more), and the dies the
-tables will serve are like the ones measured (a bound from one die says nothing of another).
+tables will serve are like the ones measured (a bound from one die says nothing of another). Below the
+least-worn row's wear the curve is an extrapolation the rows do not test (at 10 P/E from rows at 1,000 it was
+one to two steps of t low on some dies); RBER grows with wear, so there the bound serves the RBER at that row's
+wear (``pe_floor``). Likewise in time: the retention a table promises for a t (max_ret_time, what rewrite
+alarms fire on) is never longer than the longest retention measured (``hours_max``): the model's time law beyond
+it is untested, and dies read at two years broke the tables' longer promises (docs/flares.md).
 """
 from __future__ import annotations
 
@@ -42,6 +47,8 @@ class RberBound:
     s_fit: float  # the curve's own uncertainty, largest over the domain (log scale)
     rows: int  # rows with errors s_row was estimated from
     dof: int  # its degrees of freedom: rows less the levels (or parameters) the curve took
+    pe_floor: float = 0.0  # the least-worn row's wear: below it the bound serves that wear's RBER
+    hours_max: float = math.inf  # the longest retention measured: no table promises more
 
     @property
     def z(self) -> float:
@@ -55,12 +62,14 @@ class RberBound:
 
     def apply(self, params: RberParams) -> RberParams:
         k = self.factor
-        return replace(params, A=params.A * k, C=params.C * k, Bo=params.Bo * k,
+        return replace(params, A=params.A * k, C=params.C * k, Bo=params.Bo * k, pe_floor=self.pe_floor,
+                       hours_max=self.hours_max,
                        name=f"{params.name or 'fit'} at its {self.confidence:.0%} upper bound (x{k:.2f})")
 
     def to_json(self) -> dict:
         return {"confidence": self.confidence, "quantile": self.z, "s_row": self.s_row, "s_fit": self.s_fit,
-                "rows": self.rows, "dof": self.dof, "factor": self.factor}
+                "rows": self.rows, "dof": self.dof, "factor": self.factor,
+                "pe_floor": self.pe_floor, "hours_max": self.hours_max if math.isfinite(self.hours_max) else None}
 
 
 def check_confidence(confidence: float) -> float:
@@ -98,4 +107,6 @@ def prediction_bound(res: FitResult, rows: tuple, confidence: float, pe_max: flo
     if not np.all(np.isfinite(half)):
         raise NandrigError(f"the fit does not bound RBER everywhere up to {pe_max:g} P/E and {hours:g} h "
                            "(a parameter the data do not constrain): measure nearer that wear and time")
-    return RberBound(confidence, s_row, float(np.max(half)) / res.ci_quantile, n, dof)
+    longest = float(np.max(t_h))
+    return RberBound(confidence, s_row, float(np.max(half)) / res.ci_quantile, n, dof, float(np.min(pe)),
+                     longest if longest > 0 else math.inf)

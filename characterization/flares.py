@@ -201,13 +201,15 @@ class Flares:
         read as it was: ``errors`` corrected over its ``codewords`` data codewords (default: ``deterr`` over one;
         a failed read adds t + 1 for its failure), where FLARES' ``deterr`` is their mean rounded up."""
         cfg = self.config
-        used = False  # guarded: this read used more of its t than the alarm allows
+        used = False  # guarded: this read used more of its t than the alarm allows, or its data is too old
         if access == FlaresAccess.READ:
             pp.errc = min(pp.errc + (pp.p_cur + 1 if fail else deterr), ERRC_MAX)
             pp.reads = min(pp.reads + 1, READS_MAX)
             pp.failc = min(pp.failc + fail, FAILC_MAX)
             if cfg.guarded:
-                used = fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
+                # a read of data older than its t protects: due a refresh now, not at the window's end
+                used = (fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
+                        or self._past_retention(pp, page_type, max(now - pp.writestamp, 0)))
                 seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)
                 self._count(pp, page_type, min(seen, U32_MAX), max(codewords, 1), now)
         else:
@@ -229,8 +231,7 @@ class Flares:
         ret = max(now - pp.writestamp, 0)
         ahead = pp.pecycles + max(pp.pecycles - pp.pe_win, 0)  # the wear at the end of the next window
         pp.pe_win = pp.pecycles
-        limit = ft.max_ret_seconds(pp.p_cur, pp.pecycles)
-        alarm = limit is not None and ret > limit
+        alarm = self._past_retention(pp, page_type, ret)
         if alarm and not cfg.evaluate_on_alarm:
             return Decision(Zone.ALARM, alarm=True)
         rd_now = ft.rber_rd(pp.pecycles, ret)
@@ -278,6 +279,11 @@ class Flares:
         pp.p_next = nxt
         pp.errc = pp.reads = 0
         return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
+
+    def _past_retention(self, pp: Pprof, page_type: int, ret: int) -> bool:
+        """Whether the page's data, ``ret`` seconds old, is older than its t protects at its wear."""
+        limit = self.model(page_type).max_ret_seconds(pp.p_cur, pp.pecycles)
+        return limit is not None and ret > limit
 
     def _count(self, pp: Pprof, page_type: int, errors: int, codewords: int, now: int) -> None:
         """A read of the page type: its errors, and the errors the model expects of its ``codewords`` (at the

@@ -42,6 +42,11 @@ class RberParams:
     name: str = ""
     law: str = "power"  # retention law, RETENTION_LAWS
     tau_h: float = 0.0  # the log law's time constant, hours (unused by the power law)
+    # wear below which the model is not extrapolated: RBER grows with wear, so below its least-worn measurement a
+    # bound serves that wear's RBER (0: eq. 5 at every wear)
+    pe_floor: float = 0.0
+    # the longest retention (hours) the model was calibrated at: tables promise no retention beyond it (inf: any)
+    hours_max: float = math.inf
 
     def __post_init__(self) -> None:
         if self.law not in RETENTION_LAWS:
@@ -55,6 +60,10 @@ class RberParams:
                 raise NandrigError(f"RBER parameter {f} must be a finite number, got {v!r}")
         if self.Bo < 0 or self.m <= 0 or self.n <= 0:
             raise NandrigError("RBER parameters need Bo >= 0, m > 0 and n > 0")
+        if not (isinstance(self.pe_floor, (int, float)) and math.isfinite(self.pe_floor) and self.pe_floor >= 0):
+            raise NandrigError(f"RBER parameter pe_floor must be a wear >= 0, got {self.pe_floor!r}")
+        if not (isinstance(self.hours_max, (int, float)) and self.hours_max > 0):
+            raise NandrigError(f"RBER parameter hours_max must be a retention > 0 hours, got {self.hours_max!r}")
         if self.A + self.C < 0:
             raise NandrigError(f"RBER parameters give a negative RBER at 0 P/E (A + C = {self.A + self.C:g})")
 
@@ -62,6 +71,10 @@ class RberParams:
         d: dict[str, float | str] = {k: float(getattr(self, k)) for k in PARAM_NAMES}
         if self.law != "power":
             d.update(law=self.law, tau_h=float(self.tau_h))
+        if self.pe_floor:
+            d.update(pe_floor=float(self.pe_floor))
+        if math.isfinite(self.hours_max):
+            d.update(hours_max=float(self.hours_max))
         return d
 
     def to_json(self, path: str | Path) -> None:
@@ -75,12 +88,13 @@ class RberParams:
             raise NandrigError(f"RBER parameters lack {', '.join(missing)}")
         kwargs = {k: data[k] for k in PARAM_NAMES}
         return cls(**kwargs, name=str(data.get("name", name)), law=str(data.get("law", "power")),
-                   tau_h=data.get("tau_h", 0.0) if data.get("tau_h") is not None else 0.0)
+                   tau_h=data.get("tau_h", 0.0) if data.get("tau_h") is not None else 0.0,
+                   pe_floor=data.get("pe_floor") or 0.0, hours_max=data.get("hours_max") or math.inf)
 
     # -- the model -----------------------------------------------------------
     def rber_wr(self, pe: ArrayLike) -> np.ndarray:
         """Error rate right after programming (eq. 2/4)."""
-        pe = _check_nonneg(pe, "P/E count")
+        pe = self._wear(pe)
         return self.A * np.exp(self.B * pe) + self.C
 
     def time_term(self, t_h: ArrayLike) -> np.ndarray:
@@ -91,7 +105,10 @@ class RberParams:
 
     def pe_term(self, pe: ArrayLike) -> np.ndarray:
         """Bo * pe**(n*m): the retention term's dependence on wear."""
-        return self.Bo * _check_nonneg(pe, "P/E count") ** (self.n * self.m)
+        return self.Bo * self._wear(pe) ** (self.n * self.m)
+
+    def _wear(self, pe: ArrayLike) -> np.ndarray:
+        return np.maximum(_check_nonneg(pe, "P/E count"), self.pe_floor)
 
     def rber_rd(self, pe: ArrayLike, t_h: ArrayLike) -> np.ndarray:
         """Extra error rate accumulated over retention time ``t_h`` hours (eq. 3, or its log-time form)."""

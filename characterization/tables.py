@@ -87,9 +87,9 @@ def max_ret_time(params: RberParams, table: CorrTable, t: int, pe: float) -> flo
     margin = table.rber_max[t - table.t_min] - float(params.rber_wr(pe))
     if margin < 0:
         return NEVER
-    if pe == 0 or params.Bo == 0:
-        return ALWAYS
-    h = params.hours_for(margin / float(params.pe_term(pe)))
+    term = float(params.pe_term(pe))
+    h = params.hours_for(margin / term) if term > 0 else ALWAYS
+    h = min(h, params.hours_max)  # no promise beyond the retention the model was calibrated at
     return h if math.isfinite(h) else ALWAYS
 
 

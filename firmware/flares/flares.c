@@ -219,15 +219,29 @@ void flares_new_page(flares_pprof_t *pp, uint8_t t, uint32_t pe)
     pp->p_flares = FLARES_T_MIN;
 }
 
+/* whether the page's data, ret seconds old, is older than its t protects at its wear (max_ret_time) */
+static uint8_t past_retention(const flares_tables_t *tab, const flares_pprof_t *pp, uint8_t page_type, uint32_t ret)
+{
+    uint32_t col = (pp->pecycles + FLARES_PE_STEP - 1u) / FLARES_PE_STEP; /* next grid point up: the safe side */
+    uint32_t limit_min;
+    if (col > FLARES_PE_COLS - 1u)
+        col = FLARES_PE_COLS - 1u;
+    limit_min = model_of(tab, page_type)->max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
+    return limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u;
+}
+
+static uint32_t age(const flares_pprof_t *pp, uint32_t now)
+{
+    return now >= pp->writestamp ? now - pp->writestamp : 0;
+}
+
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,
                      flares_decision_t *out)
 {
     const flares_tables_t *tab = cfg->tables;
-    uint32_t ret = now >= pp->writestamp ? now - pp->writestamp : 0;
+    uint32_t ret = age(pp, now);
     /* p_next serves programs until the next evaluation: the model at the wear the window now starting ends at */
     uint32_t ahead = pp->pecycles + (pp->pecycles > pp->pe_win ? pp->pecycles - pp->pe_win : 0u);
-    uint32_t col = (pp->pecycles + FLARES_PE_STEP - 1u) / FLARES_PE_STEP; /* next grid point up: the safe side */
-    uint32_t limit_min;
     uint64_t rd_now, meas, model, avg, proj, top;
     int32_t next;
     uint8_t p, cur;
@@ -239,10 +253,7 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     out->invalidate = 0;
     out->beyond = 0;
     pp->pe_win = pp->pecycles;
-    if (col > FLARES_PE_COLS - 1u)
-        col = FLARES_PE_COLS - 1u;
-    limit_min = model_of(tab, page_type)->max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
-    if (limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u) {
+    if (past_retention(tab, pp, page_type, ret)) {
         out->alarm = 1;
         if (!cfg->evaluate_on_alarm) {
             out->zone = FLARES_ZONE_ALARM;
@@ -311,7 +322,7 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
                     uint16_t deterr, uint8_t fail, uint32_t now, uint32_t errors, uint8_t codewords,
                     flares_decision_t *out)
 {
-    uint8_t used = 0; /* guarded: this read used more of its t than the alarm allows */
+    uint8_t used = 0; /* guarded: this read used more of its t than the alarm allows, or its data is too old */
     if (access == FLARES_ACCESS_READ) {
         uint32_t e = (uint32_t)pp->errc + (fail ? (uint32_t)pp->p_cur + 1u : deterr);
         pp->errc = (uint16_t)(e > ERRC_MAX ? ERRC_MAX : e);
@@ -320,7 +331,9 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
         if (fail && pp->failc < 0xFFu)
             pp->failc++;
         if (cfg->guarded) {
-            used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur;
+            /* a read of data older than its t protects: due a refresh now, not at the window's end */
+            used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur
+                   || past_retention(cfg->tables, pp, page_type, age(pp, now));
             uint64_t seen = (uint64_t)errors + (fail ? (uint32_t)pp->p_cur + 1u : 0u);
             count_read(cfg, pp, page_type, seen > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)seen,
                        codewords ? codewords : 1u, now);

@@ -13,6 +13,9 @@ patterns programmed and read on the rig:
   minutes.
 * ``long-retention``: wear 5,000; every program is followed by two years at
   25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
+  A read of data older than the retention its t was written for (its
+  tables' max_ret_time at its wear: the policy's promise, known when it
+  wrote the data) is due a refresh: counted apart, not as under target.
 * ``continuous-wear``: 1,000 operating points from 1,000 to 10,000 P/E, each
   a program (with its bake) and nine reads.
 
@@ -486,34 +489,70 @@ class Validator:
         target[target < 0] = self.table.t_max + 1
         return target, rber
 
-    def outcome(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, chosen: list[int], fails: int,
-                alarm_ops: list[int], under_after: int, keep: np.ndarray | None = None) -> dict:
+    def outcome(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, chosen: list[int],
+                failed: np.ndarray, evaluated: np.ndarray, alarm_ops: list[int], keep: np.ndarray | None = None) -> dict:
         """A run's figures from the t chosen per operation on page ``tr.pages[i]`` against the target t (and the
         oracle's, when the trace has it), over the operations ``keep`` marks (those where the page held data;
-        default all)."""
+        default all). ``failed`` marks the reads that did not decode, ``evaluated`` the operations after the
+        policy's first evaluation. A read of data older than the retention target and than the retention its t
+        was written for (the tables' max_ret_time at its wear: the policy's own promise, known when it wrote the
+        data), and the program of such data, are counted apart, not as under target: the data's refresh was
+        due."""
         keep = np.ones(len(tr.ops), bool) if keep is None else keep
         kept = np.flatnonzero(keep)  # operation numbers
-        chosen_a, target, rber = np.array(chosen)[keep], target[keep], rber[keep]
+        past_all = self.past_retention(tr, i, chosen)
+        chosen_a, target, rber, past = np.array(chosen)[keep], target[keep], rber[keep], past_all[keep]
         coverable = target <= self.t_reach
         below = chosen_a < target
-        under = np.flatnonzero(below & coverable)
-        below_ops = np.flatnonzero(below)
+        under = np.flatnonzero(below & coverable & ~past)
+        below_ops = np.flatnonzero(below & ~past)
         # the UBER each operation below its target was exposed to, at its page's measured RBER
         ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
         reads = [int(c) for c, op in zip(chosen_a, np.array(tr.ops)[keep]) if op == FlaresAccess.READ]
+        fails = failed & keep
+        alarmed, flagged = np.zeros(len(tr.ops), bool), False  # a past read the policy flagged: an alarm since
+        alarm_at = set(alarm_ops)  # its data's program, at or before it
+        for j, op in enumerate(tr.ops):
+            flagged = (j in alarm_at) or (flagged and op != FlaresAccess.PROGRAM)
+            alarmed[j] = flagged
         return {**self._against_oracle(tr, i, chosen_a, keep), "ops": int(keep.sum()), "reads": len(reads),
                 "under_target_ops": int(under.size),
-                "under_target_ops_after_first_evaluation": int(under_after),
+                "under_target_ops_after_first_evaluation": int(np.sum(evaluated[keep] & below & coverable & ~past)),
                 "uncoverable_ops": int(np.sum(~coverable)),
                 "below_target_uber_max": max(ubers, default=0.0),
                 "below_target_uber": ubers,
                 "first_below_target_op": int(kept[below_ops[0]]) if below_ops.size else None,
                 "first_alarm_op": alarm_ops[0] if alarm_ops else None,
-                "decode_failures": int(fails),
+                "decode_failures": int(np.sum(fails & ~past_all)),
+                "past_retention_ops": int(past.sum()),
+                "past_retention_under_target": int(np.sum(past & below & coverable)),
+                "past_retention_failures": int(np.sum(fails & past_all)),
+                "past_retention_flagged": int(np.sum(past_all & alarmed & keep
+                                                     & (np.array(tr.ops) == int(FlaresAccess.READ)))),
+                "past_retention_reads": int(np.sum(past_all & keep & (np.array(tr.ops) == int(FlaresAccess.READ)))),
                 "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
                 "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
                 "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": [int(c) if k else None for c, k in zip(chosen, keep)]}  # None: out of service
+
+    def past_retention(self, tr: Trace, i: int, chosen: list[int]) -> np.ndarray:
+        """Per operation: a read of MLC data older than both the retention target and the retention its t protects
+        at the wear it was written at, by the page type's tables (the policy kept its promise; a t that promised
+        less than the target is the policy's miss), and the program that wrote data so read. False where there
+        are no tables."""
+        past = np.zeros(len(tr.ops), bool)
+        tables = self.tables.get(self.upper[i])
+        if tables is None:
+            return past
+        written: tuple[int, int, int] | None = None  # the data's program: operation, time, wear
+        for j, (op, now, pe) in enumerate(zip(tr.ops, tr.now_s, tr.pe)):
+            if op == FlaresAccess.PROGRAM:
+                written = (j, now, pe)
+            elif written and (not tr.mode or tr.mode[j] == "mlc") and tables.t_min <= chosen[j] <= tables.t_max:
+                limit = tables.max_ret_seconds(int(chosen[j]), written[2])
+                past[j] = limit is not None and now - written[1] > max(limit, REQ_RET_H * 3600.0)
+                past[written[0]] |= past[j]
+        return past
 
     def _against_oracle(self, tr: Trace, i: int, chosen: np.ndarray, keep: np.ndarray) -> dict:
         """The oracle's mean t over the MLC operations the policy decided and the oracle could cover, the policy's
@@ -535,18 +574,17 @@ class Validator:
         """The figures of a scenario FLARES ran in the rig: its t, its decoder's failures."""
         keep = tr.in_service(i)
         reads = (np.array(tr.ops) == int(FlaresAccess.READ)) & keep
-        fails = int(np.sum(tr.column("failed", i) & reads))
+        failed = tr.column("failed", i) & reads
         zone = tr.column("zone", i)
         t_used = tr.column("t_used", i)
         evaluated = np.cumsum(zone != Zone.NONE) > 0
-        under_after = int(np.sum(evaluated & (t_used < target) & (target <= self.t_reach) & keep))
         beyond = np.flatnonzero(tr.column("beyond", i))
         mode = np.array(tr.mode)
         density = {"beyond_reach_decisions": int(beyond.size),
                    "first_beyond_reach_op": int(beyond[0]) if beyond.size else None,
                    "pslc_ops": int(np.sum(keep & (mode == "pslc"))), "not_in_service_ops": int(np.sum(~keep))}
-        return {**self.outcome(tr, i, target, rber, t_used.tolist(), fails,
-                               np.flatnonzero(tr.column("alarm", i) & keep).tolist(), under_after, keep), **density}
+        return {**self.outcome(tr, i, target, rber, t_used.tolist(), failed, evaluated,
+                               np.flatnonzero(tr.column("alarm", i) & keep).tolist(), keep), **density}
 
     def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
                evaluate_on_alarm: bool = False, guarded: bool = False) -> dict:
@@ -555,22 +593,19 @@ class Validator:
         f = Flares(self.tables[self.upper[i]], FlaresConfig(wsize=wsize, mix_pm=mix_pm,
                                                             evaluate_on_alarm=evaluate_on_alarm, guarded=guarded))
         pp = f.new_page(f.cold_start(tr.pe[0]), tr.pe[0] - 1)
-        chosen, fails, alarms = [], 0, []
-        under_after, evaluated = 0, False
-        for j, (op, errs, now, tgt, pe) in enumerate(zip(tr.ops, tr.errors, tr.now_s, target, tr.pe)):
+        n = len(tr.ops)
+        chosen, failed, evaluated, alarms = [], np.zeros(n, bool), np.zeros(n, bool), []
+        for j, (op, errs, now, pe) in enumerate(zip(tr.ops, tr.errors, tr.now_s, tr.pe)):
             err = errs[i]
             if op == FlaresAccess.PROGRAM:
                 pp.pecycles = pe - 1  # the rig's cycling programmed this page too; upPage counts this one
-            fail = op == FlaresAccess.READ and err > pp.p_cur
+            failed[j] = fail = op == FlaresAccess.READ and err > pp.p_cur
             d = f.up_page(pp, FlaresAccess(op), err, fail, now, errors=0 if fail else err)
             if d.alarm:
                 alarms.append(j)
-            evaluated |= d.zone != 0
-            under_after += evaluated and pp.p_cur < tgt <= self.table.t_max
-            if op == FlaresAccess.READ:
-                fails += fail
+            evaluated[j] = d.zone != 0 or (j > 0 and evaluated[j - 1])
             chosen.append(pp.p_cur)
-        return self.outcome(tr, i, target, rber, chosen, fails, alarms, under_after)
+        return self.outcome(tr, i, target, rber, chosen, failed, evaluated, alarms)
 
     def gains(self, tr: Trace, read_ts: list[int]) -> dict:
         """Throughput with FLARES' t against a fixed t = 50 for each operation mix."""
@@ -717,7 +752,9 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
 SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "ops", "under_target_ops",
                 "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
                 "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
-                "first_below_target_op", "first_alarm_op", "decode_failures", "mean_overprovision",
+                "first_below_target_op", "first_alarm_op", "decode_failures", "past_retention_ops",
+                "past_retention_under_target", "past_retention_failures", "past_retention_reads",
+                "past_retention_flagged", "mean_overprovision",
                 "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "oracle_ops", "mean_oracle_t",
                 "mean_t_where_oracle", "under_oracle_ops")
 
@@ -730,6 +767,8 @@ COLUMNS = {
     "uncov": "operations whose target t is beyond the ECC's reach: no t meets the target there (density control's "
              "cases)",
     "fails": "reads the decoder could not correct",
+    "past": "operations on data kept past the retention target and the retention its t was written for (the "
+            "tables' max_ret_time at its wear): due a refresh, counted apart from under and fails",
     "over": "mean t chosen minus target t over coverable operations (ECC spent beyond need)",
     "alarms": "rewrite alarms (retention past what the chosen t protects)",
     "gain": "read throughput against a fixed t = 50 (paper's decode latencies) for read-heavy / balanced / "
@@ -753,8 +792,12 @@ def verdict(result: dict) -> dict:
                                               "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
                                               "t_sum": 0.0, "need_sum": 0.0, "need_ops": 0,
                                               "oracle_ops": 0, "oracle_sum": 0.0, "t_oracle_sum": 0.0,
-                                              "under_oracle_ops": 0})
-        for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures"):
+                                              "under_oracle_ops": 0, "past_retention_ops": 0,
+                                              "past_retention_under_target": 0, "past_retention_failures": 0,
+                                              "past_retention_reads": 0, "past_retention_flagged": 0})
+        for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures", "past_retention_ops",
+                  "past_retention_under_target", "past_retention_failures", "past_retention_reads",
+                  "past_retention_flagged"):
             k[f] += int(r.get(f) or 0)
         k["t_sum"] += float(r.get("mean_t") or 0.0) * int(r.get("ops") or 0)
         if r.get("mean_target_t") is not None:
@@ -792,14 +835,24 @@ def verdict(result: dict) -> dict:
             + (f", {k['under_oracle_ops']:,} operations below it" if k["under_oracle_ops"] else ""))
         return f" (mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f}{oracle})"
 
+    def past(k: dict) -> str:
+        if not k["past_retention_ops"]:
+            return ""
+        return (f"; {k['past_retention_ops']:,} operations on data kept past the retention target and the "
+                f"retention its t was written for, due a refresh, counted apart "
+                f"({k['past_retention_under_target']:,} of them under target"
+                + (f", {k['past_retention_failures']:,} failed to decode" if k["past_retention_failures"] else "")
+                + f"; {k['past_retention_flagged']:,} of its {k['past_retention_reads']:,} reads came with a "
+                  "rewrite alarm since the data's program)")
+
     def said(kind: str, k: dict) -> str:
         if k["met"]:
-            return f"{kind} pages met it in all {k['ops']:,} operations" + cost(k)
+            return f"{kind} pages met it in all {k['ops'] - k['past_retention_ops']:,} operations" + cost(k) + past(k)
         worst = k["worst_expected_uber"]
         return (f"{kind} pages missed it: {k['under_target_ops']:,} of {k['ops']:,} operations under target"
                 + (f", {k['decode_failures']} decode failures" if k["decode_failures"] else "")
                 + f" (in {', '.join(dict.fromkeys(k['missed_in']))}), worst expected UBER {worst:.2g}"
-                + (f", {_times(worst / target)} times the target" if worst > target else "") + cost(k))
+                + (f", {_times(worst / target)} times the target" if worst > target else "") + cost(k) + past(k))
 
     words = (f"{result.get('policy', 'FLARES')} {'met' if met else 'missed'} its target UBER {target:g} ({how}"
              + (f", {result['scale']:g} of the paper's operations" if result.get("scale", 1.0) < 1.0 else "")
@@ -945,12 +998,13 @@ def text_lines(result: dict) -> list[str]:
     for name, meaning in COLUMNS.items():
         out.append(f"  {name}: {meaning}")
     out.append(f"{'scenario':<17} {'page':>9} {'alarm':>9} {'WSIZE':>5} {'MIX':>4} {'ops':>6} {'under':>6} {'uncov':>6} "
-               f"{'fails':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
+               f"{'fails':>6} {'past':>6} {'over':>6} {'alarms':>6}  gain video/web/varmail")
     for r in summary(result)["runs"]:
         g = r["read_gain_vs_fixed50"]
         over = "-" if r["mean_overprovision"] is None else f"{r['mean_overprovision']:.1f}"
         out.append(f"{r['scenario']:<17} {r['page_type']:>5} {r['page']:>3} {r['on_alarm']:>9} {r['wsize']:>5} {r['mix']:>4} "
                    f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
+                   f"{r['past_retention_ops'] or 0:>6} "
                    f"{over:>6} {r['rewrite_alarms']:>6}  "
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")
     out.append(verdict(result)["words"])

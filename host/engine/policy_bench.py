@@ -49,7 +49,9 @@ def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dic
                                          "mean_needed_t": r["mean_target_t"], "oracle_ops": r["oracle_ops"],
                                          "mean_oracle_t": r["mean_oracle_t"],
                                          "mean_t_where_oracle": r["mean_t_where_oracle"],
-                                         "under_oracle_ops": r["under_oracle_ops"]})
+                                         "under_oracle_ops": r["under_oracle_ops"],
+                                         "past_retention_ops": r["past_retention_ops"],
+                                         "past_retention_under_target": r["past_retention_under_target"]})
     return rows, None
 
 
@@ -88,7 +90,10 @@ def _sums(rows: list[dict]) -> dict:
     oracle = sum(r["mean_oracle_t"] * r["oracle_ops"] for r in rows if r["oracle_ops"])
     t_there = sum(r["mean_t_where_oracle"] * r["oracle_ops"] for r in rows if r["oracle_ops"])
     return {"mean_oracle_t": oracle / o_ops if o_ops else None, "over_oracle": t_there / oracle - 1.0 if oracle else None,
-            "under_oracle_ops": sum(r["under_oracle_ops"] or 0 for r in rows),"ops": ops, "under_target_ops": sum(r["under_target_ops"] for r in rows),
+            "under_oracle_ops": sum(r["under_oracle_ops"] or 0 for r in rows), "ops": ops,
+            "under_target_ops": sum(r["under_target_ops"] for r in rows),
+            "past_retention_ops": sum(r["past_retention_ops"] for r in rows),
+            "past_retention_under_target": sum(r["past_retention_under_target"] for r in rows),
             "dies_met": len(dies - missed), "dies_missed": sorted(missed),
             "worst_uber": max(r["worst_uber"] for r in rows), "mean_t": mean_t, "mean_needed_t": need,
             "over_need": mean_t / need - 1.0 if mean_t and need else None}
@@ -103,5 +108,7 @@ def summary_lines(res: dict) -> list[str]:
                    f"{s['dies_met']} of {res['dies']} dies met it everywhere, worst expected UBER "
                    f"{s['worst_uber']:.2g}, mean t {s['mean_t']:.1f} for a measured need of {s['mean_needed_t']:.1f} "
                    f"({s['over_need']:+.0%}); {s['over_oracle']:+.0%} over the oracle's t for a year "
-                   f"({s['mean_oracle_t']:.1f}), {s['under_oracle_ops']:,} operations below it")
+                   f"({s['mean_oracle_t']:.1f}), {s['under_oracle_ops']:,} operations below it; "
+                   f"{s['past_retention_ops']:,} operations on data kept past the retention its t was written for "
+                   f"({s['past_retention_under_target']:,} of them under target), counted apart")
     return out

@@ -127,7 +127,8 @@ def flares_section(r: Report, runs: list) -> None:
             f"<td>{x.get('on_alarm', 'stops')}</td><td>{x['wsize']}</td>"
             f"<td>{x['mix']:g}</td><td>{x['ops']}</td><td>{x['under_target_ops']}</td>"
             f"<td>{x.get('uncoverable_ops', '')}</td><td>{_num(x.get('below_target_uber_max'))}</td>"
-            f"<td>{x['decode_failures']}</td><td>{_num(x['mean_overprovision'], '.1f')}</td>"
+            f"<td>{x['decode_failures']}</td><td>{_num(x.get('past_retention_ops'), 'd')}</td>"
+            f"<td>{_num(x['mean_overprovision'], '.1f')}</td>"
             f"<td>{_oracle(x)}</td><td>{_num(x.get('under_oracle_ops'), 'd')}</td><td>{x['rewrite_alarms']}</td>"
             + "".join(f"<td>{v:+.0%}</td>" for v in x["read_gain_vs_fixed50"].values()) + "</tr>"
             for x in res["runs"])
@@ -135,6 +136,7 @@ def flares_section(r: Report, runs: list) -> None:
                           "<th>MIX</th><th>ops</th>"
                           "<th>t below target</th><th>uncoverable (target beyond reach)</th>"
                           "<th>worst UBER below target</th><th>decode failures</th>"
+                          "<th>operations on data kept past the retention its t was written for (refresh due)</th>"
                           "<th>mean t − target</th><th>mean t / oracle's t (virtual chip)</th>"
                           "<th>below the oracle's t</th><th>rewrite alarms</th><th>gain videoserver</th>"
                           "<th>gain webserver</th><th>gain varmail</th></tr>" + rows + "</table>")

@@ -1,4 +1,5 @@
 """The upper prediction bound tables are made from: it covers blocks the fit never saw, at about its confidence."""
+import dataclasses
 import math
 
 import numpy as np
@@ -59,9 +60,14 @@ def test_the_bound_is_eq5_scaled_so_tables_and_the_rig_take_it_unchanged():
     b = prediction_bound(res, rows, 0.95, 10000, 8760.0)
     p, q = res.rber_params(), b.apply(res.rber_params())
     assert (q.B, q.m, q.n, q.law) == (p.B, p.m, p.n, p.law)
-    for w, h in ((0, 0.0), (3000, 24.0), (10000, 8760.0)):
+    for w, h in ((1000, 0.0), (3000, 24.0), (10000, 8760.0)):
         assert math.isclose(float(q.rber(w, h)), b.factor * float(p.rber(w, h)), rel_tol=1e-12)
     assert "95% upper bound" in q.name and b.factor > 1
+    # below the least-worn row the curve is not extrapolated: that row's wear serves, never less than the curve
+    assert b.pe_floor == min(WEAR) == q.pe_floor
+    for w, h in ((0, 0.0), (10, 8760.0), (500, 24.0)):
+        assert float(q.rber(w, h)) == float(q.rber(1000, h)) >= b.factor * float(p.rber(w, h))
+    assert type(q).from_mapping(q.as_dict()) == dataclasses.replace(q, name="")
 
 
 @pytest.mark.parametrize("confidence", [0.4, 1.0, 1.5])

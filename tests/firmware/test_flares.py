@@ -116,7 +116,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
-    sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = 0
+    sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = stale_alarms = 0
     zones = set()
     for k in range(SEQUENCES_PER_SET):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
@@ -154,6 +154,9 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             evaluations += d.zone != Zone.NONE
             alarms_evaluated += d.alarm and d.zone != Zone.ALARM  # an alarm the evaluation ran through
             read_alarms += d.alarm and d.zone == Zone.NONE  # guarded: a read that used too much of its t
+            # or whose data was older than its t protects, whatever its errors
+            stale_alarms += (d.alarm and d.zone == Zone.NONE and not fail
+                             and deterr * 1000 <= cfg.alarm_use_pm * py.p_cur)
             zones.add(d.zone)
         sequences += 1
     assert sequences == SEQUENCES_PER_SET and evaluations > 2 * SEQUENCES_PER_SET
@@ -161,6 +164,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     assert alarms_evaluated > 500  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
     assert beyond > 500  # and projections beyond the rig's t_cap (density control's signal)
     assert read_alarms > 500  # and guarded FLARES' alarms from a read's measured errors
+    assert stale_alarms > 500, stale_alarms  # and from a read of data past its retention
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):

@@ -2,6 +2,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nandrig.characterization.arrhenius import acceleration_factor
@@ -9,7 +10,7 @@ from nandrig.characterization.flares import FlaresAccess, FlaresConfig
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
-from nandrig.host.engine.flares_validate import (AGED_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
+from nandrig.host.engine.flares_validate import (AGED_H, REQ_RET_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
                                           pages_under_test, validate)
 from nandrig.host.link.rig import Rig
 
@@ -82,15 +83,43 @@ def test_targets_beyond_the_table_are_uncoverable_never_met():
                    pe=[9000] * 4, point=[0, 0, 1, 1], read_busy_ns=[1] * 3, prog_busy_ns=[1])
         target, rber = v.targets(tr, 0)
         assert list(target[:2]) == [v.table.t_max + 1] * 2 and target[2] <= v.table.t_max
-        out = v.outcome(tr, 0, target, rber, [v.table.t_max] * 4, 0, [], 0)
+        none = np.zeros(4, bool)
+        out = v.outcome(tr, 0, target, rber, [v.table.t_max] * 4, none, none, [])
         # against an oracle: the operations it covers (t 1..t_reach), the policy's t there, and those below it
         tr.oracle_t = [(3,), (3,), (0,), (v.t_reach + 1,)]
-        oracle = v.outcome(tr, 0, target, rber, [2, 4, 5, 9], 0, [], 0)
+        oracle = v.outcome(tr, 0, target, rber, [2, 4, 5, 9], none, none, [])
     assert out["uncoverable_ops"] == 2 and out["under_target_ops"] == 0
     assert len(out["below_target_uber"]) == 2 and out["below_target_uber_max"] > 1e-11
     assert out["mean_oracle_t"] is None and out["under_oracle_ops"] is None
     assert (oracle["oracle_ops"], oracle["mean_oracle_t"], oracle["mean_t_where_oracle"],
             oracle["under_oracle_ops"]) == (2, 3.0, 3.0, 1)
+
+
+def test_a_read_past_the_retention_its_t_was_written_for_is_due_a_refresh_not_under_target():
+    """The policy's promise is the retention its tables give the t it wrote at the data's wear, and at least the
+    retention target: a read within it below its target t is under target; one past it is counted apart (its
+    decode failure, and the program of its data, too)."""
+    params = load_params("flares-taco2014")
+    year = int(REQ_RET_H * 3600)
+    with Rig.open("sim", chip="mlc-small", seed=3) as rig:
+        v = Validator(rig, {False: params, True: params}, (2,))
+        ft = v.tables[v.upper[0]]
+        t = next(t for t in range(ft.t_min, ft.t_max) if (ft.max_ret_seconds(t, 3000) or 0) > year)
+        limit = ft.max_ret_seconds(t, 3000)
+        short = next(t for t in range(ft.t_min, ft.t_max) if 0 < (ft.max_ret_seconds(t, 3000) or 0) < year)
+        tr = Trace((2,), ops=[1, 0, 0, 0, 1, 0], errors=[(0,), (10,), (10,), (10,), (0,), (10,)],
+                   now_s=[0, limit - 60, limit + 60, limit + 120, limit + 200, limit + 200 + year - 60],
+                   pe=[3000] * 6, point=[0] * 6, read_busy_ns=[1] * 4, prog_busy_ns=[1] * 2)
+        target, rber = v.targets(tr, 0)
+        chosen = [t] * 4 + [short] * 2  # the second program promised less than the target: its read is a miss
+        assert all(np.array(chosen) < target) and max(target) <= v.t_reach
+        failed = np.array([False, False, False, True, False, False])
+        out = v.outcome(tr, 0, target, rber, chosen, failed, np.ones(6, bool), [2])  # an alarm at the first
+    assert list(v.past_retention(tr, 0, chosen)) == [True, False, True, True, False, False]
+    assert (out["under_target_ops"], out["past_retention_ops"], out["past_retention_under_target"]) == (3, 3, 3)
+    assert (out["decode_failures"], out["past_retention_failures"]) == (0, 1)
+    assert out["first_below_target_op"] == 1 and len(out["below_target_uber"]) == 3
+    assert (out["past_retention_reads"], out["past_retention_flagged"]) == (2, 2)  # the alarm lasts to the next program
 
 
 def test_flares_validate_bad_wordline(run_cli):
