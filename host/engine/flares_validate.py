@@ -60,7 +60,7 @@ import numpy as np
 from nandrig.characterization.arrhenius import acceleration_factor
 from nandrig.characterization.flares import Flares, FlaresAccess, FlaresConfig, Zone
 from nandrig.characterization.flares_tables import FixedTables
-from nandrig.characterization.flares_wire import RIG_DIMS, TablesBlob, rig_blob
+from nandrig.characterization.flares_wire import RIG_DIMS, TablesBlob, decode, rig_blob
 from nandrig.characterization.rber import RberParams
 from nandrig.characterization.tables import PAPER_CODEWORD_BYTES, CorrTable, RetentionGrid
 from nandrig.characterization.uber import uber
@@ -538,20 +538,27 @@ class Validator:
     def past_retention(self, tr: Trace, i: int, chosen: list[int]) -> np.ndarray:
         """Per operation: a read of MLC data older than both the retention target and the retention its t protects
         at the wear it was written at, by the page type's tables (the policy kept its promise; a t that promised
-        less than the target is the policy's miss), and the program that wrote data so read. False where there
-        are no tables."""
+        less than the target is the policy's miss), and the program of data so read or so kept until the next
+        program overwrote it. False where there are no tables."""
         past = np.zeros(len(tr.ops), bool)
         tables = self.tables.get(self.upper[i])
         if tables is None:
             return past
-        written: tuple[int, int, int] | None = None  # the data's program: operation, time, wear
-        for j, (op, now, pe) in enumerate(zip(tr.ops, tr.now_s, tr.pe)):
+        written: int | None = None  # the operation that programmed the data the page holds
+
+        def kept_past(now: int) -> bool:
+            t = int(chosen[written])
+            if (tr.mode and tr.mode[written] != "mlc") or not tables.t_min <= t <= tables.t_max:
+                return False
+            limit = tables.max_ret_seconds(t, tr.pe[written])
+            return limit is not None and now - tr.now_s[written] > max(limit, REQ_RET_H * 3600.0)
+
+        for j, (op, now) in enumerate(zip(tr.ops, tr.now_s)):
+            if written is not None:
+                past[j] = op == FlaresAccess.READ and kept_past(now)
+                past[written] |= kept_past(now)  # a program's data read, or overwritten, past its retention
             if op == FlaresAccess.PROGRAM:
-                written = (j, now, pe)
-            elif written and (not tr.mode or tr.mode[j] == "mlc") and tables.t_min <= chosen[j] <= tables.t_max:
-                limit = tables.max_ret_seconds(int(chosen[j]), written[2])
-                past[j] = limit is not None and now - written[1] > max(limit, REQ_RET_H * 3600.0)
-                past[written[0]] |= past[j]
+                written = j
         return past
 
     def _against_oracle(self, tr: Trace, i: int, chosen: np.ndarray, keep: np.ndarray) -> dict:
@@ -707,6 +714,9 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     # (a bake would age the data a year while that clock moved minutes); host replays count a bake at 25 degC
     v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control,
                   bake_c=25.0 if live else BAKE_C, oracle=chip_oracle(rig))
+    if live:  # the retention the rig's t promise is its tables': what the verdict holds the rig to
+        held = decode(blob.data)
+        v.tables = {False: held[0], True: held[-1]}
     runs, traces, wear, density = [], {}, {}, {}
     for scenario in SCENARIOS:
         echo(f"measuring {scenario} on block(s) {', '.join(map(str, use[scenario]))}, pages {pages}"
