@@ -269,8 +269,10 @@ class Validator:
         self.lower_pages = frozenset(PageMap.shuffled_mlc(info.pages_per_block).of_type(PageType.LOWER))
         self.data_codewords = -(-info.page_bytes // info.codeword_bytes)
         self.page_bits = info.page_bytes * 8
-        # targets for the codeword FLARES protects: the paper's 4096 bytes, or the rig's own
-        self.table = CorrTable.build(UBER, (info.codeword_bytes if live else PAPER_CODEWORD_BYTES) * 8)
+        # targets for the codeword FLARES protects: the paper's 4096 bytes (a page's, when it is smaller: a read
+        # measures the page, and FLARES counts its errors over a codeword's bits), or the rig's own
+        self.table = CorrTable.build(UBER, (info.codeword_bytes if live else min(PAPER_CODEWORD_BYTES,
+                                                                                  info.page_bytes)) * 8)
         self.tables: dict[bool, FixedTables] = {}
         for kind, params in (models or {}).items():
             self.tables[kind] = FixedTables.build(params, self.table, RetentionGrid.build(params, self.table, 10_000, 250))
@@ -490,7 +492,8 @@ class Validator:
         return target, rber
 
     def outcome(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, chosen: list[int],
-                failed: np.ndarray, evaluated: np.ndarray, alarm_ops: list[int], keep: np.ndarray | None = None) -> dict:
+                failed: np.ndarray, evaluated: np.ndarray, alarm_ops: list[int],
+                keep: np.ndarray | None = None) -> dict:
         """A run's figures from the t chosen per operation on page ``tr.pages[i]`` against the target t (and the
         oracle's, when the trace has it), over the operations ``keep`` marks (those where the page held data;
         default all). ``failed`` marks the reads that did not decode, ``evaluated`` the operations after the
@@ -508,6 +511,8 @@ class Validator:
         below_ops = np.flatnonzero(below & ~past)
         # the UBER each operation below its target was exposed to, at its page's measured RBER
         ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
+        worst = {name: max((u for j, u in zip(below_ops, ubers) if coverable[j] == c), default=0.0)
+                 for name, c in (("under", True), ("uncoverable", False))}
         reads = [int(c) for c, op in zip(chosen_a, np.array(tr.ops)[keep]) if op == FlaresAccess.READ]
         fails = failed & keep
         alarmed, flagged = np.zeros(len(tr.ops), bool), False  # a past read the policy flagged: an alarm since
@@ -519,7 +524,8 @@ class Validator:
                 "under_target_ops": int(under.size),
                 "under_target_ops_after_first_evaluation": int(np.sum(evaluated[keep] & below & coverable & ~past)),
                 "uncoverable_ops": int(np.sum(~coverable)),
-                "below_target_uber_max": max(ubers, default=0.0),
+                "below_target_uber_max": worst["under"],  # of the operations under target
+                "uncoverable_uber_max": worst["uncoverable"],  # of those whose target was beyond reach
                 "below_target_uber": ubers,
                 "first_below_target_op": int(kept[below_ops[0]]) if below_ops.size else None,
                 "first_alarm_op": alarm_ops[0] if alarm_ops else None,
@@ -762,9 +768,9 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
 SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "ops", "under_target_ops",
                 "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
                 "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
-                "first_below_target_op", "first_alarm_op", "decode_failures", "past_retention_ops",
-                "past_retention_under_target", "past_retention_failures", "past_retention_reads",
-                "past_retention_flagged", "mean_overprovision",
+                "uncoverable_uber_max", "first_below_target_op", "first_alarm_op", "decode_failures",
+                "past_retention_ops", "past_retention_under_target", "past_retention_failures",
+                "past_retention_reads", "past_retention_flagged", "mean_overprovision",
                 "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "oracle_ops", "mean_oracle_t",
                 "mean_t_where_oracle", "under_oracle_ops")
 

@@ -89,7 +89,8 @@ def test_targets_beyond_the_table_are_uncoverable_never_met():
         tr.oracle_t = [(3,), (3,), (0,), (v.t_reach + 1,)]
         oracle = v.outcome(tr, 0, target, rber, [2, 4, 5, 9], none, none, [])
     assert out["uncoverable_ops"] == 2 and out["under_target_ops"] == 0
-    assert len(out["below_target_uber"]) == 2 and out["below_target_uber_max"] > 1e-11
+    assert len(out["below_target_uber"]) == 2 and out["uncoverable_uber_max"] > 1e-11
+    assert out["below_target_uber_max"] == 0.0  # the worst of those under target: none was
     assert out["mean_oracle_t"] is None and out["under_oracle_ops"] is None
     assert (oracle["oracle_ops"], oracle["mean_oracle_t"], oracle["mean_t_where_oracle"],
             oracle["under_oracle_ops"]) == (2, 3.0, 3.0, 1)
