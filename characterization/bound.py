@@ -18,8 +18,8 @@ One factor keeps eq. 5's form (A, C and Bo scale; B, m and n stay), so the table
 every consumer of :class:`RberParams` take the bound unchanged. Assumed: a row's log error is normal about the
 curve with one spread at every wear level and time (the rows a fit has rarely show more), and the dies the
 tables will serve are like the ones measured (a bound from one die says nothing of another). Below the
-least-worn row's wear the curve is an extrapolation the rows do not test (at 10 P/E from rows at 1,000 it was
-one to two steps of t low on some dies); RBER grows with wear, so there the bound serves the RBER at that row's
+least-worn row's wear the curve is an extrapolation the rows do not test (at 10 P/E from rows at 1,000 P/E, one
+virtual die's upper-page bound was 1.3e-6 where its reads measured 1.1e-5); RBER grows with wear, so there the bound serves the RBER at that row's
 wear (``pe_floor``). Likewise in time: the retention a table promises for a t (max_ret_time, what rewrite
 alarms fire on) is never longer than the longest retention measured (``hours_max``): the model's time law beyond
 it is untested, and dies read at two years broke the tables' longer promises (docs/flares.md).
