@@ -13,9 +13,10 @@ patterns programmed and read on the rig:
   minutes.
 * ``long-retention``: wear 5,000; every program is followed by two years at
   25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
-  A read of data older than the retention its t was written for (its
-  tables' max_ret_time at its wear: the policy's promise, known when it
-  wrote the data) is due a refresh: counted apart, not as under target.
+  Data read or kept past both that year and the retention its t was
+  written for (its tables' max_ret_time at its wear: the policy's promise,
+  known when it wrote the data) is due a refresh: counted apart, not as
+  under target.
 * ``continuous-wear``: 1,000 operating points from 1,000 to 10,000 P/E, each
   a program (with its bake) and nine reads.
 
@@ -513,9 +514,11 @@ class Validator:
         ubers = [uber(float(rber[j]), int(chosen_a[j]), self.table.k_bits) for j in below_ops]
         worst = {name: max((u for j, u in zip(below_ops, ubers) if coverable[j] == c), default=0.0)
                  for name, c in (("under", True), ("uncoverable", False))}
-        reads = [int(c) for c, op in zip(chosen_a, np.array(tr.ops)[keep]) if op == FlaresAccess.READ]
+        is_read = np.array(tr.ops) == int(FlaresAccess.READ)
+        reads = [int(c) for c in chosen_a[is_read[keep]]]
         fails = failed & keep
-        alarmed, flagged = np.zeros(len(tr.ops), bool), False  # a past read the policy flagged: an alarm since
+        stale_reads = past_all & keep & is_read
+        alarmed, flagged = np.zeros(len(tr.ops), bool), False  # a stale read the policy flagged: an alarm since
         alarm_at = set(alarm_ops)  # its data's program, at or before it
         for j, op in enumerate(tr.ops):
             flagged = (j in alarm_at) or (flagged and op != FlaresAccess.PROGRAM)
@@ -533,9 +536,8 @@ class Validator:
                 "past_retention_ops": int(past.sum()),
                 "past_retention_under_target": int(np.sum(past & below & coverable)),
                 "past_retention_failures": int(np.sum(fails & past_all)),
-                "past_retention_flagged": int(np.sum(past_all & alarmed & keep
-                                                     & (np.array(tr.ops) == int(FlaresAccess.READ)))),
-                "past_retention_reads": int(np.sum(past_all & keep & (np.array(tr.ops) == int(FlaresAccess.READ)))),
+                "past_retention_flagged": int(np.sum(stale_reads & alarmed)),
+                "past_retention_reads": int(np.sum(stale_reads)),
                 "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
                 "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
@@ -560,9 +562,9 @@ class Validator:
             return limit is not None and now - tr.now_s[written] > max(limit, REQ_RET_H * 3600.0)
 
         for j, (op, now) in enumerate(zip(tr.ops, tr.now_s)):
-            if written is not None:
-                past[j] = op == FlaresAccess.READ and kept_past(now)
-                past[written] |= kept_past(now)  # a program's data read, or overwritten, past its retention
+            if written is not None and kept_past(now):
+                past[j] = op == FlaresAccess.READ
+                past[written] = True  # a program's data read, or overwritten, past its retention
             if op == FlaresAccess.PROGRAM:
                 written = j
         return past
