@@ -1,13 +1,21 @@
 #include "frame.h"
 
+/* reflected 0x04C11DB7, a nibble at a time: a 64-byte table makes it four times the bitwise loop's speed, which
+ * counts where the soft-core checks every byte of a frame twice (its CRC, the reply cache's key) and a table set
+ * once more */
+static const uint32_t crc_nibble[16] = {
+	0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu,
+	0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
+	0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
+	0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
+
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
 {
-	/* bitwise, reflected 0x04C11DB7: small, and fast enough next to the serial link */
 	crc = ~crc;
 	while (n--) {
 		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xEDB88320u & -(crc & 1u));
+		crc = (crc >> 4) ^ crc_nibble[crc & 15u];
+		crc = (crc >> 4) ^ crc_nibble[crc & 15u];
 	}
 	return ~crc;
 }
