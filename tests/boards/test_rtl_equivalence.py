@@ -32,7 +32,7 @@ from nandrig.host.link.transport import InProcessTransport
 
 pytestmark = pytest.mark.slow
 PROFILE, SEED = "mlc-small", 21
-CYCLES, CHECKPOINTS = 12, [1, 4, 12]
+CYCLES, CHECKPOINTS = 6, [1, 3, 6]
 DENSITY_CHECKPOINTS = [1, 6]  # the second reached through a pSLC CYCLE (a page set) on the pSLC block; both blocks
 # worn 3,000 P/E beforehand and read fresh and after 3 years at 25 degC, so there are errors to compare
 BUSY_TOLERANCE_NS = 100

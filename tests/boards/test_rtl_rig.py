@@ -315,7 +315,7 @@ def test_samsung_marks_on_the_last_page_are_found():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile, blocks, checkpoints", [("mlc-small-2lun", [21, 22], [1, 12]), ("mlc-16k", [3], [1])])
+@pytest.mark.parametrize("profile, blocks, checkpoints", [("mlc-small-2lun", [21, 22], [1, 4]), ("mlc-16k", [3], [1])])
 def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profile, blocks, checkpoints, tmp_path):
     """An endurance campaign on LUN 1's blocks, and one on 16 KiB pages (one cycle: each of its reads takes the
     RTL rig seconds), on blocks worn beforehand so that there are errors to count: the RTL rig's export is the
