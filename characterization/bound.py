@@ -64,7 +64,7 @@ class RberBound:
         k = self.factor
         return replace(params, A=params.A * k, C=params.C * k, Bo=params.Bo * k, pe_floor=self.pe_floor,
                        hours_max=self.hours_max,
-                       name=f"{params.name or 'fit'} at its {self.confidence:.0%} upper bound (x{k:.2f})")
+                       name=f"{params.name or 'fit'} at its {self.confidence * 100:g}% upper bound (x{k:.2f})")
 
     def to_json(self) -> dict:
         return {"confidence": self.confidence, "quantile": self.z, "s_row": self.s_row, "s_fit": self.s_fit,

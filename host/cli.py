@@ -383,7 +383,7 @@ def bench_link_cmd(as_json) -> None:
 @click.option("--dies", type=click.IntRange(1, 1024), default=32, show_default=True, help="Dies: seeds 0..N-1.")
 @click.option("--scale", type=click.FloatRange(0.01, 1.0), default=0.1, show_default=True,
               help="Fraction of the paper's operation counts.")
-@click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), default=0.99, show_default=True,
+@click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), default=0.999, show_default=True,
               help="Confidence of the upper prediction bound the tables come from.")
 @click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default="the cores",
               help="Dies measured at once.")
@@ -559,7 +559,7 @@ for _k in KINDS.values():
                    "projection, raised when the page type's measured errors exceed what the model expects, a rewrite "
                    "alarm when a read uses more than 3/4 of its t. Use it with --bound.")
 @click.option("--bound", type=click.FloatRange(0.5, 1.0, max_open=True), metavar="CONF",
-              help="Make the calibrated models their upper prediction bound at this one-sided confidence (e.g. 0.99: "
+              help="Make the calibrated models their upper prediction bound at this one-sided confidence (e.g. 0.999: "
                    "the blocks' scatter about the fit and the fit's own uncertainty), not the fitted curve.")
 @click.option("--db", type=DatabaseLocation(),
               help="The chip's database: blocks campaigns hold or that carry wear are refused, the wear this run "

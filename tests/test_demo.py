@@ -38,7 +38,7 @@ def test_demo_runs_end_to_end(tmp_path, browser):
     # the loop closed: tables from this fit sent to the rig, FLARES run there (density control on)
     loop = next(line for line in r.stdout.splitlines() if line.startswith("FLARES in the rig"))
     assert "sent at run time" in loop and ("FLARES met its target UBER 1e-11" in loop or "FLARES missed" in loop)
-    assert "99% upper prediction bound" in loop and "for a measured need of" in loop  # the tables' basis, their cost
+    assert "99.9% upper prediction bound" in loop and "for a measured need of" in loop  # the tables' basis, their cost
     assert "over the oracle's t for a year" in loop  # and against what the virtual chip's true RBER needed
     tables = json.loads((out / "tables.json").read_text())
     assert all(tables["page_types"][t]["bound"]["factor"] > 1 for t in ("lower", "upper"))

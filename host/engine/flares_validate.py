@@ -711,7 +711,7 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     else:
         cal = use["calibration"]
         echo(f"calibrating one RBER model per page type on blocks {cal[0]}-{cal[-1]}"
-             + (f", tables from its {bound:.0%} upper prediction bound" if bound is not None else ""))
+             + (f", tables from its {bound * 100:g}% upper prediction bound" if bound is not None else ""))
         models, model = calibrate(rig, cal, on_wear=wore, bound=bound)
         params = [models[False], models[True]]
     blob = sent = None

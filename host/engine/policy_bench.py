@@ -101,7 +101,7 @@ def _sums(rows: list[dict]) -> dict:
 
 def summary_lines(res: dict) -> list[str]:
     out = [f"{res['dies']} dies of {res['chip']} at {res['scale']:g} of the paper's operations, tables from the fit's "
-           f"{res['bound']:.0%} bound, both policies over every scenario, WSIZE and MIX ({res['wall_s']:.0f} s):"]
+           f"{res['bound'] * 100:g}% bound, both policies over every scenario, WSIZE and MIX ({res['wall_s']:.0f} s):"]
     out += [f"  die {seed} left out: {why}" for seed, why in res["uncalibrated"].items()]
     for policy, s in res["policies"].items():
         out.append(f"  {policy}: {s['under_target_ops']:,} of {s['ops']:,} operations under target, "
