@@ -138,7 +138,7 @@ def rig_flares(rig: Rig) -> list[tuple]:
 def rig_flares_sent_tables(rig: Rig, pe: int) -> list:
     """Per-page-type tables sent at run time: two short loads refused (a wrong CRC; a right CRC over what is not a
     whole table set), the good set taken, then a round whose upper page decides on its own model; back to the
-    compiled-in tables at the end. (Simulated, a 16 KB set takes the BCH build about 20 s to receive.)"""
+    compiled-in tables at the end. (Simulated, receiving and checking the 24 KB set is the longest command here.)"""
     sent = rig_blob([load_params("mlc-3x-demo", t) for t in ("lower", "upper")])
     out = []
     for crc in (sent.crc, zlib.crc32(sent.data[:100])):
