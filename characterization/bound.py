@@ -102,7 +102,7 @@ def prediction_bound(res: FitResult, rows: tuple, confidence: float, pe_max: flo
     grid = np.linspace(float(np.min(pe)), max(pe_max, float(np.min(pe))), GRID)  # below the rows' wear the curve
     # is extrapolated (its C may be loose there); RBER grows with wear, so the bound at the least-worn row serves
     lo, hi = res.rber_band(grid, np.full(GRID, hours))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         half = np.log(hi / lo) / 2.0
     if not np.all(np.isfinite(half)):
         raise NandrigError(f"the fit does not bound RBER everywhere up to {pe_max:g} P/E and {hours:g} h "
