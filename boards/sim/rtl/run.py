@@ -42,7 +42,7 @@ class RtlRig:
 
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
                  rebuild: bool = False, board: str | None = None, wiring: Wiring = Wiring()) -> None:
-        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about ten times slower to simulate;
+        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about six times slower to simulate;
         ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock;
         ``wiring``: the adapter's round-trip delay (the chip's data-valid windows arrive that late) and DQ faults."""
         self.wiring = wiring
