@@ -32,12 +32,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from nandrig.characterization.fitting import FitResult
-from nandrig.characterization.rber import RberParams
+from nandrig.characterization.fitting import FitResult, fit
+from nandrig.characterization.rber import RETENTION_LAWS, RberParams
 from nandrig.errors import NandrigError
 
 ROWS_MIN = 3  # rows with errors the spread is estimated from (fewer: no bound, said so)
 GRID = 25  # wear levels the curve's uncertainty is evaluated at
+
+
+class Unbounded(NandrigError):
+    """The fit leaves a parameter the data do not constrain, so its band (and any bound) is infinite."""
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,29 @@ def prediction_bound(res: FitResult, rows: tuple, confidence: float, pe_max: flo
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         half = np.log(hi / lo) / 2.0
     if not np.all(np.isfinite(half)):
-        raise NandrigError(f"the fit does not bound RBER everywhere up to {pe_max:g} P/E and {hours:g} h "
+        raise Unbounded(f"the fit does not bound RBER everywhere up to {pe_max:g} P/E and {hours:g} h "
                            "(a parameter the data do not constrain): measure nearer that wear and time")
     longest = float(np.max(t_h))
     return RberBound(confidence, s_row, float(np.max(half)) / res.ci_quantile, n, dof, float(np.min(pe)),
                      longest if longest > 0 else math.inf)
+
+
+def bounded_fit(points: tuple, rows: tuple, confidence: float, pe_max: float,
+                hours: float) -> tuple[FitResult, RberBound, str | None]:
+    """Eq. 5 fitted to ``points`` (pe, retention_h, rber, bits) with the retention law the AIC prefers, and its
+    bound from ``rows``; when that law leaves a parameter the data do not constrain (the log law's time constant
+    on a small chip's few errors), the next law by AIC that the data do bound, and why it was taken."""
+    best = fit(*points)
+    try:
+        return best, prediction_bound(best, rows, confidence, pe_max, hours), None
+    except Unbounded as first:
+        aic = best.laws or {best.law: {"aic": best.aic}}
+        for law in sorted((x for x in RETENTION_LAWS if x != best.law), key=lambda x: aic.get(x, {}).get("aic", 0.0)):
+            res = fit(*points, law=law)
+            try:
+                bound = prediction_bound(res, rows, confidence, pe_max, hours)
+            except Unbounded:
+                continue
+            return res, bound, (f"the {best.law} retention law (lower AIC) leaves a parameter the data do not "
+                                f"constrain; the {law} law bounds them")
+        raise first

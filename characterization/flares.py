@@ -109,6 +109,7 @@ class Pprof:
     reads: int = 0  # reads whose errors errc holds
     pe_win: int = 0  # pecycles at the last evaluation (or when the profile began)
     p_flares: int = 0  # guarded: FLARES' own t for the data now on the page (its Alg. 2 runs on it, not on p_cur)
+    counted: bool = False  # guarded: the data now on the page is in the type's counts (its first read was)
 
 
 def count_bound(k: int, z10: int) -> int:
@@ -210,12 +211,15 @@ class Flares:
                 # a read of data older than its t protects: due a refresh now, not at the window's end
                 used = (fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
                         or self._past_retention(pp, page_type, max(now - pp.writestamp, 0)))
-                seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)
-                self._count(pp, page_type, min(seen, U32_MAX), max(codewords, 1), now)
+                if not pp.counted:  # a program's first read only: rereads find the same weak cells again,
+                    pp.counted = True  # and counting them as new evidence would narrow the bound falsely
+                    seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)
+                    self._count(pp, page_type, min(seen, U32_MAX), max(codewords, 1), now)
         else:
             pp.pecycles += 1
             pp.writestamp = now
             pp.p_cur = pp.p_next
+            pp.counted = False
             if cfg.guarded:  # the data written now gets FLARES' t or the guard's at this wear, whichever is more
                 pp.p_cur = min(max(pp.p_flares, self.guarded_t(pp.pecycles, page_type)[0]), self.t_cap)
         pp.ops += 1

@@ -30,7 +30,7 @@ class Pprof(ctypes.Structure):
                 ("pecycles", ctypes.c_uint32),
                 ("writestamp", ctypes.c_uint32), ("errc", ctypes.c_uint16), ("failc", ctypes.c_uint8),
                 ("p_flares", ctypes.c_uint8), ("overc", ctypes.c_uint8), ("criticalc", ctypes.c_uint8),
-                ("ops", ctypes.c_uint16), ("pe_win", ctypes.c_uint32)]
+                ("ops", ctypes.c_uint16), ("pe_win", ctypes.c_uint32), ("counted", ctypes.c_uint8)]
 
 
 class Decision(ctypes.Structure):

@@ -334,14 +334,19 @@ void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page
             /* a read of data older than its t protects: due a refresh now, not at the window's end */
             used = fail || (uint32_t)deterr * 1000u > (uint32_t)cfg->alarm_use_pm * pp->p_cur
                    || past_retention(cfg->tables, pp, page_type, age(pp, now));
-            uint64_t seen = (uint64_t)errors + (fail ? (uint32_t)pp->p_cur + 1u : 0u);
-            count_read(cfg, pp, page_type, seen > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)seen,
-                       codewords ? codewords : 1u, now);
+            if (!pp->counted) { /* a program's first read only: rereads find the same weak cells again, and
+                                 * counting them as new evidence would narrow the bound falsely */
+                uint64_t seen = (uint64_t)errors + (fail ? (uint32_t)pp->p_cur + 1u : 0u);
+                pp->counted = 1;
+                count_read(cfg, pp, page_type, seen > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)seen,
+                           codewords ? codewords : 1u, now);
+            }
         }
     } else {
         pp->pecycles++;
         pp->writestamp = now;
         pp->p_cur = pp->p_next;
+        pp->counted = 0;
         if (cfg->guarded) { /* the data written now gets FLARES' t or the guard's at this wear, whichever is more */
             uint64_t proj;
             uint8_t raised, t = guarded_t(cfg, page_type, pp->pecycles, &proj, &raised);

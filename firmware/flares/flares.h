@@ -102,6 +102,7 @@ typedef struct {
     uint8_t criticalc;
     uint16_t ops;
     uint32_t pe_win; /* pecycles at the last evaluation: the projection looks as far ahead as that window wore */
+    uint8_t counted; /* guarded: the data now on the page is in the type's counts (its first read was) */
 } flares_pprof_t;
 
 typedef struct {

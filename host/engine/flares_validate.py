@@ -173,7 +173,7 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
     """Fit eq. 5 to the lower and to the upper pages measured on ``blocks`` (one model per page type); each
     block's cycles go to ``on_wear`` as they are done. With ``bound`` (a confidence), each model is its fit's upper
     prediction bound (characterization/bound.py) from the blocks' own scatter, not the fitted curve."""
-    from nandrig.characterization.bound import prediction_bound
+    from nandrig.characterization.bound import bounded_fit
     from nandrig.characterization.fitting import fit
 
     info = rig.info()
@@ -199,16 +199,19 @@ def calibrate(rig: Rig, blocks: list[int], seed: int = 7,
     models, about = {}, {}
     for kind, pts in points.items():
         a = np.array(pts, float)
-        res = fit(a[:, 0], a[:, 1], a[:, 2], a[:, 3])
         name = f"calibrated on blocks {blocks[0]}-{blocks[-1]}, {PAGE_TYPES[kind]} pages"
+        if bound is None:
+            res, b, why = fit(a[:, 0], a[:, 1], a[:, 2], a[:, 3]), None, None
+        else:
+            res, b, why = bounded_fit(tuple(a.T), tuple(np.array(rows[kind], float).T), bound,
+                                      CALIBRATION_WEAR[-1], YEAR_H)
         models[kind] = res.rber_params(name)
         about[PAGE_TYPES[kind]] = {"model": name, "r2_log": res.r2_log, "points": len(pts),
-                                   "params": models[kind].as_dict()}
-        if bound is not None:
-            b = prediction_bound(res, tuple(np.array(rows[kind], float).T), bound, CALIBRATION_WEAR[-1], YEAR_H)
+                                   "params": models[kind].as_dict(), "law": res.law}
+        if b is not None:
             models[kind] = b.apply(models[kind])
             about[PAGE_TYPES[kind]].update(model=models[kind].name, bound=b.to_json(),
-                                           params=models[kind].as_dict())
+                                           params=models[kind].as_dict(), **({"law_chosen": why} if why else {}))
     return models, about
 
 

@@ -248,6 +248,22 @@ def test_measurement_is_per_read_and_the_projection_looks_a_window_ahead():
     assert worn.proj == ft.rber_wr(3900 + 900) + ft.rber_rd(3900 + 900, 365 * 86_400)
 
 
+def test_guarded_flares_counts_a_programs_first_read_only():
+    """Rereading one program's data finds the same weak cells: the type's counts take its first read, so ten
+    rereads do not make the model look tested (mlc-small's die 7 fell under target that way)."""
+    ft, _ = tables_for(load_params("flares-taco2014"))
+    f = Flares(ft, FlaresConfig(wsize=1000, guarded=True))
+    pp = f.new_page(20, 999)
+    f.up_page(pp, FlaresAccess.PROGRAM, 0, False, 0)
+    for k in range(10):
+        f.up_page(pp, FlaresAccess.READ, 3, False, 10 + k, errors=3)
+    once = (f.types.errors[0], f.types.expected_q16[0])
+    assert once[0] == 3 and once[1] > 0
+    f.up_page(pp, FlaresAccess.PROGRAM, 0, False, 100)
+    f.up_page(pp, FlaresAccess.READ, 4, False, 110, errors=4)
+    assert f.types.errors[0] == 7 and f.types.expected_q16[0] > once[1]  # new data: counted again
+
+
 def test_firmware_builds_for_the_soft_core():
     assert shutil.which("riscv64-unknown-elf-gcc"), "tools/setup.sh installs gcc-riscv64-unknown-elf"
     r = subprocess.run(["make", "-s", "-C", str(ROOT / "firmware/flares"), "rv32", "BUILD=/tmp/nandrig-flares-rv32"],

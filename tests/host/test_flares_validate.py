@@ -11,7 +11,7 @@ from nandrig.characterization.flares_wire import rig_blob
 from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
 from nandrig.host.engine.flares_validate import (AGED_H, REQ_RET_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
-                                          pages_under_test, validate)
+                                          pages_under_test, plan, validate)
 from nandrig.host.link.rig import Rig
 
 KEYS = {"scenario", "page", "page_type", "wsize", "mix", "ops", "under_target_ops", "uncoverable_ops",
@@ -196,6 +196,22 @@ def test_continuous_wear_on_fresh_blocks_per_page_type():
             assert through["under_target_ops"] == 0 and through["decode_failures"] == 0
             if v.upper[i]:  # the lower page's look-ahead t stays clear of the alarm; the upper page's does not
                 assert paper["under_target_ops"] > 1000 and paper["rewrite_alarms"] > 100
+
+
+
+def test_a_law_the_data_do_not_constrain_gives_way_to_one_they_bound():
+    """mlc-small die 0's upper pages: the log retention law wins the AIC but leaves its time constant loose (an
+    infinite band), so the calibration bounds the power law instead, and says why; die 7's log law stands."""
+    for seed, law in ((0, "power"), (7, "log")):
+        with Rig.open("sim", chip="mlc-small", seed=seed) as rig:
+            info = rig.info()
+            bad = set(rig.scan_bad(0, info.blocks))
+            models, about = calibrate(rig, plan([b for b in range(info.blocks) if b not in bad], True)["calibration"],
+                                      bound=0.999)
+        upper = about["upper"]
+        assert upper["law"] == law and 1.0 < upper["bound"]["factor"] < 100.0
+        assert upper.get("law_chosen", "").startswith("the log retention law (lower AIC)") == (law == "power")
+        assert 0 < models[True].rber(10_000, 8760.0) < 1e-2
 
 
 @pytest.mark.slow
