@@ -26,11 +26,12 @@ class Config(ctypes.Structure):
 
 
 class Pprof(ctypes.Structure):
-    _fields_ = [("p_cur", ctypes.c_uint8), ("p_next", ctypes.c_uint8), ("reads", ctypes.c_uint16),
+    _fields_ = [("p_cur", ctypes.c_uint8, 7), ("counted", ctypes.c_uint8, 1), ("p_next", ctypes.c_uint8),
+                ("reads", ctypes.c_uint16),
                 ("pecycles", ctypes.c_uint32),
                 ("writestamp", ctypes.c_uint32), ("errc", ctypes.c_uint16), ("failc", ctypes.c_uint8),
                 ("p_flares", ctypes.c_uint8), ("overc", ctypes.c_uint8), ("criticalc", ctypes.c_uint8),
-                ("ops", ctypes.c_uint16), ("pe_win", ctypes.c_uint32), ("counted", ctypes.c_uint8)]
+                ("ops", ctypes.c_uint16), ("pe_win", ctypes.c_uint32)]
 
 
 class Decision(ctypes.Structure):

@@ -89,7 +89,8 @@ typedef struct {
 /* p_cur, pecycles and writestamp live in the page's spare area (flares_pprof_pack);
  * the rest in RAM. */
 typedef struct {
-    uint8_t p_cur;
+    uint8_t p_cur : 7; /* t up to 127: the spare record's 7 bits */
+    uint8_t counted : 1; /* guarded: the data now on the page is in the type's counts (its first read was) */
     uint8_t p_next;
     uint16_t reads; /* reads whose errors errc holds: meas is per read, not per operation */
     uint32_t pecycles;
@@ -102,8 +103,9 @@ typedef struct {
     uint8_t criticalc;
     uint16_t ops;
     uint32_t pe_win; /* pecycles at the last evaluation: the projection looks as far ahead as that window wore */
-    uint8_t counted; /* guarded: the data now on the page is in the type's counts (its first read was) */
 } flares_pprof_t;
+_Static_assert(FLARES_T_MIN + FLARES_T_COUNT - 1u <= 127u, "a profile holds t in 7 bits");
+_Static_assert(sizeof(flares_pprof_t) == 24, "1,024 profiles fit the soft-core's SRAM beside the tables");
 
 typedef struct {
     uint8_t zone;

@@ -146,7 +146,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate, d.beyond_reach) == \
                 (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate), bool(e.beyond))
             beyond += d.beyond_reach
-            assert all(getattr(py, f) == getattr(c, f) for f, _ in fw.Pprof._fields_)
+            assert all(getattr(py, f) == getattr(c, f) for f, *_ in fw.Pprof._fields_)
             assert (ref.types.errors, ref.types.expected_q16, ref.types.pe_ref) == \
                 (list(ccfg.counts.errors), list(ccfg.counts.expected_q16), list(ccfg.counts.pe_ref))
             assert py.p_next <= ref.t_cap
