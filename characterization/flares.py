@@ -236,14 +236,18 @@ class Flares:
         ahead = pp.pecycles + max(pp.pecycles - pp.pe_win, 0)  # the wear at the end of the next window
         pp.pe_win = pp.pecycles
         alarm = self._past_retention(pp, page_type, ret)
-        if alarm and not cfg.evaluate_on_alarm:
-            return Decision(Zone.ALARM, alarm=True)
         rd_now = ft.rber_rd(pp.pecycles, ret)
         meas = (pp.errc << 48) // (ft.codeword_bits * max(pp.reads, 1))
         meas = max(meas - rd_now, 0)
         model = ft.rber_wr(ahead)
         avg = (cfg.mix_pm * meas + (1000 - cfg.mix_pm) * model) // 1000
         proj = avg + ft.rber_rd(ahead, cfg.req_ret_s)
+        seen = proj  # the projection the decision reports: FLARES', or the guard's when that is more
+        if cfg.guarded:
+            t, guarded, raised = self.guarded_t(ahead, page_type)  # what the next programs will get, as it stands
+            seen = max(proj, guarded)
+        if alarm and not cfg.evaluate_on_alarm:  # Alg. 2 stops here; whether any t can hold the data still counts
+            return Decision(Zone.ALARM, alarm=True, beyond_reach=seen > self.reach(page_type))
         p = ft.t_for(proj)
         cur = pp.p_flares if cfg.guarded else pp.p_cur  # guarded: FLARES runs on its own t, the guard beside it
         nxt = pp.p_flares if cfg.guarded else pp.p_next  # overcorrection and critical below their thresholds keep it
@@ -275,14 +279,12 @@ class Flares:
         nxt = min(max(nxt, ft.t_min), self.t_cap)
         if cfg.guarded:
             pp.p_flares = nxt
-            t, guarded, raised = self.guarded_t(ahead, page_type)  # what the next programs will get, as it stands
             if t > nxt:
                 nxt = min(t, self.t_cap)
                 zone = Zone.MEASURED if raised else zone
-            proj = max(proj, guarded)
         pp.p_next = nxt
         pp.errc = pp.reads = 0
-        return Decision(zone, p, proj, alarm, invalidate, proj > self.reach(page_type))
+        return Decision(zone, p, seen, alarm, invalidate, seen > self.reach(page_type))
 
     def _past_retention(self, pp: Pprof, page_type: int, ret: int) -> bool:
         """Whether the page's data, ``ret`` seconds old, is older than its t protects at its wear."""

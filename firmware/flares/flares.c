@@ -242,9 +242,9 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     uint32_t ret = age(pp, now);
     /* p_next serves programs until the next evaluation: the model at the wear the window now starting ends at */
     uint32_t ahead = pp->pecycles + (pp->pecycles > pp->pe_win ? pp->pecycles - pp->pe_win : 0u);
-    uint64_t rd_now, meas, model, avg, proj, top;
+    uint64_t rd_now, meas, model, avg, proj, seen, gproj = 0, top;
     int32_t next;
-    uint8_t p, cur;
+    uint8_t p, cur, gt = 0, raised = 0;
 
     out->zone = FLARES_ZONE_NONE;
     out->p = 0;
@@ -253,19 +253,26 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
     out->invalidate = 0;
     out->beyond = 0;
     pp->pe_win = pp->pecycles;
-    if (past_retention(tab, pp, page_type, ret)) {
-        out->alarm = 1;
-        if (!cfg->evaluate_on_alarm) {
-            out->zone = FLARES_ZONE_ALARM;
-            return;
-        }
-    }
     rd_now = flares_rber_rd(tab, page_type, pp->pecycles, ret);
     meas = ((uint64_t)pp->errc << 48) / ((uint64_t)FLARES_CODEWORD_BITS * (pp->reads ? pp->reads : 1u));
     meas = meas > rd_now ? meas - rd_now : 0; /* a negative write-time RBER carries no information */
     model = flares_rber_wr(tab, page_type, ahead);
     avg = ((uint64_t)cfg->mix_pm * meas + (uint64_t)(1000u - cfg->mix_pm) * model) / 1000u;
     proj = avg + flares_rber_rd(tab, page_type, ahead, cfg->req_ret_s);
+    seen = proj; /* the projection the decision reports: FLARES', or the guard's when that is more */
+    if (cfg->guarded) { /* what the next programs will get as the counts stand, a window ahead */
+        gt = guarded_t(cfg, page_type, ahead, &gproj, &raised);
+        if (gproj > seen)
+            seen = gproj;
+    }
+    if (past_retention(tab, pp, page_type, ret)) {
+        out->alarm = 1;
+        if (!cfg->evaluate_on_alarm) { /* Alg. 2 stops here; whether any t can hold the data still counts */
+            out->zone = FLARES_ZONE_ALARM;
+            out->beyond = seen > reach(cfg);
+            return;
+        }
+    }
     p = flares_t_for(tab, proj);
     cur = cfg->guarded ? pp->p_flares : pp->p_cur; /* guarded: FLARES runs on its own t, the guard beside it */
     next = cfg->guarded ? pp->p_flares : pp->p_next; /* overcorrection and critical below their thresholds keep it */
@@ -298,24 +305,20 @@ void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t pag
         next = FLARES_T_MIN;
     if (next > (int32_t)cap(cfg))
         next = cap(cfg);
-    if (cfg->guarded) { /* p_next: what the next programs will get as the counts stand, a window ahead */
-        uint64_t gproj;
-        uint8_t raised, t = guarded_t(cfg, page_type, ahead, &gproj, &raised);
+    if (cfg->guarded) { /* p_next: the guard's t when that is more */
         pp->p_flares = (uint8_t)next;
-        if (t > next) {
-            next = t < cap(cfg) ? t : cap(cfg);
+        if (gt > next) {
+            next = gt < cap(cfg) ? gt : cap(cfg);
             if (raised)
                 out->zone = FLARES_ZONE_MEASURED;
         }
-        if (gproj > proj)
-            proj = gproj;
     }
     pp->p_next = (uint8_t)next;
     pp->errc = 0;
     pp->reads = 0;
     out->p = p;
-    out->proj = proj;
-    out->beyond = proj > reach(cfg);
+    out->proj = seen;
+    out->beyond = seen > reach(cfg);
 }
 
 void flares_up_page(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint8_t access,

@@ -542,7 +542,7 @@ class Validator:
                 "past_retention_flagged": int(np.sum(stale_reads & alarmed)),
                 "past_retention_reads": int(np.sum(stale_reads)),
                 "mean_overprovision": float(np.mean((chosen_a - target)[coverable])) if coverable.any() else None,
-                "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen)),
+                "rewrite_alarms": len(alarm_ops), "mean_t": float(np.mean(chosen_a)) if chosen_a.size else None,
                 "mean_target_t": float(np.mean(target[coverable])) if coverable.any() else None,
                 "read_gain_vs_fixed50": self.gains(tr, reads), "chosen_t": [int(c) if k else None for c, k in zip(chosen, keep)]}  # None: out of service
 

@@ -116,7 +116,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     fts, lib, ctab = both
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
-    sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = stale_alarms = 0
+    sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = stale_alarms = alarm_beyond = 0
     zones = set()
     for k in range(SEQUENCES_PER_SET):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
@@ -146,6 +146,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate, d.beyond_reach) == \
                 (e.zone, e.p, e.proj, bool(e.alarm), bool(e.invalidate), bool(e.beyond))
             beyond += d.beyond_reach
+            alarm_beyond += d.zone == Zone.ALARM and d.beyond_reach
             assert all(getattr(py, f) == getattr(c, f) for f, *_ in fw.Pprof._fields_)
             assert (ref.types.errors, ref.types.expected_q16, ref.types.pe_ref) == \
                 (list(ccfg.counts.errors), list(ccfg.counts.expected_q16), list(ccfg.counts.pe_ref))
@@ -163,6 +164,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     assert zones == set(Zone)  # every zone was exercised
     assert alarms_evaluated > 500  # and the evaluation through an alarm (FlaresConfig.evaluate_on_alarm)
     assert beyond > 500  # and projections beyond the rig's t_cap (density control's signal)
+    assert alarm_beyond > 100, alarm_beyond  # also where an alarm ended the evaluation (a rewrite at t_cap won't do)
     assert read_alarms > 500  # and guarded FLARES' alarms from a read's measured errors
     assert stale_alarms > 500, stale_alarms  # and from a read of data past its retention
 
