@@ -601,8 +601,15 @@ class Validator:
         density = {"beyond_reach_decisions": int(beyond.size),
                    "first_beyond_reach_op": int(beyond[0]) if beyond.size else None,
                    "pslc_ops": int(np.sum(keep & (mode == "pslc"))), "not_in_service_ops": int(np.sum(~keep))}
-        return {**self.outcome(tr, i, target, rber, t_used.tolist(), failed, evaluated,
-                               np.flatnonzero(tr.column("alarm", i) & keep).tolist(), keep), **density}
+        out = {**self.outcome(tr, i, target, rber, t_used.tolist(), failed, evaluated,
+                              np.flatnonzero(tr.column("alarm", i) & keep).tolist(), keep), **density}
+        # a pSLC page needs far less t than the MLC page it was: the two modes' protection apart, not pooled
+        for name, sel in (("", keep & (mode != "pslc")), ("pslc_", keep & (mode == "pslc"))):
+            need = sel & (target <= self.t_reach)
+            out.update({f"{name}mean_t": float(np.mean(t_used[sel])) if sel.any() else None,
+                        f"{name}mean_target_t": float(np.mean(target[need])) if need.any() else None,
+                        f"{name}mean_t_ops": int(sel.sum())})
+        return out
 
     def replay(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray, wsize: int, mix_pm: int,
                evaluate_on_alarm: bool = False, guarded: bool = False) -> dict:
@@ -811,7 +818,6 @@ def verdict(result: dict) -> dict:
     for r in runs:
         k = kinds.setdefault(r["page_type"], {"ops": 0, "under_target_ops": 0, "uncoverable_ops": 0,
                                               "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
-                                              "t_sum": 0.0, "need_sum": 0.0, "need_ops": 0,
                                               "oracle_ops": 0, "oracle_sum": 0.0, "t_oracle_sum": 0.0,
                                               "under_oracle_ops": 0, "past_retention_ops": 0,
                                               "past_retention_under_target": 0, "past_retention_failures": 0,
@@ -820,10 +826,15 @@ def verdict(result: dict) -> dict:
                   "past_retention_under_target", "past_retention_failures", "past_retention_reads",
                   "past_retention_flagged"):
             k[f] += int(r.get(f) or 0)
-        k["t_sum"] += float(r.get("mean_t") or 0.0) * int(r.get("ops") or 0)
-        if r.get("mean_target_t") is not None:
-            k["need_sum"] += float(r["mean_target_t"]) * int(r.get("ops") or 0)
-            k["need_ops"] += int(r.get("ops") or 0)
+        for mode in ("", "pslc_"):  # MLC and pSLC operations apart (a replay's are all MLC)
+            n = int(r.get(f"{mode}mean_t_ops", r.get("ops") if not mode else 0) or 0)
+            m = k.setdefault(mode, {"t_sum": 0.0, "t_ops": 0, "need_sum": 0.0, "need_ops": 0})
+            if r.get(f"{mode}mean_t") is not None:
+                m["t_sum"] += float(r[f"{mode}mean_t"]) * n
+                m["t_ops"] += n
+            if r.get(f"{mode}mean_target_t") is not None:
+                m["need_sum"] += float(r[f"{mode}mean_target_t"]) * n
+                m["need_ops"] += n
         if r.get("oracle_ops"):
             k["oracle_ops"] += r["oracle_ops"]
             k["oracle_sum"] += r["mean_oracle_t"] * r["oracle_ops"]
@@ -832,12 +843,14 @@ def verdict(result: dict) -> dict:
         k["worst_expected_uber"] = max(k["worst_expected_uber"], float(r.get("below_target_uber_max") or 0.0))
         if r.get("under_target_ops") or r.get("decode_failures"):
             k["missed_in"].append(r["scenario"])
-    for k in kinds.values():
+    for kind, k in kinds.items():
         k["met"] = k["under_target_ops"] == 0 and k["decode_failures"] == 0
         # the protection paid for: the mean t written against the mean t the measured errors needed (post hoc)
-        t_sum, need_sum, need_ops = k.pop("t_sum"), k.pop("need_sum"), k.pop("need_ops")
-        k["mean_t"] = t_sum / k["ops"] if k["ops"] else None
-        k["mean_needed_t"] = need_sum / need_ops if need_ops else None
+        for mode in ("", "pslc_"):
+            m = k.pop(mode)
+            k[f"{mode}mean_t"] = m["t_sum"] / m["t_ops"] if m["t_ops"] else None
+            k[f"{mode}mean_needed_t"] = m["need_sum"] / m["need_ops"] if m["need_ops"] else None
+        k["pslc_ops"] = sum(int(r.get("pslc_ops") or 0) for r in runs if r["page_type"] == kind)
         # the protection against what a policy that knew the page's true RBER would write (virtual chips only)
         o_ops, o_sum, t_o_sum = k.pop("oracle_ops"), k.pop("oracle_sum"), k.pop("t_oracle_sum")
         k["mean_oracle_t"] = o_sum / o_ops if o_ops else None
@@ -854,7 +867,11 @@ def verdict(result: dict) -> dict:
         oracle = "" if k["over_oracle"] is None else (
             f"; {k['over_oracle']:+.0%} over the oracle's t for a year, {k['mean_oracle_t']:.1f}"
             + (f", {k['under_oracle_ops']:,} operations below it" if k["under_oracle_ops"] else ""))
-        return f" (mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f}{oracle})"
+        pslc = "" if not k["pslc_ops"] or k["pslc_mean_t"] is None else (
+            f"; as pSLC after density control, {k['pslc_ops']:,} operations, mean t {k['pslc_mean_t']:.1f}"
+            + (f" for a measured need of {k['pslc_mean_needed_t']:.1f}" if k["pslc_mean_needed_t"] is not None else ""))
+        mlc = "MLC, " if k["pslc_ops"] else ""
+        return f" ({mlc}mean t {k['mean_t']:.1f} for a measured need of {k['mean_needed_t']:.1f}{oracle}{pslc})"
 
     def past(k: dict) -> str:
         if not k["past_retention_ops"]:
