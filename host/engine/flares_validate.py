@@ -508,6 +508,7 @@ class Validator:
         keep = np.ones(len(tr.ops), bool) if keep is None else keep
         kept = np.flatnonzero(keep)  # operation numbers
         past_all = self.past_retention(tr, i, chosen)
+        cov_all = target <= self.t_reach
         chosen_a, target, rber, past = np.array(chosen)[keep], target[keep], rber[keep], past_all[keep]
         coverable = target <= self.t_reach
         below = chosen_a < target
@@ -535,7 +536,9 @@ class Validator:
                 "below_target_uber": ubers,
                 "first_below_target_op": int(kept[below_ops[0]]) if below_ops.size else None,
                 "first_alarm_op": alarm_ops[0] if alarm_ops else None,
-                "decode_failures": int(np.sum(fails & ~past_all)),
+                "decode_failures": int(np.sum(fails & ~past_all & cov_all)),
+                # where no t in reach could hold the data (density control's to prevent): apart, as their targets are
+                "uncoverable_failures": int(np.sum(fails & ~past_all & ~cov_all)),
                 "past_retention_ops": int(past.sum()),
                 "past_retention_under_target": int(np.sum(past & below & coverable)),
                 "past_retention_failures": int(np.sum(fails & past_all)),
@@ -781,7 +784,7 @@ SUMMARY_KEYS = ("scenario", "page", "page_type", "on_alarm", "wsize", "mix", "op
                 "under_target_ops_after_first_evaluation", "uncoverable_ops", "beyond_reach_decisions",
                 "first_beyond_reach_op", "pslc_ops", "not_in_service_ops", "below_target_uber_max",
                 "uncoverable_uber_max", "first_below_target_op", "first_alarm_op", "decode_failures",
-                "past_retention_ops", "past_retention_under_target", "past_retention_failures",
+                "uncoverable_failures", "past_retention_ops", "past_retention_under_target", "past_retention_failures",
                 "past_retention_reads", "past_retention_flagged", "mean_overprovision",
                 "rewrite_alarms", "read_gain_vs_fixed50", "mean_t", "mean_target_t", "oracle_ops", "mean_oracle_t",
                 "mean_t_where_oracle", "under_oracle_ops")
@@ -794,7 +797,7 @@ COLUMNS = {
              "target UBER (and that the ECC could reach): each an exposure above the target",
     "uncov": "operations whose target t is beyond the ECC's reach: no t meets the target there (density control's "
              "cases)",
-    "fails": "reads the decoder could not correct",
+    "fails": "reads the decoder could not correct (those whose target was beyond reach included)",
     "past": "operations on data kept past the retention target and the retention its t was written for (the "
             "tables' max_ret_time at its wear): due a refresh, counted apart from under and fails",
     "over": "mean t chosen minus target t over coverable operations (ECC spent beyond need)",
@@ -817,12 +820,13 @@ def verdict(result: dict) -> dict:
     kinds: dict[str, dict] = {}
     for r in runs:
         k = kinds.setdefault(r["page_type"], {"ops": 0, "under_target_ops": 0, "uncoverable_ops": 0,
-                                              "decode_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
+                                              "decode_failures": 0, "uncoverable_failures": 0, "worst_expected_uber": 0.0, "missed_in": [],
                                               "oracle_ops": 0, "oracle_sum": 0.0, "t_oracle_sum": 0.0,
                                               "under_oracle_ops": 0, "past_retention_ops": 0,
                                               "past_retention_under_target": 0, "past_retention_failures": 0,
                                               "past_retention_reads": 0, "past_retention_flagged": 0})
-        for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures", "past_retention_ops",
+        for f in ("ops", "under_target_ops", "uncoverable_ops", "decode_failures", "uncoverable_failures",
+                  "past_retention_ops",
                   "past_retention_under_target", "past_retention_failures", "past_retention_reads",
                   "past_retention_flagged"):
             k[f] += int(r.get(f) or 0)
@@ -896,7 +900,9 @@ def verdict(result: dict) -> dict:
              + (f", {result['scale']:g} of the paper's operations" if result.get("scale", 1.0) < 1.0 else "")
              + "): " + "; ".join(said(n, k) for n, k in sorted(kinds.items()))
              + (f"; {sum(k['uncoverable_ops'] for k in kinds.values()):,} operations needed a t beyond the ECC's reach"
-                if any(k["uncoverable_ops"] for k in kinds.values()) else ""))
+                if any(k["uncoverable_ops"] for k in kinds.values()) else "")
+             + (f" ({lost:,} of their reads failed to decode)" if (lost := sum(k["uncoverable_failures"]
+                                                                          for k in kinds.values())) else ""))
     return {"met": met, "target_uber": target, "runs": how, "page_types": kinds, "words": words}
 
 
@@ -1041,7 +1047,8 @@ def text_lines(result: dict) -> list[str]:
         g = r["read_gain_vs_fixed50"]
         over = "-" if r["mean_overprovision"] is None else f"{r['mean_overprovision']:.1f}"
         out.append(f"{r['scenario']:<17} {r['page_type']:>5} {r['page']:>3} {r['on_alarm']:>9} {r['wsize']:>5} {r['mix']:>4} "
-                   f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} {r['decode_failures']:>6} "
+                   f"{r['ops']:>6} {r['under_target_ops']:>6} {r['uncoverable_ops']:>6} "
+                   f"{r['decode_failures'] + (r.get('uncoverable_failures') or 0):>6} "
                    f"{r['past_retention_ops'] or 0:>6} "
                    f"{over:>6} {r['rewrite_alarms']:>6}  "
                    f"{g['videoserver']:+.0%}/{g['webserver']:+.0%}/{g['varmail']:+.0%}")

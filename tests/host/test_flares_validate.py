@@ -85,10 +85,13 @@ def test_targets_beyond_the_table_are_uncoverable_never_met():
         assert list(target[:2]) == [v.table.t_max + 1] * 2 and target[2] <= v.table.t_max
         none = np.zeros(4, bool)
         out = v.outcome(tr, 0, target, rber, [v.table.t_max] * 4, none, none, [])
+        failed = np.array([False, True, False, True])  # one read beyond reach failed, one within it
+        fails = v.outcome(tr, 0, target, rber, [v.table.t_max] * 4, failed, none, [])
         # against an oracle: the operations it covers (t 1..t_reach), the policy's t there, and those below it
         tr.oracle_t = [(3,), (3,), (0,), (v.t_reach + 1,)]
         oracle = v.outcome(tr, 0, target, rber, [2, 4, 5, 9], none, none, [])
     assert out["uncoverable_ops"] == 2 and out["under_target_ops"] == 0
+    assert (fails["decode_failures"], fails["uncoverable_failures"]) == (1, 1)  # the policy's miss, and the reach's
     assert len(out["below_target_uber"]) == 2 and out["uncoverable_uber_max"] > 1e-11
     assert out["below_target_uber_max"] == 0.0  # the worst of those under target: none was
     assert out["mean_oracle_t"] is None and out["under_oracle_ops"] is None
