@@ -635,6 +635,20 @@ class Validator:
             chosen.append(pp.p_cur)
         return self.outcome(tr, i, target, rber, chosen, failed, evaluated, alarms)
 
+    def bound_floor(self, tr: Trace, i: int, target: np.ndarray, rber: np.ndarray) -> dict:
+        """The t the page type's tables project for each program's data to the end of the retention target, and
+        nothing else (the floor guarded FLARES never writes below), over page ``tr.pages[i]``'s trace: with tables
+        from a bound, what the bound alone costs against the oracle."""
+        ft = self.tables[self.upper[i]]
+        req = FlaresConfig().req_ret_s
+        chosen, t = [], ft.t_min
+        for op, pe in zip(tr.ops, tr.pe):
+            if op == FlaresAccess.PROGRAM or not chosen:
+                t = max(min(ft.t_for(ft.rber_wr(pe) + ft.rber_rd(pe, req)), ft.t_max), ft.t_min)
+            chosen.append(t)
+        none = np.zeros(len(chosen), bool)
+        return self.outcome(tr, i, target, rber, chosen, none, none, [])
+
     def gains(self, tr: Trace, read_ts: list[int]) -> dict:
         """Throughput with FLARES' t against a fixed t = 50 for each operation mix."""
         raw = (self.page_bits // 8) * BUS_NS_PER_BYTE / 1000.0  # us on the bus

@@ -18,6 +18,7 @@ from nandrig.host.engine.flares_validate import (MIXES_PM, PAGE_TYPES, SCENARIOS
 from nandrig.host.link.rig import Rig
 
 POLICIES = {False: "FLARES", True: "guarded FLARES"}
+FLOOR = "the bound's projection alone (guarded FLARES' floor)"  # t at each program from the tables, nothing else
 
 
 def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dict], str | None]:
@@ -38,21 +39,26 @@ def die_runs(chip: str, seed: int, scale: float, bound: float) -> tuple[list[dic
             tr = v.measure(scenario, use[scenario], scale)
             for i in range(len(pages)):
                 target, rber = v.targets(tr, i)
+                r = v.bound_floor(tr, i, target, rber)
+                rows.append({"die": seed, "policy": FLOOR, "scenario": scenario, "page_type": PAGE_TYPES[v.upper[i]],
+                             **_figures(r)})
                 for guarded, policy in POLICIES.items():
                     for wsize in WSIZES:
                         for mix in MIXES_PM:
                             r = v.replay(tr, i, target, rber, wsize, mix, False, guarded)
                             rows.append({"die": seed, "policy": policy, "scenario": scenario,
                                          "page_type": PAGE_TYPES[v.upper[i]], "wsize": wsize, "mix": mix / 1000,
-                                         "ops": r["ops"], "under_target_ops": r["under_target_ops"],
-                                         "worst_uber": r["below_target_uber_max"], "mean_t": r["mean_t"],
-                                         "mean_needed_t": r["mean_target_t"], "oracle_ops": r["oracle_ops"],
-                                         "mean_oracle_t": r["mean_oracle_t"],
-                                         "mean_t_where_oracle": r["mean_t_where_oracle"],
-                                         "under_oracle_ops": r["under_oracle_ops"],
-                                         "past_retention_ops": r["past_retention_ops"],
-                                         "past_retention_under_target": r["past_retention_under_target"]})
+                                         **_figures(r)})
     return rows, None
+
+
+def _figures(r: dict) -> dict:
+    """What the bench keeps of a replay's outcome."""
+    return {"ops": r["ops"], "under_target_ops": r["under_target_ops"], "worst_uber": r["below_target_uber_max"],
+            "mean_t": r["mean_t"], "mean_needed_t": r["mean_target_t"], "oracle_ops": r["oracle_ops"],
+            "mean_oracle_t": r["mean_oracle_t"], "mean_t_where_oracle": r["mean_t_where_oracle"],
+            "under_oracle_ops": r["under_oracle_ops"], "past_retention_ops": r["past_retention_ops"],
+            "past_retention_under_target": r["past_retention_under_target"]}
 
 
 def bench_policy(chip: str, dies: int, scale: float, bound: float, jobs: int) -> dict:
@@ -67,12 +73,16 @@ def bench_policy(chip: str, dies: int, scale: float, bound: float, jobs: int) ->
     uncalibrated = {seed: why for seed, (_, why) in enumerate(done) if why}
     if not rows:
         raise NandrigError(f"no die of {chip} could be calibrated: {next(iter(uncalibrated.values()))}")
+    floor = [r for r in rows if r["policy"] == FLOOR]  # one per scenario and page: no WSIZE or MIX
+    rows = [r for r in rows if r["policy"] != FLOOR]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["policy"], r["scenario"], r["page_type"], r["wsize"], r["mix"]), []).append(r)
     table = [{"policy": k[0], "scenario": k[1], "page_type": k[2], "wsize": k[3], "mix": k[4], **_sums(g)}
              for k, g in sorted(groups.items())]
     overall = {p: _sums([r for r in rows if r["policy"] == p]) for p in POLICIES.values()}
+    if floor:
+        overall[FLOOR] = _sums(floor)
     return {"chip": chip, "dies": dies - len(uncalibrated), "uncalibrated": uncalibrated, "scale": scale,
             "bound": bound, "wall_s": round(wall, 1), "jobs": jobs,
             "method": "host replays over each die's measured traces (docs/flares.md)", "policies": overall,

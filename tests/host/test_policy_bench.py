@@ -12,6 +12,10 @@ def test_bench_policy_covers_every_configuration_and_its_sums_add_up(run_cli):
     table = res["configurations"]
     assert len(table) == 2 * 3 * 2 * 2 * 3  # policies x scenarios x page types x WSIZE x MIX
     assert {c["policy"] for c in table} == {"FLARES", "guarded FLARES"}
+    floor = res["policies"].pop("the bound's projection alone (guarded FLARES' floor)")  # one per scenario and page
+    assert floor["ops"] * 2 * 3 == res["policies"]["guarded FLARES"]["ops"]  # the guard's six WSIZE x MIX replays
+    guarded = res["policies"]["guarded FLARES"]  # never below the floor: no more misses, no less t
+    assert guarded["under_target_ops"] <= 6 * floor["under_target_ops"] and floor["mean_t"] <= guarded["mean_t"]
     for policy, s in res["policies"].items():
         mine = [c for c in table if c["policy"] == policy]
         assert s["ops"] == sum(c["ops"] for c in mine) > 0
