@@ -5,7 +5,9 @@ Each die (a virtual chip of one profile and seed) is characterized and measured 
 ``nandrig run flares-validate`` does on a virtual rig: one model per page type calibrated on eight of its
 blocks (at the bound's confidence), then the three scenarios on fresh blocks. Both policies are then replayed
 on the host over the measured traces for every WSIZE and MIX (an ECC is digital: the physics does not depend
-on the t chosen), an alarm stopping the evaluation as in the paper. Dies run in parallel processes.
+on the t chosen), an alarm stopping the evaluation as in the paper. Beside them, the bound's projection alone
+(the tables' t at each program, nothing else): the floor guarded FLARES never writes below, so what the bound itself
+costs against the oracle is a number. Dies run in parallel processes.
 """
 from __future__ import annotations
 
