@@ -167,13 +167,17 @@ class Flares:
         cap = self.config.t_cap
         return min(cap, self.tables.t_max) if cap else self.tables.t_max
 
+    def end_projection(self, pe: int, page_type: int = 0) -> int:
+        """The model's RBER (Q48) for data written at wear ``pe`` at the end of the retention target."""
+        ft = self.model(page_type)
+        return ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
+
     def _cold_proj(self, pe: int, page_type: int) -> int:
         """FLARES doubles the model's projection (its stated accuracy); guarded FLARES takes its own projection
         (the model from a bound, raised by what the page type's reads measured)."""
         if self.config.guarded:
             return self.guarded_t(pe, page_type)[1]
-        ft = self.model(page_type)
-        return 2 * (ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s))
+        return 2 * self.end_projection(pe, page_type)
 
     def reach(self, page_type: int = 0) -> int:
         """The largest RBER (Q48) t_cap corrects: a projection above it is beyond the rig's reach."""
@@ -316,7 +320,7 @@ class Flares:
         in, or the ratio the type's reads measured at a lower wear (its point value) when that is more. Returns
         the t, the projection, and whether the measurement raised it above the model's."""
         ft, n = self.model(page_type), self.types
-        end = ft.rber_wr(pe) + ft.rber_rd(pe, self.config.req_ret_s)
+        end = self.end_projection(pe, page_type)
         errors, expected = n.errors[page_type], n.expected_q16[page_type]
         if expected < GUARD_MIN_EXPECTED << 16 or not n.near(page_type, pe):
             # untested here: FLARES' margin of 2, or the ratio measured at a lower wear when that is more (a chip

@@ -510,7 +510,7 @@ class Validator:
         past_all = self.past_retention(tr, i, chosen)
         cov_all = target <= self.t_reach
         chosen_a, target, rber, past = np.array(chosen)[keep], target[keep], rber[keep], past_all[keep]
-        coverable = target <= self.t_reach
+        coverable = cov_all[keep]
         below = chosen_a < target
         under = np.flatnonzero(below & coverable & ~past)
         below_ops = np.flatnonzero(below & ~past)
@@ -639,12 +639,11 @@ class Validator:
         """The t the page type's tables project for each program's data to the end of the retention target, and
         nothing else (the floor guarded FLARES never writes below), over page ``tr.pages[i]``'s trace: with tables
         from a bound, what the bound alone costs against the oracle."""
-        ft = self.tables[self.upper[i]]
-        req = FlaresConfig().req_ret_s
-        chosen, t = [], ft.t_min
+        f = Flares(self.tables[self.upper[i]])
+        chosen, t = [], f.tables.t_min
         for op, pe in zip(tr.ops, tr.pe):
             if op == FlaresAccess.PROGRAM or not chosen:
-                t = max(min(ft.t_for(ft.rber_wr(pe) + ft.rber_rd(pe, req)), ft.t_max), ft.t_min)
+                t = max(min(f.tables.t_for(f.end_projection(pe)), f.t_cap), f.tables.t_min)
             chosen.append(t)
         none = np.zeros(len(chosen), bool)
         return self.outcome(tr, i, target, rber, chosen, none, none, [])
