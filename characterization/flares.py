@@ -119,6 +119,13 @@ def count_bound(k: int, z10: int) -> int:
     return k + -(-z10 * math.isqrt(100 * (k + 1)) // 100) + -(-z10 * z10 // 100)
 
 
+def age_s(now: int, stamp: int) -> int:
+    """Seconds from a write stamp to ``now`` on FLARES' u32 clock, modulo 2**32 (as the firmware's unsigned
+    subtraction): right across a wrap of the clock (136 years, which a run's baked retention can pass). A stamp
+    from before a rig restart reads as old data: alarmed, the safe side."""
+    return (now - stamp) & U32_MAX
+
+
 def mul_div(a: int, b: int, c: int) -> int:
     """a * b // c for unsigned 64-bit a, b, c > 0, saturating at 2^64 - 1 (the firmware's 128-bit product)."""
     return min(a * b // c, U64_MAX)
@@ -214,7 +221,7 @@ class Flares:
             if cfg.guarded:
                 # a read of data older than its t protects: due a refresh now, not at the window's end
                 used = (fail or deterr * 1000 > cfg.alarm_use_pm * pp.p_cur
-                        or self._past_retention(pp, page_type, max(now - pp.writestamp, 0)))
+                        or self._past_retention(pp, page_type, age_s(now, pp.writestamp)))
                 if not pp.counted:  # a program's first read only: rereads find the same weak cells again,
                     pp.counted = True  # and counting them as new evidence would narrow the bound falsely
                     seen = (deterr if errors is None else errors) + (pp.p_cur + 1 if fail else 0)
@@ -236,7 +243,7 @@ class Flares:
     def evaluate(self, pp: Pprof, now: int, page_type: int = 0) -> Decision:
         """Alg. 2."""
         ft, cfg = self.model(page_type), self.config
-        ret = max(now - pp.writestamp, 0)
+        ret = age_s(now, pp.writestamp)
         ahead = pp.pecycles + max(pp.pecycles - pp.pe_win, 0)  # the wear at the end of the next window
         pp.pe_win = pp.pecycles
         alarm = self._past_retention(pp, page_type, ret)
@@ -300,7 +307,7 @@ class Flares:
         page's wear and age), into the type's counts; both halve as the expectation passes GUARD_MEMORY errors,
         and start over at a wear the counts do not speak for."""
         ft, n = self.model(page_type), self.types
-        rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, max(now - pp.writestamp, 0))
+        rate = ft.rber_wr(pp.pecycles) + ft.rber_rd(pp.pecycles, age_s(now, pp.writestamp))
         if not n.expected_q16[page_type] or not n.near(page_type, pp.pecycles):  # a new wear band
             while n.expected_q16[page_type] >= GUARD_MIN_EXPECTED << 16:  # what was measured below it stays a
                 n.errors[page_type] >>= 1  # prior (guarded_t): weighed below a test of the model, so this

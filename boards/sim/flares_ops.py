@@ -14,7 +14,8 @@ class FlaresCommands:
     """Mixed into VirtualRig beside ChipCommands, whose checks and READ reply these use."""
 
     def _now_s(self) -> int:
-        return self.chip.clock_ns // 1_000_000_000
+        """FLARES' clock (firmware/rig/flares_ops.c now_s): the rig's whole seconds and the bakes' credit, u32."""
+        return (self.chip.clock_ns // 1_000_000_000 + self.flares.clock_credit_s) & 0xFFFF_FFFF
 
     def _flares_supported(self) -> None:
         if not self.t_max:
@@ -61,6 +62,12 @@ class FlaresCommands:
             raise Reject(Err.BAD_PARAMETER)
         source, crc_now = self.flares.source
         return P.FLARES_TABLES_REPLY.pack(source, len(self.flares.tables), crc_now)
+
+    def _cmd_flares_clock(self, req: Frame, io: RigIO) -> bytes:
+        (credit,) = self._args(req, P.FLARES_CLOCK_REQ)
+        self._flares_supported()
+        self.flares.clock_credit_s = credit  # a total: a repeated request leaves the clock as it was
+        return P.FLARES_CLOCK_REPLY.pack(self._now_s())
 
     def _cmd_flares_program(self, req: Frame, io: RigIO) -> bytes:
         block, page, flags, seed, pe = self._args(req, P.FLARES_PROGRAM_REQ)

@@ -79,6 +79,7 @@ class RigFlares:
     profiles: dict[tuple[int, int], Pprof] = field(default_factory=dict)
     types: TypeCounts = field(default_factory=TypeCounts)  # guarded FLARES' counts per page type
     loaded: bytes | None = None  # the FLARES_TABLES blob in use; None: the compiled-in tables
+    clock_credit_s: int = 0  # FLARES_CLOCK: 25 degC-equivalent seconds of bakes beyond the rig's clock
     stage: bytearray = field(default_factory=lambda: bytearray(Limit.PAGE_BUFFER_BYTES), repr=False)
 
     def __post_init__(self) -> None:
@@ -166,7 +167,8 @@ class RigFlares:
 
     def state(self) -> dict:
         return {"t_cap": self.t_cap, "config": self.config.__dict__, "loaded": self.loaded,
-                "profiles": [(k, v.__dict__) for k, v in self.profiles.items()], "types": self.types.__dict__}
+                "profiles": [(k, v.__dict__) for k, v in self.profiles.items()], "types": self.types.__dict__,
+                "clock_credit_s": self.clock_credit_s}
 
     @classmethod
     def from_state(cls, st: dict) -> "RigFlares":
@@ -175,6 +177,7 @@ class RigFlares:
         rf.loaded = st.get("loaded")  # states saved before protocol 1.7 have none
         rf.profiles = {tuple(k): Pprof(**v) for k, v in st["profiles"]}
         rf.types = TypeCounts(**st.get("types", {}))  # states saved before guarded FLARES have none
+        rf.clock_credit_s = st.get("clock_credit_s", 0)  # and before protocol 1.14, no credit
         return rf
 
 

@@ -157,6 +157,13 @@ static uint8_t guarded_t(const flares_config_t *cfg, uint8_t page_type, uint32_t
     return t;
 }
 
+/* the data's age: unsigned subtraction is right across a wrap of the u32 clock (136 years, which a run's baked
+ * retention can pass); a stamp from before a rig restart reads as old data, alarmed: the safe side */
+static uint32_t age(const flares_pprof_t *pp, uint32_t now)
+{
+    return now - pp->writestamp;
+}
+
 /* a read of the page type into its counts: its errors and what the model expects of its codewords at the page's
  * wear and age */
 static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uint8_t page_type, uint32_t errors,
@@ -164,8 +171,8 @@ static void count_read(const flares_config_t *cfg, const flares_pprof_t *pp, uin
 {
     const flares_tables_t *tab = cfg->tables;
     flares_types_t *n = cfg->types;
-    uint32_t age = now >= pp->writestamp ? now - pp->writestamp : 0;
-    uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles) + flares_rber_rd(tab, page_type, pp->pecycles, age);
+    uint64_t rate = flares_rber_wr(tab, page_type, pp->pecycles)
+                    + flares_rber_rd(tab, page_type, pp->pecycles, age(pp, now));
     uint64_t e;
     if (!n->expected_q16[page_type] || !near(n, page_type, pp->pecycles)) { /* a new wear band */
         while (n->expected_q16[page_type] >= (uint64_t)FLARES_GUARD_MIN_EXPECTED << 16) {
@@ -228,11 +235,6 @@ static uint8_t past_retention(const flares_tables_t *tab, const flares_pprof_t *
         col = FLARES_PE_COLS - 1u;
     limit_min = model_of(tab, page_type)->max_ret_time_min[pp->p_cur - FLARES_T_MIN][col];
     return limit_min != FLARES_MRT_ALWAYS && (uint64_t)ret > (uint64_t)limit_min * 60u;
-}
-
-static uint32_t age(const flares_pprof_t *pp, uint32_t now)
-{
-    return now >= pp->writestamp ? now - pp->writestamp : 0;
 }
 
 void flares_evaluate(const flares_config_t *cfg, flares_pprof_t *pp, uint8_t page_type, uint32_t now,

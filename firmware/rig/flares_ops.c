@@ -24,6 +24,8 @@ static flares_tables_t tables;
 static flares_types_t types; /* guarded FLARES' counts per page type */
 static uint8_t tables_source;
 static uint32_t tables_crc;
+/* 25 degC-equivalent seconds the data aged beyond the rig's clock (bakes), as the host last set it (FLARES_CLOCK) */
+static uint64_t clock_credit_s;
 
 /* every page's window and every page type's counts: kept under other constants or tables, they would mix */
 static void forget(void)
@@ -47,8 +49,9 @@ static uint8_t page_type(uint8_t flags)
 	return flags & FLARES_PROGRAM_FLAG_UPPER_PAGE ? FLARES_PAGE_UPPER : FLARES_PAGE_LOWER;
 }
 
-/* FLARES keeps time in whole seconds of the rig's clock */
-static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u); }
+/* FLARES keeps time in whole seconds of the rig's clock and the bakes' credit, modulo 2**32 (ages are taken modulo
+ * it too, so the wrap costs nothing) */
+static uint32_t now_s(void) { return (uint32_t)(rig_clock_ns() / 1000000000u + clock_credit_s); }
 
 void flares_defaults(void)
 {
@@ -56,6 +59,7 @@ void flares_defaults(void)
 	tables_builtin();
 	fcfg = c;
 	fcfg.t_cap = rig.t_max < FLARES_T_MAX ? rig.t_max : (uint8_t)FLARES_T_MAX;
+	clock_credit_s = 0;
 	forget();
 }
 
@@ -95,6 +99,18 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st)
 	SET_FLARES_CONFIG_REPLY_TABLES_SOURCE(out, tables_source);
 	SET_FLARES_CONFIG_REPLY_TABLES_CRC(out, tables_crc);
 	return FLARES_CONFIG_REPLY_BYTES;
+}
+
+/* a total, not an increment: a repeated request (a retry, a resumed campaign) leaves the clock as it was */
+uint32_t cmd_flares_clock(const struct request *q, uint8_t *out, int *st)
+{
+	if (q->len != FLARES_CLOCK_REQ_BYTES)
+		FAIL(E_BAD_FRAME);
+	if (!rig.t_max)
+		FAIL(E_UNSUPPORTED);
+	clock_credit_s = FLARES_CLOCK_REQ_CREDIT_S(q->payload);
+	SET_FLARES_CLOCK_REPLY_NOW_S(out, now_s());
+	return FLARES_CLOCK_REPLY_BYTES;
 }
 
 /* chunks are staged in the page buffer (RAM holds one table set: the one in use); COMMIT checks the whole

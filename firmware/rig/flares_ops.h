@@ -8,4 +8,5 @@ uint32_t cmd_flares_config(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_flares_program(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_flares_read(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_flares_tables(const struct request *q, uint8_t *out, int *st);
+uint32_t cmd_flares_clock(const struct request *q, uint8_t *out, int *st);  /* FLARES' clock credit for bakes */
 #endif

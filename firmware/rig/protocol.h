@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 13
+#define PROTOCOL_VERSION_MINOR 14
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -69,6 +69,7 @@ enum {
 	OP_FLARES_PROGRAM = 0x41,
 	OP_FLARES_READ = 0x42,
 	OP_FLARES_TABLES = 0x43,
+	OP_FLARES_CLOCK = 0x44,
 };
 
 /* reply statuses, from 0 */
@@ -419,6 +420,11 @@ enum {
 #define READ_BUFFER_REQ_COUNT(p) ((uint16_t)get_le((p) + 2, 2))
 #define SET_READ_BUFFER_REQ_COUNT(p, v) put_le((p) + 2, (uint64_t)(v), 2)
 
+/* FLARES_CLOCK_REQ: FLARES' clock is the rig's, in whole seconds, plus this credit (0 at start-up), modulo 2**32 */
+#define FLARES_CLOCK_REQ_BYTES 8u
+#define FLARES_CLOCK_REQ_CREDIT_S(p) ((uint64_t)get_le((p) + 0, 8))
+#define SET_FLARES_CLOCK_REQ_CREDIT_S(p, v) put_le((p) + 0, (uint64_t)(v), 8)
+
 /* FLARES_READ_REQ */
 #define FLARES_READ_REQ_BYTES 11u
 #define FLARES_READ_REQ_BLOCK(p) ((uint32_t)get_le((p) + 0, 4))
@@ -604,6 +610,11 @@ enum {
 #define SET_FLARES_TABLES_REPLY_MODELS(p, v) put_le((p) + 1, (uint64_t)(v), 1)
 #define FLARES_TABLES_REPLY_CRC(p) ((uint32_t)get_le((p) + 2, 4))
 #define SET_FLARES_TABLES_REPLY_CRC(p, v) put_le((p) + 2, (uint64_t)(v), 4)
+
+/* FLARES_CLOCK_REPLY */
+#define FLARES_CLOCK_REPLY_BYTES 4u
+#define FLARES_CLOCK_REPLY_NOW_S(p) ((uint32_t)get_le((p) + 0, 4))
+#define SET_FLARES_CLOCK_REPLY_NOW_S(p, v) put_le((p) + 0, (uint64_t)(v), 4)
 
 /* FLARES_DECISION */
 #define FLARES_DECISION_BYTES 4u

@@ -137,6 +137,7 @@ static command_fn find(uint8_t op)
 	case OP_FLARES_PROGRAM: return cmd_flares_program;
 	case OP_FLARES_READ: return cmd_flares_read;
 	case OP_FLARES_TABLES: return cmd_flares_tables;
+	case OP_FLARES_CLOCK: return cmd_flares_clock;
 	default: return 0;
 	}
 }

@@ -8,9 +8,8 @@ patterns programmed and read on the rig:
   at 25 degC (about 11 minutes at 125 degC), as in the paper's Fig. 5d: reads
   see the end of the life FLARES protects (one year), which a rewrite alarm
   may only flag when the t in use cannot reach it. Where the rig runs FLARES
-  (``--on-rig``) the year passes at 25 degC instead (the same retention):
-  the rig's FLARES ages a page by the rig's clock, which a bake moves by
-  minutes.
+  (``--on-rig``) the host tells it each bake's credit (FLARES_CLOCK), so the
+  rig's FLARES ages a page by the year it had, not the minutes of its clock.
 * ``long-retention``: wear 5,000; every program is followed by two years at
   25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
   Data read or kept past both that year and the retention its t was
@@ -248,14 +247,13 @@ class Validator:
     def __init__(self, rig: Rig, models: dict[bool, RberParams] | None, pages: tuple[int, ...], seed: int = 1,
                  echo: Callable[[str], None] = lambda s: None, live: FlaresConfig | None = None,
                  on_wear: Callable[[int, int], None] = lambda block, cycles: None, density: bool = True,
-                 bake_c: float = BAKE_C, oracle: Callable[[int, int, float], float] | None = None) -> None:
+                 oracle: Callable[[int, int, float], float] | None = None) -> None:
         """``on_wear(block, cycles)`` hears each rig operation's wear as its reply arrives (for the chip's record).
         ``density`` (live runs): when FLARES in the rig says a page under test is beyond its reach, the block runs
         as pseudo-SLC from its next erase (only lower pages written), and is retired when that is not enough.
         ``oracle(block, page, age_h)``: a page's true RBER at that 25 degC-equivalent age (a virtual chip's
         :meth:`~nandrig.virtual_chip.chip.VirtualChip.page_rber`, see :func:`chip_oracle`)."""
         self.rig, self.pages, self.seed, self.echo, self.live = rig, tuple(pages), seed, echo, live
-        self.bake_c = bake_c  # the retention of the year a program must survive passes at this temperature
         self.density = density and live is not None
         self.mode: dict[int, str] = {}  # block -> "mlc", "pslc" or "retired"
         self.pending: set[int] = set()  # blocks a BEYOND_REACH decision asks to step down at their next erase
@@ -285,11 +283,11 @@ class Validator:
         self.t_reach = rig.flares_config(live).t_cap if live else self.table.t_max
         self.wear: dict[int, int] = {}  # P/E this run gave each block (fresh blocks start at 0)
         self.programs = 0
-        self.bake_credit_s = 0.0  # what bakes add to the rig's clock to make FLARES' 25 degC-equivalent clock
+        self.bake_credit_s = 0  # what bakes add to the rig's clock to make FLARES' 25 degC-equivalent clock
 
     # -- measuring on the rig --------------------------------------------------------
     def now_s(self) -> int:
-        return int(self.rig.time_ns() // 1_000_000_000 + self.bake_credit_s)
+        return self.rig.time_ns() // 1_000_000_000 + self.bake_credit_s  # the rig's FLARES: this modulo 2**32
 
     def _to_wear(self, trace: Trace, block: int, pe: int) -> None:
         """Cycle ``block`` so that its next program is its ``pe``-th (never backwards); a pSLC block's cycles
@@ -346,7 +344,9 @@ class Validator:
         now = self.now_s()
         bake_h = retention_h / acceleration_factor(temp_c)
         self.rig.advance(hours=bake_h, temp_c=temp_c)
-        self.bake_credit_s += (retention_h - bake_h) * 3600.0
+        self.bake_credit_s += round((retention_h - bake_h) * 3600.0)
+        if self.live:  # the rig's FLARES ages its pages by its clock, which the bake moved by minutes: say the rest
+            self.rig.flares_clock(self.bake_credit_s)
         self._record(trace, FlaresAccess.PROGRAM, (0,) * len(self.pages), now, point, block)
         trace.prog_busy_ns.extend(busy)
         if self.live:
@@ -449,8 +449,8 @@ class Validator:
                     raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
                 for k, pe in enumerate(wear):
                     try:
-                        self._start_point(tr, blocks[k], k, pe, AGED_H, self.bake_c)
-                        ops(blocks[k], k, AGED_H, self.bake_c)
+                        self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
+                        ops(blocks[k], k, AGED_H, BAKE_C)
                     except BlockRetired:
                         continue
                     self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
@@ -460,7 +460,7 @@ class Validator:
             else:
                 points = max(10, int(1000 * scale))
                 for k in range(points):
-                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, self.bake_c)
+                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
                     for _ in range(9):
                         self._read(tr, blocks[0], k)
                     if (k + 1) % 100 == 0:
@@ -744,10 +744,8 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     if live:  # the rig decides with tables made from the same models, sent to it; nothing is replayed
         blob = rig_blob(params, UBER)
         sent, models = live_tables(rig, blob, echo), None
-    # a rig running FLARES ages its pages by its own clock: the retention passes at 25 degC there, as in service
-    # (a bake would age the data a year while that clock moved minutes); host replays count a bake at 25 degC
     v = Validator(rig, models, pages, echo=echo, live=live, on_wear=wore, density=density_control,
-                  bake_c=25.0 if live else BAKE_C, oracle=chip_oracle(rig))
+                  oracle=chip_oracle(rig))
     if live:  # the retention the rig's t promise is its tables': what the verdict holds the rig to
         held = decode(blob.data)
         v.tables = {False: held[0], True: held[-1]}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 13)
+VERSION = (1, 14)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -93,6 +93,7 @@ class Opcode(enum.IntEnum):
     FLARES_PROGRAM = 0x41
     FLARES_READ = 0x42
     FLARES_TABLES = 0x43
+    FLARES_CLOCK = 0x44
 
 
 class Err(enum.IntEnum):
@@ -273,6 +274,11 @@ FLARES_TABLES_HEAD = layout(
     doc="FLARES tables as sent: then u64 corr_rber_max[t], u32 t_grid[t_grid], and per model u64 rber_wr[pe_cols], "
         "u64 rd_pe[pe_cols], u32 rd_t[t_grid], u32 max_ret_time_min[t][pe_cols]; CRC-32 over all of it")
 READ_BUFFER_REQ = layout("READ_BUFFER_REQ", ("offset", "u16"), ("count", "u16", f"1..{MAX_PAYLOAD}"))
+FLARES_CLOCK_REQ = layout(
+    "FLARES_CLOCK_REQ", ("credit_s", "u64", "25 degC-equivalent seconds the target's data aged beyond the rig's clock "
+                                            "(the Arrhenius equivalent of its bakes less their duration): a total, not "
+                                            "an increment, so a repeated request changes nothing"),
+    doc="FLARES' clock is the rig's, in whole seconds, plus this credit (0 at start-up), modulo 2**32")
 FLARES_READ_REQ = layout("FLARES_READ_REQ", ("block", "u32"), ("page", "u16"), ("flags", "u8"),
                          ("pattern_seed", "u32"))
 
@@ -330,6 +336,8 @@ FLARES_CONFIG_REPLY = layout("FLARES_CONFIG_REPLY", ("t_min", "u8"), ("t_cap", "
                              ("tables_source", "u8", "TablesSource"), ("tables_crc", "u32", "0 for BUILTIN"))
 FLARES_TABLES_REPLY = layout("FLARES_TABLES_REPLY", ("source", "u8", "TablesSource"), ("models", "u8"),
                              ("crc", "u32", "0 for BUILTIN"), doc="the tables in use after the request")
+FLARES_CLOCK_REPLY = layout("FLARES_CLOCK_REPLY", ("now_s", "u32", "FLARES' clock with the credit: what a program now "
+                                                                  "stamps its page with"))
 FLARES_DECISION = layout("FLARES_DECISION", ("t", "u8"), ("zone", "u8"), ("p", "u8"), ("flags", "u8"))
 FLARES_READ_TAIL = layout("FLARES_READ_TAIL", ("source", "u8"), ("deterr", "u16"), ("failed", "u8"))
 
@@ -400,6 +408,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),
     Command(Opcode.FLARES_READ, (FLARES_READ_REQ,), (_DECISION, FLARES_READ_TAIL, "then READ's reply"), FlaresReadFlag),
     Command(Opcode.FLARES_TABLES, (FLARES_TABLES_REQ, "then the chunk"), (FLARES_TABLES_REPLY,), FlaresTablesFlag),
+    Command(Opcode.FLARES_CLOCK, (FLARES_CLOCK_REQ,), (FLARES_CLOCK_REPLY,)),
 )}
 
 def page_set_bytes(pages, pages_per_block: int) -> bytes:

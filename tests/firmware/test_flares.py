@@ -80,8 +80,17 @@ def test_lookups_match_bit_for_bit(both):
         assert lib.lib.flares_rber_rd(ctab, 1, 10_000, year) > 2 * lib.lib.flares_rber_rd(ctab, 0, 10_000, year)
 
 
+U32 = 1 << 32
+
+
+def start_time(rng: random.Random) -> int:
+    """Where a sequence's clock starts: near zero, or just before FLARES' u32 clock wraps (136 years of baked
+    retention take a run's 25 degC-equivalent clock past it)."""
+    return rng.choice([rng.randrange(0, 1 << 20), U32 - rng.randrange(1, 90 * 86_400)])
+
+
 def random_sequence(rng: random.Random, length: int):
-    now = rng.randrange(0, 1 << 20)
+    now = start_time(rng)
     for _ in range(length):
         now += rng.choice([0, 1, 60, 3600, rng.randrange(0, 40 * 24 * 3600)])
         op = FlaresAccess.PROGRAM if rng.random() < 0.2 else FlaresAccess.READ
@@ -93,7 +102,7 @@ def random_sequence(rng: random.Random, length: int):
 def scenario_sequence(rng: random.Random, length: int):
     """A page on a chip: wear rises, errors follow the model's RBER, reads and programs interleave."""
     params = PARAM_SETS["paper"]
-    now, pe, written = 0, rng.randrange(0, 10_000), 0
+    now, pe, written = start_time(rng), rng.randrange(0, 10_000), 0
     for _ in range(length):
         now += rng.choice([60, 3600, 86_400, 30 * 86_400])
         if rng.random() < 0.3:
@@ -117,6 +126,7 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     ft = fts[0] if isinstance(fts, tuple) else fts
     rng = random.Random(11)
     sequences = decisions = evaluations = alarms_evaluated = beyond = read_alarms = stale_alarms = alarm_beyond = 0
+    across_wrap = 0
     zones = set()
     for k in range(SEQUENCES_PER_SET):
         cfg = FlaresConfig(wsize=rng.choice([1, 2, 5, 10, 100]), mix_pm=rng.choice([0, 500, 1000, rng.randrange(1001)]),
@@ -141,6 +151,8 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
                 py.pecycles = c.pecycles = pe - 1
             cw = rng.choice([1, 1, 2, 4])  # guarded FLARES counts the read's codewords as they were
             errors = rng.choice([deterr, deterr * cw, rng.randrange(0, 2000)])
+            across_wrap += now >= U32 and py.writestamp > now % U32  # data written before the wrap, used after
+            now %= U32  # FLARES' clock is u32 seconds, in the rig and here
             d = ref.up_page(py, op, deterr, fail, now, page_type, errors, cw)
             e = lib.up_page(ccfg, c, int(op), deterr, fail, now, page_type, errors, cw)
             assert (int(d.zone), d.p, d.proj, d.alarm, d.invalidate, d.beyond_reach) == \
@@ -167,6 +179,31 @@ def test_reference_and_firmware_decide_identically_on_100k_sequences(both):
     assert alarm_beyond > 100, alarm_beyond  # also where an alarm ended the evaluation (a rewrite at t_cap won't do)
     assert read_alarms > 500  # and guarded FLARES' alarms from a read's measured errors
     assert stale_alarms > 500, stale_alarms  # and from a read of data past its retention
+    assert across_wrap > 1000, across_wrap  # and ages across the wrap of FLARES' u32 clock
+
+
+def test_an_age_across_the_clock_wrap_decides_as_the_same_age_without_it(both):
+    """FLARES' u32 clock wraps after 136 years, which a run's baked retention can pass: a sequence shifted so
+    that its clock wraps between a program and its reads decides exactly as unshifted, in both implementations."""
+    fts, lib, ctab = both
+    cfg = FlaresConfig(wsize=5, guarded=True)
+    rng = random.Random(5)
+    steps = [(FlaresAccess.PROGRAM if k % 6 == 0 else FlaresAccess.READ, rng.randrange(0, 40), k * 40 * 86_400)
+             for k in range(60)]  # 40 days apart: ages up to 200 days, past and short of the year protected
+    runs = []
+    for shift in (0, U32 - 100 * 86_400):  # the wrap falls between the program at day 80 and the reads after it
+        ref, ccfg = reference(fts, cfg), lib.config(cfg, ctab)
+        py, c = ref.new_page(10, 3000), lib.new_page(10, 3000)
+        got = []
+        for op, deterr, t in steps:
+            now = (t + shift) % U32
+            d = ref.up_page(py, op, deterr, False, now, 1)
+            e = lib.up_page(ccfg, c, int(op), deterr, False, now, 1)
+            got.append(((int(d.zone), d.p, d.proj, d.alarm), (e.zone, e.p, e.proj, bool(e.alarm)), py.p_next))
+        runs.append(got)
+    assert runs[0] == runs[1]
+    assert all(a == b for a, b, _ in runs[0])
+    assert any(a[3] for a, _, _ in runs[0]) and not all(a[3] for a, _, _ in runs[0])  # ages past it and short of it
 
 
 def test_pprof_record_is_bch_compatible_with_lib_bch(tmp_path):

@@ -192,6 +192,10 @@ def requests(geometry) -> list[tuple[str, Opcode, bytes]]:
           for p in range(4)),
         ("flares program, bad flags", Opcode.FLARES_PROGRAM, P.FLARES_PROGRAM_REQ.pack(8, 5, 0x80, 21, 3000)),
         ("bake", Opcode.ADVANCE, P.ADVANCE_REQ.pack(16 * 3600 * 10**9, 12500)),
+        # the bake's 25 degC-equivalent years, less its hours, told to FLARES (its clock now wraps past 2**32 s)
+        ("flares clock credit", Opcode.FLARES_CLOCK, P.FLARES_CLOCK_REQ.pack((1 << 32) - 3600)),
+        ("flares clock credit, repeated", Opcode.FLARES_CLOCK, P.FLARES_CLOCK_REQ.pack((1 << 32) - 3600)),
+        ("flares clock, bad length", Opcode.FLARES_CLOCK, b"\x00" * 4),
         *((f"flares read page {p}", Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(8, p, P.FlaresReadFlag.COMPARE, 21))
           for p in (*range(4), 0, 1)),
         ("flares read raw", Opcode.FLARES_READ, P.FLARES_READ_REQ.pack(8, 2, P.FlaresReadFlag.RAW, 0)),

@@ -10,7 +10,7 @@ from nandrig.characterization.flares import FlaresAccess, FlaresConfig
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
-from nandrig.host.engine.flares_validate import (AGED_H, REQ_RET_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
+from nandrig.host.engine.flares_validate import (AGED_H, BAKE_C, REQ_RET_H, YEAR_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
                                           pages_under_test, plan, validate)
 from nandrig.host.link.rig import Rig
 
@@ -72,6 +72,28 @@ def test_a_program_writes_the_whole_block_and_flares_clock_counts_the_bake_at_25
         assert sum(c.errors for c in rig.read(2, 0, seed=last).codewords) < 50
         assert sum(c.errors for c in rig.read(2, 0, seed=last + 1).codewords) > 1000
         assert tr.column("errors", 0).shape == tr.column("errors", 1).shape == (len(tr.ops),)
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_the_rigs_flares_ages_data_by_the_bake_it_is_told_of(told):
+    """On the rig, a program's retention is a bake (minutes of the rig's clock) and FLARES_CLOCK tells the rig's
+    FLARES the years it stood for: data baked 20 years' worth is past what its t protects, and a read raises the
+    rewrite alarm from its age alone (its errors are below half its t); untold, FLARES takes it for hours old."""
+    sent = rig_blob(load_models("mlc-3x-demo"))
+    live = FlaresConfig(guarded=True)
+    with Rig.open("sim", chip="mlc-small", seed=3) as rig:
+        live_tables(rig, sent, lambda s: None)
+        configure_live(rig, live, sent)
+        pages = pages_under_test(rig.info().pages_per_block)
+        v, tr = Validator(rig, None, pages, live=live), Trace(pages)
+        start = rig.time_ns()
+        v._start_point(tr, 1, 0, 3000, 20 * YEAR_H, BAKE_C)
+        assert (rig.time_ns() - start) / 3.6e12 < 4  # the rig's clock: hours
+        assert abs(v.bake_credit_s - 20 * YEAR_H * 3600) < 3600 * 4  # FLARES': twenty years
+        assert rig.flares_clock(v.bake_credit_s if told else 0) == (v.now_s() if told else v.now_s() - v.bake_credit_s)
+        v._read(tr, 1, 0)
+    assert all(2 * e < t for e, t in zip(tr.errors[-1], tr.t_used[-1]))  # a page's errors: below half its t
+    assert tr.alarm[-1] == ((True, True) if told else (False, False))
 
 
 def test_targets_beyond_the_table_are_uncoverable_never_met():
