@@ -70,7 +70,7 @@ def decode_codeword(data: bytes, parity: bytes, t: int) -> tuple[bytes, int]:
     and parity (the parity's unused low bits count as ones) is erased: all 0xFF, its zero bits
     reported, as the engine does."""
     ones = bytes(data) + bytes(parity[:-1]) + bytes([parity[-1] | ((1 << pad_bits(CONFIG, t)) - 1)])
-    zeros = 8 * len(ones) - sum(bin(b).count("1") for b in ones)
+    zeros = 8 * len(ones) - int.from_bytes(ones, "little").bit_count()
     if zeros <= t:
         return b"\xff" * len(data), zeros
     d, e = bytearray(data), bytearray(parity)
