@@ -10,8 +10,9 @@ patterns programmed and read on the rig:
   may only flag when the t in use cannot reach it. Where the rig runs FLARES
   (``--on-rig``) the host tells it each bake's credit (FLARES_CLOCK), so the
   rig's FLARES ages a page by the year it had, not the minutes of its clock.
-* ``long-retention``: wear 5,000; every program is followed by two years at
-  25 degC, beyond the one year FLARES protects for: rewrite alarms expected.
+* ``long-retention``: wear 5,000; every program is followed by a bake worth
+  two years at 25 degC, beyond the one year FLARES protects for: rewrite
+  alarms expected.
   Data read or kept past both that year and the retention its t was
   written for (its tables' max_ret_time at its wear: the policy's promise,
   known when it wrote the data) is due a refresh: counted apart, not as
@@ -315,7 +316,8 @@ class Validator:
         if now == "retired":
             raise BlockRetired(block)
 
-    def _program(self, trace: Trace, block: int, point: int, retention_h: float, temp_c: float) -> None:
+    def _program(self, trace: Trace, block: int, point: int, retention_h: float) -> None:
+        """Write the block, then bake it for ``retention_h`` at 25 degC's worth (at BAKE_C: minutes of the rig's clock)."""
         self._step_down(trace, block)
         pslc = self.mode.get(block) == "pslc"
         self.rig.erase(block)
@@ -342,8 +344,8 @@ class Validator:
             self.block_oracle[block] = tuple(self._oracle_t(block, p) if self._holds(block, p) else 0
                                              for p in self.pages)
         now = self.now_s()
-        bake_h = retention_h / acceleration_factor(temp_c)
-        self.rig.advance(hours=bake_h, temp_c=temp_c)
+        bake_h = retention_h / acceleration_factor(BAKE_C)
+        self.rig.advance(hours=bake_h, temp_c=BAKE_C)
         self.bake_credit_s += round((retention_h - bake_h) * 3600.0)
         if self.live:  # the rig's FLARES ages its pages by its clock, which the bake moved by minutes: say the rest
             self.rig.flares_clock(self.bake_credit_s)
@@ -419,10 +421,10 @@ class Validator:
         if self.oracle is not None:
             trace.oracle_t.append(self.block_oracle.get(block, (0,) * len(self.pages)))
 
-    def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float, temp_c: float) -> None:
+    def _start_point(self, tr: Trace, block: int, point: int, pe: int, retention_h: float) -> None:
         """An operating point opens with the block's ``pe``-th program."""
         self._to_wear(tr, block, pe)
-        self._program(tr, block, point, retention_h, temp_c)
+        self._program(tr, block, point, retention_h)
         tr.planned_pe.append(pe)
         tr.actual_pe.append(self.wear[block])
 
@@ -434,10 +436,10 @@ class Validator:
         tr = Trace(self.pages)
         n = max(10, int(1000 * scale))
 
-        def ops(block: int, point: int, retention_h: float, temp_c: float) -> None:
+        def ops(block: int, point: int, retention_h: float) -> None:
             for _ in range(n - 1):
                 if rng.random() < 0.2:
-                    self._program(tr, block, point, retention_h, temp_c)
+                    self._program(tr, block, point, retention_h)
                 else:
                     self._read(tr, block, point)
 
@@ -449,18 +451,18 @@ class Validator:
                     raise NandrigError(f"operating points need {len(wear)} blocks, got {len(blocks)}")
                 for k, pe in enumerate(wear):
                     try:
-                        self._start_point(tr, blocks[k], k, pe, AGED_H, BAKE_C)
-                        ops(blocks[k], k, AGED_H, BAKE_C)
+                        self._start_point(tr, blocks[k], k, pe, AGED_H)
+                        ops(blocks[k], k, AGED_H)
                     except BlockRetired:
                         continue
                     self.echo(f"  operating point {k + 1}/{len(wear)} (P/E {pe}, block {blocks[k]}) measured")
             elif scenario == "long-retention":
-                self._start_point(tr, blocks[0], 0, LONG_RETENTION_PE, 2 * YEAR_H, 25.0)
-                ops(blocks[0], 0, 2 * YEAR_H, 25.0)
+                self._start_point(tr, blocks[0], 0, LONG_RETENTION_PE, 2 * YEAR_H)
+                ops(blocks[0], 0, 2 * YEAR_H)
             else:
                 points = max(10, int(1000 * scale))
                 for k in range(points):
-                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H, BAKE_C)
+                    self._start_point(tr, blocks[0], k, 1000 + (9000 * k) // (points - 1), AGED_H)
                     for _ in range(9):
                         self._read(tr, blocks[0], k)
                     if (k + 1) % 100 == 0:

@@ -10,7 +10,7 @@ from nandrig.characterization.flares import FlaresAccess, FlaresConfig
 from nandrig.characterization.flares_wire import rig_blob
 from nandrig.characterization.rber import load_models, load_params
 from nandrig.errors import NandrigError
-from nandrig.host.engine.flares_validate import (AGED_H, BAKE_C, REQ_RET_H, YEAR_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
+from nandrig.host.engine.flares_validate import (AGED_H, REQ_RET_H, YEAR_H, SCENARIOS, Trace, Validator, calibrate, configure_live, live_tables,
                                           pages_under_test, plan, validate)
 from nandrig.host.link.rig import Rig
 
@@ -87,7 +87,7 @@ def test_the_rigs_flares_ages_data_by_the_bake_it_is_told_of(told):
         pages = pages_under_test(rig.info().pages_per_block)
         v, tr = Validator(rig, None, pages, live=live), Trace(pages)
         start = rig.time_ns()
-        v._start_point(tr, 1, 0, 3000, 20 * YEAR_H, BAKE_C)
+        v._start_point(tr, 1, 0, 3000, 20 * YEAR_H)
         assert (rig.time_ns() - start) / 3.6e12 < 4  # the rig's clock: hours
         assert abs(v.bake_credit_s - 20 * YEAR_H * 3600) < 3600 * 4  # FLARES': twenty years
         assert rig.flares_clock(v.bake_credit_s if told else 0) == (v.now_s() if told else v.now_s() - v.bake_credit_s)
