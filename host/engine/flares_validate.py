@@ -725,6 +725,8 @@ def validate(rig: Rig, params: list[RberParams] | None, blocks: list[int], pages
     With ``live`` the rig runs FLARES itself with those constants over its decoder and tables sent to it from
     those models, one run per scenario and page; nothing is replayed. ``guarded``: the host replays run guarded
     FLARES (a live run's policy is its configuration's)."""
+    if live:  # before any wear: every program's bake is told to the rig's FLARES
+        rig.require((1, 14), "ageing FLARES' pages by a bake (FLARES_CLOCK)")
     use = plan(blocks, params is None)
     worn: dict[int, int] = {}  # P/E cycles this run gave each block
 

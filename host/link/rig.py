@@ -555,13 +555,16 @@ class Rig:
             raise RigError(Opcode.FLARES_TABLES, Err.INTERNAL, f"the rig reports FLARES tables {got.crc:08x} after taking {blob.crc:08x}")
         return got
 
+    def require(self, version: tuple[int, int], what: str) -> None:
+        """Refuse, in one line, what a rig of an older protocol cannot do."""
+        if self.hello_info.version < version:
+            have, need = (".".join(map(str, v)) for v in (self.hello_info.version, version))
+            raise NandrigError(f"{self.t.description} speaks protocol {have}: {what} needs {need} (update its firmware)")
+
     def flares_clock(self, credit_s: int) -> int:
         """Set the 25 degC-equivalent seconds the target's data aged beyond the rig's clock (its bakes' Arrhenius
         equivalent less their duration: a total); FLARES' clock, with it, which the next program stamps."""
-        if self.hello_info.version < (1, 14):
-            v = ".".join(map(str, self.hello_info.version))
-            raise NandrigError(f"{self.t.description} speaks protocol {v}: FLARES in it cannot age data by a bake "
-                               "(FLARES_CLOCK needs 1.14; update its firmware)")
+        self.require((1, 14), "ageing FLARES' pages by a bake (FLARES_CLOCK)")
         f = self.call(Opcode.FLARES_CLOCK, P.FLARES_CLOCK_REQ.pack(credit_s))
         return P.FLARES_CLOCK_REPLY.unpack_exact(f.payload).now_s
 

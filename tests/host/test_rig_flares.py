@@ -16,6 +16,7 @@ from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.protocol import Cap, Decide, Err, Opcode, ProfileSource, TablesSource
 from nandrig.characterization import flares_wire as blobs
+from nandrig.host.engine.flares_validate import validate
 from nandrig.host.link.rig import FlaresRigTables, Rig, RigError
 from nandrig.host.link.transport import InProcessTransport
 
@@ -106,9 +107,23 @@ def test_profiles_persist_with_the_rig_state(tmp_path):
         rig.erase(BLOCK)
         t = rig.flares_program(BLOCK, 3, seed=1, pe=100).step.t
         rig.flares_read(BLOCK, 3, seed=1)
+        rig.flares_clock(2 * 365 * 86_400)  # a bake's credit to FLARES' clock goes with the state too
     with open_rig(state_path=state) as rig:
+        assert rig.t.rig.flares.clock_credit_s == 2 * 365 * 86_400
         r = rig.flares_read(BLOCK, 3, seed=1)
         assert (r.source, r.step.t) == (ProfileSource.RAM, t)
+
+
+def test_a_rig_of_an_older_protocol_is_refused_flares_clock_in_one_line():
+    with open_rig() as rig:
+        rig.hello_info = dataclasses.replace(rig.hello_info, version=(1, 13))
+        with pytest.raises(NandrigError, match=r"speaks protocol 1.13: ageing FLARES' pages by a bake \(FLARES_CLOCK\) "
+                                               r"needs 1.14 \(update its firmware\)"):
+            rig.flares_clock(0)
+        before = rig.time_ns()
+        with pytest.raises(NandrigError, match="needs 1.14"):  # a live validation, before any wear
+            validate(rig, None, list(range(1, 30)), (2, 3), live=FlaresConfig(guarded=True))
+        assert rig.time_ns() == before and all(b.pe == 0 for b in rig.t.rig.chip.blocks.values())
 
 
 @pytest.mark.parametrize("call, code", [
@@ -122,6 +137,7 @@ def test_profiles_persist_with_the_rig_state(tmp_path):
     (lambda r: r.flares_program(BLOCK, 0, seed=1, pe=1 << 17), Err.BAD_PARAMETER),
     (lambda r: r.flares_program(99, 0, seed=1, pe=1), Err.OUT_OF_RANGE),
     (lambda r: r.flares_read(BLOCK, 32, seed=1), Err.OUT_OF_RANGE),
+    (lambda r: r.call(Opcode.FLARES_CLOCK, b"\x00" * 4), Err.BAD_FRAME),
 ])
 def test_bad_requests_are_refused(call, code):
     with open_rig() as rig:
