@@ -317,7 +317,8 @@ class Validator:
             raise BlockRetired(block)
 
     def _program(self, trace: Trace, block: int, point: int, retention_h: float) -> None:
-        """Write the block, then bake it for ``retention_h`` at 25 degC's worth (at BAKE_C: minutes of the rig's clock)."""
+        """Write the block, then bake it at BAKE_C for ``retention_h`` at 25 degC's worth (minutes of the rig's
+        clock; FLARES' clock is told the rest)."""
         self._step_down(trace, block)
         pslc = self.mode.get(block) == "pslc"
         self.rig.erase(block)
