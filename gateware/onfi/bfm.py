@@ -116,32 +116,7 @@ class NandBusModel:
         """``capture``: the controller's one-cycle strobe, high after each edge at which it sampled DQ, and
         ``capture_lane`` which of ``pins.dq_i``'s samples it took (with input gearing: ``dq_i`` holds DQ at
         ``steps`` points of each cycle, the last at the edge); ``domain``: the PHY's clock (``clk_hz``)."""
-        names = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
-        sigs = [getattr(pins, n) for n in names]
-        steps = len(pins.dq_i) // 8
-        step = self.period / steps
-        n = 0
-        while True:
-            await ctx.tick(domain)
-            n += 1
-            now = n * self.period
-            cur = dict(zip(names, (ctx.get(s) for s in sigs)))
-            if cur != self.prev:
-                self._edges(now, cur)
-                self.prev = cur
-            if capture is not None and ctx.get(capture):  # sampled at this edge, where RE# may have risen too
-                lane = ctx.get(capture_lane) if capture_lane is not None else steps - 1
-                self._captured(now - (steps - 1 - lane) * step)
-            nxt = now + self.period  # the controller samples what we drive now by the next edge
-            ctx.set(pins.rb_n, 0 if self.busy.low(nxt) else 1)
-            word = 0
-            for k in range(steps):
-                dq = self._dq_at(nxt - (steps - 1 - k) * step)
-                if self.stuck_dq is not None:
-                    line, level = self.stuck_dq
-                    dq = dq | 1 << line if level else dq & ~(1 << line)
-                word |= dq << 8 * k
-            ctx.set(pins.dq_i, word)
+        await run_bus(ctx, [self], pins, capture, domain, capture_lane)
 
     def _dq_at(self, t: float) -> int:
         """The byte on DQ at time t, or its inverse outside every data-valid window less the board's setup and
@@ -450,6 +425,44 @@ class NandBusModel:
         self.ptr += 1
         if self.out is self.register:
             self.dout_times.append(now)
+
+
+PIN_NAMES = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
+
+
+async def run_bus(ctx, models: list[NandBusModel], pins, capture=None, domain: str = "sync", capture_lane=None) -> None:
+    """Chips on one bus: model k on CE# and R/B# bit k, all seeing DQ, CLE, ALE, WE#, RE# and WP#; DQ carries
+    the byte of the target selected last (the PHY captures only while one is selected). All share one clock."""
+    sigs = [getattr(pins, n) for n in PIN_NAMES]
+    period = models[0].period
+    steps = len(pins.dq_i) // 8
+    step = period / steps
+    n, talking = 0, models[0]
+    while True:
+        await ctx.tick(domain)
+        n += 1
+        now = n * period
+        shared = dict(zip(PIN_NAMES, (ctx.get(s) for s in sigs)))
+        for k, m in enumerate(models):
+            cur = shared | {"ce_n": shared["ce_n"] >> k & 1}
+            if not cur["ce_n"]:
+                talking = m
+            if cur != m.prev:
+                m._edges(now, cur)
+                m.prev = cur
+        if capture is not None and ctx.get(capture):  # sampled at this edge, where RE# may have risen too
+            lane = ctx.get(capture_lane) if capture_lane is not None else steps - 1
+            talking._captured(now - (steps - 1 - lane) * step)
+        nxt = now + period  # the controller samples what we drive now by the next edge
+        ctx.set(pins.rb_n, sum((0 if m.busy.low(nxt) else 1) << k for k, m in enumerate(models)))
+        word = 0
+        for k in range(steps):
+            dq = talking._dq_at(nxt - (steps - 1 - k) * step)
+            if talking.stuck_dq is not None:
+                line, level = talking.stuck_dq
+                dq = dq | 1 << line if level else dq & ~(1 << line)
+            word |= dq << 8 * k
+        ctx.set(pins.dq_i, word)
 
 
 def ns_per_byte(times: list[float]) -> float:

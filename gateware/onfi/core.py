@@ -23,9 +23,9 @@ from nandrig.gateware.onfi.buffer import PageBuffer
 from nandrig.gateware.onfi.counter import ErrorCounter
 from nandrig.gateware.onfi.link import NAND_DOMAIN, PhyLink
 from nandrig.gateware.onfi.pattern import Prbs31, walk_logic
-from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy, PinSignature
-from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, STATUS_LAYOUT,
-                                             OnfiOp, OnfiSource)
+from nandrig.gateware.onfi.phy import BEAT_LAYOUT, SYNC_STAGES, Kind, OnfiPhy, PinSignature
+from nandrig.gateware.onfi.registers import (BCH_CONTROL_LAYOUT, BCH_STATUS_LAYOUT, CONTROL_LAYOUT, OP_BITS,
+                                             STATUS_LAYOUT, OnfiOp, OnfiSource)
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 from nandrig.protocol import Limit
 
@@ -78,7 +78,7 @@ def addr(b: Byte) -> Step:
     return Step(Kind.ADDR, b)
 
 
-SEL, DESEL, WAIT, END = Step(Kind.SELECT), Step(Kind.DESELECT), Step(Kind.WAIT_RB), Step(None)
+SEL, DESEL, WAIT, SETTLE, END = Step(Kind.SELECT), Step(Kind.DESELECT), Step(Kind.WAIT_RB), Step(Kind.SETTLE), Step(None)
 COL = [addr(Byte.COL0), addr(Byte.COL1)]
 ROW = [addr(Byte.ROW0), addr(Byte.ROW1), addr(Byte.ROW2)]
 DATA_IN = Step(Kind.DIN, Byte.DATA, count=Count.LENGTH)
@@ -103,6 +103,9 @@ PROGRAMS: dict[OnfiOp, list[Step]] = {
     OnfiOp.READ_CACHE: [SEL, cmd(0x31), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.READ_CACHE_END: [SEL, cmd(0x3F), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
+    OnfiOp.ERASE_LAUNCH: [SEL, cmd(0x60), *ROW, cmd(0xD0), SETTLE, DESEL, END],
+    OnfiOp.PROGRAM_LAUNCH: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), SETTLE, DESEL, END],
+    OnfiOp.READ_LAUNCH: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), SETTLE, DESEL, END],
     # load the page register without confirming and read it back; the next 80h or 00h-30h overwrites it
     # (not RESET, which would also drop the chip to timing mode 0)
     OnfiOp.SELFTEST: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
@@ -129,8 +132,11 @@ class OnfiController(wiring.Component):
     sequencer idles, and a start of either waits for the other (``bch_ctrl``/``bch_stat``)."""
 
     def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, buffer_bytes: int = Limit.PAGE_BUFFER_BYTES, max_codewords: int = 32,
-                 bch: BchConfig | None = None, nand_clk_hz: float | None = None, capture_steps: int = 1) -> None:
-        """``capture_steps``: DQ samples per PHY cycle the board's input gearing gives (``pins.dq_i``)."""
+                 bch: BchConfig | None = None, nand_clk_hz: float | None = None, capture_steps: int = 1,
+                 targets: int = 1) -> None:
+        """``capture_steps``: DQ samples per PHY cycle the board's input gearing gives (``pins.dq_i``); ``targets``:
+        chips on the bus, each with its own CE# and R/B# (``pins.ce_n``/``rb_n`` bit k)."""
+        self.targets = targets
         self.clk_hz = clk_hz
         self.nand_clk_hz = nand_clk_hz  # None: the PHY runs on the system clock
         self.buffer_bytes = buffer_bytes
@@ -140,7 +146,7 @@ class OnfiController(wiring.Component):
         bch_ports = {"bch_ctrl": In(BCH_CONTROL_LAYOUT), "bch_start": In(1), "bch_stat": Out(BCH_STATUS_LAYOUT)} if bch else {}
         super().__init__({
             **bch_ports,
-            "pins": Out(PinSignature(capture_steps)),
+            "pins": Out(PinSignature(capture_steps, targets)),
             "ctrl": In(CONTROL_LAYOUT),
             "start": In(1),
             "stat": Out(STATUS_LAYOUT),
@@ -150,7 +156,7 @@ class OnfiController(wiring.Component):
             "cpu_wdata": In(32), "cpu_rdata": Out(32),
         })
         self._counter = counter
-        self.phy = OnfiPhy(nand_clk_hz or clk_hz, capture_steps)  # its capture strobe is what the bus model checks read timing by
+        self.phy = OnfiPhy(nand_clk_hz or clk_hz, capture_steps, targets)  # its capture strobe is what the bus model checks read timing by
 
     # The controller in six parts, emitted in this order (a later statement takes precedence in a cycle): its
     # parts and their wiring, the sequencer stepping through the operation's program, the beats it queues for the
@@ -186,7 +192,8 @@ class OnfiController(wiring.Component):
         rom_words, entry = assemble()
         rom = Array(Const(w, STEP_LAYOUT.size) for w in rom_words)
         end_of = {op: entry[op] + len(PROGRAMS[op]) - 1 for op in entry}
-        s.entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8) for op in range(16))  # unknown ops do nothing
+        s.entries = Array(Const(entry.get(op, end_of[OnfiOp.RESET]), 8)  # unknown ops do nothing
+                          for op in range(1 << OP_BITS))
 
         s.c = c = Signal(CONTROL_LAYOUT, name="c")  # operands latched at start
         s.pc = Signal(range(len(rom_words)), name="pc")
@@ -198,7 +205,12 @@ class OnfiController(wiring.Component):
         mod.submodules.link = link
         # set at start (wp_n by the CPU) and steady while the PHY works: each crosses on its own
         mod.d.comb += [link.mode.eq(c.mode), link.rd_trim.eq(c.rd_trim), link.timeout.eq(c.timeout),
-                       link.ccs.eq(c.ccs), link.wp_n.eq(self.ctrl.wp_n)]
+                       link.ccs.eq(c.ccs), link.target.eq(c.target), link.wp_n.eq(self.ctrl.wp_n)]
+        # every target's R/B# for the CPU, which polls it to schedule the targets: its own synchronizer here, in the
+        # system clock (a launch ends once the PHY's has seen the target busy, so this one has too by then)
+        ready = [Signal(self.targets, init=(1 << self.targets) - 1, name=f"ready{k}") for k in range(SYNC_STAGES)]
+        mod.d.sync += [ready[0].eq(self.pins.rb_n), *(b.eq(a) for a, b in zip(ready, ready[1:]))]
+        mod.d.comb += self.stat.ready.eq(ready[-1])
         s.count_of = lambda st: Mux(st.count == Count.ONE, 1, Mux(st.count == Count.FOUR, 4, c.length))
         s.step_nx = Signal(STEP_LAYOUT, name="step_nx")  # the step after this one, looked up in parallel
         mod.d.comb += s.step_nx.eq(rom[s.pc + 1])

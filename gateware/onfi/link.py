@@ -8,7 +8,7 @@ only DESELECT and the PHY carries out no beat after a timeout until it (it
 drops them), so the marker says the operation's bus work is over and every
 byte read has arrived before it: ordering by construction, not by counting
 synchronizer latencies. The marker also says whether a WAIT_RB timed out.
-``mode``, ``rd_trim``, ``timeout``, ``ccs`` and ``wp_n`` are set before an operation's
+``mode``, ``target``, ``rd_trim``, ``timeout``, ``ccs`` and ``wp_n`` are set before an operation's
 first beat and steady while it runs; each passes a two-flop synchronizer.
 ``busy_cycles`` (NAND clock cycles) is steady long before the marker arrives.
 """
@@ -20,7 +20,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import Component, In, Out
 
 from nandrig.gateware.onfi.phy import BEAT_LAYOUT, Kind, OnfiPhy
-from nandrig.gateware.onfi.registers import CCS_BITS, TRIM_BITS
+from nandrig.gateware.onfi.registers import CCS_BITS, TARGET_BITS, TRIM_BITS
 
 NAND_DOMAIN = "nand"
 BEAT_DEPTH = 16  # beats queued ahead: covers the write side's view of the read pointer, a few cycles late
@@ -32,7 +32,7 @@ class PhyLink(Component):
 
     def __init__(self, phy: OnfiPhy, two_clocks: bool) -> None:
         super().__init__({
-            "mode": In(range(6)), "rd_trim": In(TRIM_BITS), "timeout": In(32), "wp_n": In(1, init=1), "ccs": In(CCS_BITS),
+            "mode": In(range(6)), "target": In(TARGET_BITS), "rd_trim": In(TRIM_BITS), "timeout": In(32), "wp_n": In(1, init=1), "ccs": In(CCS_BITS),
             "rdata": Out(8), "rdata_valid": Out(1),
             "deselected": Out(1),  # one cycle: the operation's DESELECT is done and all its bytes have arrived
             "timed_out": Out(1),  # with deselected: a WAIT_RB of the operation gave up
@@ -75,7 +75,7 @@ class PhyLink(Component):
         rd_trim = Signal(signed(TRIM_BITS))
         mod.d.comb += rd_trim.eq(self.rd_trim)
         ins = [(self.mode, phy.mode), (rd_trim, phy.rd_trim), (self.timeout, phy.timeout), (self.wp_n, phy.wp_n),
-               (self.ccs, phy.ccs)]
+               (self.ccs, phy.ccs), (self.target, phy.target)]
         if not self.two_clocks:
             mod.d.comb += [dst.eq(src) for src, dst in ins]
             mod.d.comb += [self.rdata.eq(phy.rdata.payload), self.rdata_valid.eq(phy.rdata.valid),

@@ -1,9 +1,14 @@
 """ONFI asynchronous SDR PHY: one bus cycle per beat, every timing counted in system-clock cycles.
 
 The core sends beats (``CMD``, ``ADDR``, ``DIN``, ``DOUT``, ``WAIT_RB``,
-``SELECT``, ``DESELECT``); the PHY starts a beat only when the timings
+``SETTLE``, ``SELECT``, ``DESELECT``); the PHY starts a beat only when the timings
 between beats are met (tWHR, tRHW, tADL, tWB, tRR, tCS), so the sequencer
-above it cannot violate them. Per-mode cycle counts are a ROM built from
+above it cannot violate them.
+
+Several targets share the bus (DQ, CLE, ALE, WE#, RE#, WP#), each with its own CE# and R/B#: ``SELECT`` lowers
+the CE# of the run-time ``target``, whose R/B# ``WAIT_RB`` waits on. ``SETTLE`` waits tWB after the last WE#
+rise without waiting for ready: an operation that leaves its target busy (a launch) ends with the target's
+R/B# already low through the synchronizer, so whoever polls R/B# next never sees the stale ready. Per-mode cycle counts are a ROM built from
 :mod:`timing` at the build's clock, indexed by the run-time ``mode``; a chip
 starts in mode 0 and the firmware switches after SET FEATURES.
 
@@ -28,7 +33,7 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from nandrig.gateware.onfi.registers import CCS_BITS, TRIM_BITS
+from nandrig.gateware.onfi.registers import CCS_BITS, TARGET_BITS, TRIM_BITS
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, capture_depth, mode_cycles
 
 SYNC_STAGES = 2
@@ -42,6 +47,7 @@ class Kind(enum.IntEnum):
     WAIT_RB = 4
     SELECT = 5
     DESELECT = 6
+    SETTLE = 7  # tWB after the last WE# rise: the target's R/B# is low (synchronized) if the command made it busy
 
 
 BEAT_LAYOUT = data.StructLayout({"kind": 3, "data": 8})
@@ -49,12 +55,15 @@ BEAT_LAYOUT = data.StructLayout({"kind": 3, "data": 8})
 
 class PinSignature(wiring.Signature):
     """The NAND bus as seen from the FPGA (active-low names end in _n); DQ as o/oe/i for a tristate buffer,
-    ``dq_i`` as ``steps`` samples per PHY cycle (8 bits each, oldest first: the last is taken at the edge)."""
+    ``dq_i`` as ``steps`` samples per PHY cycle (8 bits each, oldest first: the last is taken at the edge);
+    ``ce_n`` and ``rb_n`` one bit per target (bit k: target k)."""
 
-    def __init__(self, steps: int = 1):
+    def __init__(self, steps: int = 1, targets: int = 1):
+        ones = (1 << targets) - 1
         super().__init__({
-            "ce_n": Out(1, init=1), "cle": Out(1), "ale": Out(1), "we_n": Out(1, init=1), "re_n": Out(1, init=1),
-            "wp_n": Out(1, init=1), "rb_n": In(1, init=1), "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8 * steps),
+            "ce_n": Out(targets, init=ones), "cle": Out(1), "ale": Out(1), "we_n": Out(1, init=1),
+            "re_n": Out(1, init=1), "wp_n": Out(1, init=1), "rb_n": In(targets, init=ones), "dq_o": Out(8),
+            "dq_oe": Out(1), "dq_i": In(8 * steps),
         })
 
 
@@ -118,13 +127,15 @@ class Since:
 
 
 class OnfiPhy(wiring.Component):
-    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, steps: int = 1) -> None:
+    def __init__(self, clk_hz: float = DEFAULT_CLK_HZ, steps: int = 1, targets: int = 1) -> None:
         assert steps & (steps - 1) == 0, "capture steps per cycle: a power of two"
-        self.clk_hz, self.steps = clk_hz, steps
+        assert 1 <= targets <= 1 << TARGET_BITS
+        self.clk_hz, self.steps, self.targets = clk_hz, steps, targets
         self.rom = TimingRom(clk_hz, steps)
         self.capture_lane = Signal(range(steps))  # which of dq_i's samples the last capture took (the bus model's)
         super().__init__({
-            "pins": Out(PinSignature(steps)),
+            "pins": Out(PinSignature(steps, targets)),
+            "target": In(TARGET_BITS),  # the CE# a SELECT lowers and the R/B# a WAIT_RB watches
             "mode": In(range(6)),
             "rd_trim": In(signed(TRIM_BITS)),
             "timeout": In(32),  # WAIT_RB gives up after this many cycles
@@ -171,9 +182,13 @@ class OnfiPhy(wiring.Component):
         mod.d.comb += s.since_wp.restart.eq(wp_prev != self.wp_n)
         s.after_e0 = Signal(name="after_e0")  # the last command was E0h: the next RE# fall waits tCCS
 
-        rb = Signal(SYNC_STAGES, init=(1 << SYNC_STAGES) - 1)
-        mod.d.sync += rb.eq(Cat(self.pins.rb_n, rb[:-1]))  # rb[-1] is the synchronized R/B#
-        s.rb_now = rb[-1]
+        # every target's R/B# through the first stages, the selected one into the last: the same latency at any
+        # count (the target changes only between operations), and no multiplexer after the flop the PHY waits on
+        n = self.targets
+        rb = [Signal(n, init=(1 << n) - 1, name=f"rb{k}") for k in range(SYNC_STAGES - 1)]
+        mod.d.sync += [rb[0].eq(self.pins.rb_n), *(b.eq(a) for a, b in zip(rb, rb[1:]))]
+        s.rb_now = Signal(init=1, name="rb_now")  # the synchronized R/B# of the selected target
+        mod.d.sync += s.rb_now.eq(rb[-1].bit_select(self.target, 1) if n > 1 else rb[-1])
         mod.d.comb += s.since_rb.restart.eq(~s.rb_now)
 
         s.kind = Signal(3, name="kind")
@@ -245,7 +260,7 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += gate.eq(dout_ok)
             with mod.Case(Kind.SELECT):
                 mod.d.comb += gate.eq(select_ok)
-            with mod.Case(Kind.WAIT_RB):
+            with mod.Case(Kind.WAIT_RB, Kind.SETTLE):
                 mod.d.comb += gate.eq(wait_ok)
             with mod.Case(Kind.DESELECT):
                 mod.d.comb += gate.eq(s.drained)
@@ -311,6 +326,7 @@ class OnfiPhy(wiring.Component):
                 with mod.Case(Kind.DOUT):
                     mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit), s.drained.eq(0)]
                 with mod.Case(Kind.SELECT):
-                    mod.d.sync += [p.ce_n.eq(0), s.ce_fell.eq(1)]
+                    one_hot = (Const(1, self.targets) << self.target)[:self.targets] if self.targets > 1 else 1
+                    mod.d.sync += [p.ce_n.eq(~one_hot), s.ce_fell.eq(1)]
                 with mod.Case(Kind.DESELECT):
-                    mod.d.sync += [p.ce_n.eq(1), s.ce_rose.eq(1), s.flushing.eq(0)]
+                    mod.d.sync += [p.ce_n.eq((1 << self.targets) - 1), s.ce_rose.eq(1), s.flushing.eq(0)]

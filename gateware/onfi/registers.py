@@ -24,6 +24,11 @@ class OnfiOp(enum.IntEnum):
     CACHE_PROGRAM = 12  # 80h ... 15h: the chip takes the next page while it programs this one
     READ_CACHE = 13  # 31h: out of the cache register the page read before, while the array reads the next
     READ_CACHE_END = 14  # 3Fh: the last page of a cache read
+    # launches: the operation's command, address and data cycles, then the bus is free while the target works;
+    # its R/B# (``ready``) says when, READ_STATUS gives the result, CHANGE_READ_COLUMN a read's data
+    ERASE_LAUNCH = 15
+    PROGRAM_LAUNCH = 16
+    READ_LAUNCH = 17
 
 
 class OnfiSource(enum.IntEnum):
@@ -32,14 +37,19 @@ class OnfiSource(enum.IntEnum):
     WALK = 2  # walking ones then zeros (interface self-test)
 
 
+OP_BITS = 5
+assert max(OnfiOp) < 1 << OP_BITS
+TARGET_BITS = (Limit.TARGETS_MAX - 1).bit_length()  # a build drives up to TARGETS_MAX chips, one CE# each
 TRIM_BITS = 4  # rd_trim: the protocol's CAPTURE_TRIM_MIN..CAPTURE_TRIM_MAX
 assert -(1 << TRIM_BITS - 1) == Limit.CAPTURE_TRIM_MIN and (1 << TRIM_BITS - 1) - 1 == Limit.CAPTURE_TRIM_MAX
 CCS_BITS = 10  # the tCCS register: PHY cycles, 10 us at 100 MHz, far beyond any part's figure
 
 CONTROL = [
-    ("op", 4, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
-              "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued by "
-              "the firmware, READ_UNIQUE_ID, CACHE_PROGRAM, READ_CACHE, READ_CACHE_END)"),
+    ("op", OP_BITS, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
+                    "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued "
+                    "by the firmware, READ_UNIQUE_ID, CACHE_PROGRAM, READ_CACHE, READ_CACHE_END; ERASE_LAUNCH, "
+                    "PROGRAM_LAUNCH, READ_LAUNCH: end once the target is busy, without waiting for it)"),
+    ("target", TARGET_BITS, "Target (CE#) the operation selects and whose R/B# it waits on"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", Limit.ROW_BITS, "Row address: page | block << page bits | LUN << (page + block bits), each field "
                             "as wide as its count rounded up to a power of two"),
@@ -60,6 +70,8 @@ CONTROL = [
 
 STATUS = [
     ("busy", 1, "An operation is running"),
+    ("ready", Limit.TARGETS_MAX, "R/B# of each target, synchronized: bit k high when target k is ready (0 where "
+                                 "the build has no target k)"),
     ("timed_out", 1, "The last operation gave up waiting for R/B#"),
     ("chip_status", 8, "Status byte read after ERASE/PROGRAM, or by READ_STATUS"),
     ("busy_cycles", 32, "Chip busy time of the last R/B# wait (PHY cycles, WE# high of the confirm to R/B# high)"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from amaranth.sim import Simulator
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.gateware.onfi.bfm import NandBusModel
+from nandrig.gateware.onfi.bfm import NandBusModel, run_bus
 from nandrig.gateware.onfi.core import OnfiController
 from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import CONTROL, STATUS, OnfiOp, OnfiSource
@@ -17,7 +17,7 @@ DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": OnfiSource.B
 class Driver:
     """What firmware does through the registers, as testbench calls."""
 
-    def __init__(self, ctx, dut: OnfiController, model: NandBusModel) -> None:
+    def __init__(self, ctx, dut: OnfiController, model: NandBusModel | list[NandBusModel]) -> None:
         self.ctx, self.dut, self.model = ctx, dut, model
         self.ctrl = {name: 0 for name, _, _ in CONTROL} | DEFAULTS
 
@@ -36,6 +36,14 @@ class Driver:
                 return self.status()
             await ctx.tick()
         raise AssertionError(f"{op.name} still busy after {MAX_OP_CYCLES} cycles")
+
+    async def until_ready(self, target: int) -> int:
+        """Cycles until the target's R/B# (the ``ready`` status) is high, as firmware polls it."""
+        for n in range(MAX_OP_CYCLES):
+            if self.ctx.get(self.dut.stat.ready) >> target & 1:
+                return n
+            await self.ctx.tick()
+        raise AssertionError(f"target {target} still busy after {MAX_OP_CYCLES} cycles")
 
     def status(self) -> dict:
         v = self.ctx.get(self.dut.stat)
@@ -76,17 +84,19 @@ class Driver:
         return [int(a[k]) for k in range(8)], [int(b[k]) for k in range(8)]
 
 
-def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
+def run(chip: VirtualChip | list[VirtualChip], script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
         nand_clk_hz: float | None = None, nand_phase: float = 0.0, capture_steps: int = 1,
-        **model) -> tuple[object, NandBusModel]:
+        **model) -> tuple[object, NandBusModel | list[NandBusModel]]:
     """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``);
     with ``nand_clk_hz`` the PHY runs on a clock of its own, its edges ``nand_phase`` of a period late;
     ``capture_steps``: DQ samples per PHY cycle (input gearing), which the bus model drives at their own times.
+    A list of chips puts them on one bus, chip k on CE# k (the controller built for that many targets).
 
-    Returns (what the script returned, the bus model with its log).
+    Returns (what the script returned, the bus model with its log, or the list of them).
     """
-    dut = OnfiController(clk_hz, nand_clk_hz=nand_clk_hz, capture_steps=capture_steps)
-    bfm = NandBusModel(chip, nand_clk_hz or clk_hz, **model)
+    chips = chip if isinstance(chip, list) else [chip]
+    dut = OnfiController(clk_hz, nand_clk_hz=nand_clk_hz, capture_steps=capture_steps, targets=len(chips))
+    bfms = [NandBusModel(c, nand_clk_hz or clk_hz, **model) for c in chips]
     sim = Simulator(dut)
     sim.add_clock(1 / clk_hz)
     if nand_clk_hz:
@@ -94,10 +104,11 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
     result = []
 
     async def bus(ctx):
-        await bfm.run(ctx, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync", dut.phy.capture_lane)
+        await run_bus(ctx, bfms, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync",
+                      dut.phy.capture_lane)
 
     async def main(ctx):
-        result.append(await script(Driver(ctx, dut, bfm)))
+        result.append(await script(Driver(ctx, dut, bfms[0] if len(bfms) == 1 else bfms)))
 
     sim.add_testbench(bus, background=True)
     sim.add_testbench(main)
@@ -106,4 +117,4 @@ def run(chip: VirtualChip, script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | No
             sim.run()
     else:
         sim.run()
-    return result[0], bfm
+    return result[0], bfms if isinstance(chip, list) else bfms[0]

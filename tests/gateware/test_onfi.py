@@ -501,3 +501,60 @@ def test_bench_onfi_reports_every_mode(run_cli):
         assert r["capture_setup_margin_ns"] >= 2.0 and r["capture_hold_margin_ns"] >= 1.0
         assert 0 < r["program_overhead_ns"] < 2000 and 0 < r["read_overhead_ns"] < 2000
         assert r["write_cycle_ns"] == mode_cycles(r["mode"]).write_cycle * PERIOD
+
+
+@pytest.mark.parametrize("clk_hz,nand_hz,phase", CLOCKS[:2])
+def test_targets_share_the_bus_while_each_array_works(clk_hz, nand_hz, phase):
+    """Three chips on one bus, each on its own CE# and R/B#: a launch leaves its target busy and the bus free, so
+    the next target erases, programs and reads meanwhile; each target's R/B# is its own (a wait on one is not
+    held by another's busy time); no operation reaches a target it did not select."""
+    chips = [VirtualChip("mlc-small", seed=s) for s in (3, 4, 5)]
+    blk = max(good_block(c) for c in chips)
+    assert all(good_block(c, blk) == blk for c in chips)
+    n = chips[0].geometry.raw_page_bytes
+    seeds = {0: page_seed(CAMPAIGN, blk, 0), 2: page_seed(CAMPAIGN + 1, blk, 0)}
+    r = row(chips[0], blk, 0)
+
+    async def on(d, target, op, **kw):
+        d.ctrl["target"] = target
+        return await d.op(op, **kw)
+
+    async def script(d):
+        busy_seen = []
+        for t in range(3):
+            await on(d, t, OnfiOp.RESET)
+            await on(d, t, OnfiOp.SET_FEATURES, faddr=0x01, params=5)
+        d.ctrl["mode"] = 5
+        for op, kw in ((OnfiOp.ERASE_LAUNCH, {}), (OnfiOp.PROGRAM_LAUNCH, {"length": n, "src": OnfiSource.PRBS})):
+            for t in (0, 2):
+                await on(d, t, op, row=r, **kw, **({"seed": seeds[t]} if kw else {}))
+                busy_seen.append(d.status()["ready"])
+            # target 1 answers while both arrays work: its parameter page's R/B# wait is its own
+            ident = await on(d, 1, OnfiOp.READ_PARAM, length=256, src=OnfiSource.BUFFER)
+            assert not ident["timed_out"]
+            busy_seen.append(d.status()["ready"])
+            for t in (0, 2):
+                await d.until_ready(t)
+                assert (await on(d, t, OnfiOp.READ_STATUS))["chip_status"] & 0x41 == 0x40
+        reads = {}
+        for t in (0, 2):
+            await on(d, t, OnfiOp.READ_LAUNCH, row=r)
+        for t in (0, 2):
+            await d.until_ready(t)
+            st = await on(d, t, OnfiOp.CHANGE_READ_COLUMN, col=0, length=n, src=OnfiSource.PRBS, seed=seeds[t])
+            reads[t] = st, await d.read_buffer(n)
+        return busy_seen, reads
+
+    (busy_seen, reads), bfms = run(chips, script, clk_hz, nand_clk_hz=nand_hz, nand_phase=phase, busy_scale=0.25)
+    assert [b.log.violation_count for b in bfms] == [0, 0, 0], [b.log.violations[:3] for b in bfms]
+    # after each launch its target is busy, after the other's launch both are, and target 1's wait ended with
+    # target 2 still busy; target 1 stays ready
+    assert [b & m for b, m in zip(busy_seen, [0b111, 0b111, 0b110] * 2)] == [0b110, 0b010, 0b010] * 2
+    for t in (0, 2):
+        st, got = reads[t]
+        want = prbs31_bytes(seeds[t], n)
+        assert got == chips[t].read(blk, 0).data  # the page as target t's own chip holds it
+        assert (st["err_1to0"], st["err_0to1"]) == flips(bits(want), bits(got))
+        assert st["err_1to0"] + st["err_0to1"] < n  # programmed with its own seed, not the other target's
+    assert not any(name in ("erase", "program", "read") for name, _, _ in bfms[1].log.ops)
+    assert chips[1].pe_count(blk) == 0 and chips[0].pe_count(blk) == chips[2].pe_count(blk) == 1
