@@ -154,14 +154,23 @@ static int8_t find_retry(const struct chip *c)
 	return -1;
 }
 
-int onfi_identify(struct chip *c)
+void onfi_select(const struct chip *c)
+{
+	onfi_target_write(c->target);
+	onfi_mode_write(c->mode);
+	set_trim(c->rd_trim);
+	onfi_ccs_write(c->ccs);
+}
+
+int onfi_identify(struct chip *c, uint8_t target)
 {
 	static struct param_info p;
 	memset(c, 0, sizeof *c);
+	c->target = target;
+	onfi_select(c);
 	c->retry = -1;
 	c->capture_step_ps = ONFI_CAPTURE_STEP_PS;
 	onfi_wp_n_write(1);
-	onfi_ccs_write(0);  /* until the parameter page gives the part's own */
 	onfi_timeout_write(ONFI_CLOCK_FREQUENCY);  /* 1 s: far beyond any tBERS */
 	onfi_reset();
 	c->capture = CAPTURE_NO_WINDOW;
@@ -180,7 +189,8 @@ int onfi_identify(struct chip *c)
 	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up; parts give 100-500 ns, the
 	 * field holds ONFI_CCS_MAX (10 us at 100 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
 	uint32_t ccs = (p.t_ccs_ns + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE;
-	onfi_ccs_write(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
+	c->ccs = (uint16_t)(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
+	onfi_ccs_write(c->ccs);
 	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);
 	memcpy(c->model, p.model, sizeof c->model);
 	c->retry = find_retry(c);

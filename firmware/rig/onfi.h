@@ -5,8 +5,11 @@
 #include "onfi_facts.h"
 #include "capture.h"
 #include "param_page.h"
+#include "protocol.h"
 
+/* what the rig knows of the chip on one target (CE#): identity, geometry, its bus settings, its factory marks */
 struct chip {
+	uint8_t target;  /* its CE# */
 	uint8_t id[5];
 	char manufacturer[12], model[20];
 	uint32_t page_bytes, pages_per_block, blocks;  /* blocks: all LUNs'; LUN = block >> block_bits */
@@ -22,6 +25,10 @@ struct chip {
 	uint8_t has_uid;  /* the chip gave a unique ID whose complement checked out */
 	int8_t retry;  /* its read-retry table (retry_table()), -1 for none: its references stay where they are */
 	uint8_t uid[ONFI_UNIQUE_ID_BYTES];
+	uint16_t ccs;  /* its tCCS in PHY cycles (0: ONFI's 500 ns) */
+	/* factory marks as read before the first erase (page_io.c): MAX_BLOCKS (protocol.h) bounds the chips the rig
+	 * drives (param_page_check_rig), so every block has its bit */
+	uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
 };
 
 struct op_result {
@@ -32,9 +39,13 @@ struct op_result {
 
 enum { ONFI_SRC_BUFFER = 0, ONFI_SRC_PRBS = 1 };
 
-/* 0, or -1 when no capture trim reads the chip in mode 0, or its parameter page describes no chip this rig
- * drives (param_status says why; the geometry stays zero, so every chip command is out of range) */
-int onfi_identify(struct chip *c);
+/* identifies the chip on CE# target: 0, or -1 when no capture trim reads it in mode 0 (an empty socket too), or
+ * its parameter page describes no chip this rig drives (param_status says why; the geometry stays zero, so every
+ * chip command is out of range) */
+int onfi_identify(struct chip *c, uint8_t target);
+/* the controller's per-target settings (CE#, timing mode, capture trim, tCCS) from c: every operation after
+ * this one addresses c's target, until the next */
+void onfi_select(const struct chip *c);
 /* sweeps the read-capture trim in the current mode and settles on the centre of the passing window:
  * 0, or -1 (trim unchanged) when no trim reads READ ID "ONFI" and a valid parameter-page copy */
 int onfi_calibrate(struct chip *c);

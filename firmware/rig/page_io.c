@@ -2,9 +2,6 @@
  * operation's CHIP_RESULT. */
 #include "page_io.h"
 
-/* MAX_BLOCKS (protocol.h) bounds the chips the rig drives (param_page_check_rig): every block has its bit */
-static uint8_t bad_known[MAX_BLOCKS / 8], bad_mark[MAX_BLOCKS / 8];
-
 uint32_t raw_bytes(void) { return rig.chip->page_bytes + rig.chip->spare_bytes; }
 
 int check_blocks(uint32_t first, uint32_t count)
@@ -28,7 +25,8 @@ static int marked(uint32_t block, uint32_t page)
 
 int is_bad(uint32_t block)
 {
-	const struct chip *c = rig.chip;
+	struct chip *c = rig.chip;
+	uint8_t *bad_known = c->bad_known, *bad_mark = c->bad_mark;
 	if (!(bad_known[block / 8] >> (block % 8) & 1)) {
 		int bad;
 		if (c->bits_per_cell > 1 && bbm_last_page_mlc(c->id[0]))

@@ -15,12 +15,13 @@ struct request {
 };
 
 struct rig {
-	struct chip *chip;  /* target 0's: this build drives one chip (targets = 1) */
-	uint8_t targets;  /* INFO's: bit k for a chip on CE# k */
+	struct chip *chips;  /* chips[k] on CE# k, as many as the build has targets */
+	struct chip *chip;  /* the one the request being served addresses (its target) */
+	uint8_t targets;  /* INFO's: bit k for a chip on CE# k (target 0 always: it answers for the rig) */
 	uint8_t kind;
 	uint32_t caps, session;
 	uint32_t holder;  /* the host session holding the rig (HELLO), 0 when free */
-	uint8_t t_max;  /* the BCH engine's, limited by what the spare area holds */
+	uint8_t t_max;  /* the BCH engine's, limited by what the addressed chip's spare area holds */
 };
 extern struct rig rig;
 

@@ -142,6 +142,22 @@ static command_fn find(uint8_t op)
 	}
 }
 
+/* FLARES' tables and page profiles fill the SRAM for one chip, and the supply front end is on socket 0's VCC:
+ * this firmware runs those on target 0 only */
+static int target_zero_only(uint8_t op)
+{
+	return op == OP_ENERGY || op == OP_FLARES_CONFIG || op == OP_FLARES_PROGRAM || op == OP_FLARES_READ
+	       || op == OP_FLARES_TABLES || op == OP_FLARES_CLOCK;
+}
+
+/* the request's chip: the controller's settings and the spare's t_max are that target's */
+static void select_target(uint16_t target)
+{
+	rig.chip = &rig.chips[target];
+	rig.t_max = bch_t_max(rig.chip->page_bytes, rig.chip->spare_bytes, RIG_CODEWORD_BYTES);
+	onfi_select(rig.chip);
+}
+
 static void handle(const struct request *q)
 {
 	struct cached *e = &cache[0];
@@ -165,8 +181,12 @@ static void handle(const struct request *q)
 		st = E_UNKNOWN_COMMAND;
 	else if (q->target >= TARGETS_MAX || !(rig.targets >> q->target & 1))
 		st = E_OUT_OF_RANGE;  /* no chip on that CE# */
-	else
+	else if (q->target && target_zero_only(q->op))
+		st = E_UNSUPPORTED;
+	else {
+		select_target(q->target);
 		n = h(q, reply + FRAME_HEAD_BYTES, &st);
+	}
 	if (!STATUS_KEEPS_PAYLOAD(st))
 		n = 0;
 	if (!h || OP_UNCACHED(q->op)) {
@@ -181,15 +201,15 @@ static void handle(const struct request *q)
 	link_write(e->frame, e->len);
 }
 
-void server_init(struct chip *c, uint8_t rig_kind, uint32_t capabilities)
+void server_init(struct chip *chips, uint8_t present, uint8_t rig_kind, uint32_t capabilities)
 {
-	rig.chip = c;
-	rig.targets = 1;  /* one CE#: this build's controller drives one chip */
+	rig.chips = chips;
+	rig.targets = present | 1;
 	rig.kind = rig_kind;
 	rig.caps = capabilities;
-	rig.t_max = bch_t_max(c->page_bytes, c->spare_bytes, RIG_CODEWORD_BYTES);
+	select_target(0);
 	if (rig.t_max)
-		rig.caps |= CAP_FLARES;  /* FLARES needs the decoder and room in the spare */
+		rig.caps |= CAP_FLARES;  /* FLARES needs the decoder and room in target 0's spare */
 	flares_defaults();
 	job_on_poll(answer_while_busy);
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "onfi.h"
 
-void server_init(struct chip *c, uint8_t rig_kind, uint32_t caps);
+/* chips[k] on CE# k; present: bit k when a chip answered there (target 0 is listed either way) */
+void server_init(struct chip *chips, uint8_t present, uint8_t rig_kind, uint32_t caps);
 void server_step(void);  /* take waiting bytes from the link, answer complete frames */
 #endif

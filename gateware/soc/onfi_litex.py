@@ -27,13 +27,16 @@ PINS = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n")
 
 
 class OnfiCore(Module, AutoCSR):
-    """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation)."""
+    """``pads``: ce_n, cle, ale, we_n, re_n, wp_n, rb_n and either dq (tristate, boards) or dq_o/dq_oe/dq_i (simulation);
+    ``ce_n`` and ``rb_n`` one bit per target (socket), as many as the board has."""
 
     def __init__(self, platform, pads, clocks: Clocks, out_dir: Path, bch: BchConfig | None = None) -> None:
         """With ``clocks.nand_hz`` the PHY runs in the SoC's ``nand`` clock domain."""
         steps = clocks.capture_steps
+        self.targets = targets = len(pads.ce_n)
+        assert len(pads.rb_n) == targets
         add_amaranth(platform, OnfiController(clk_hz=clocks.sys_hz, bch=bch, nand_clk_hz=clocks.nand_hz,
-                                              capture_steps=steps), NAME, out_dir)
+                                              capture_steps=steps, targets=targets), NAME, out_dir)
         if clocks.nand_hz:
             extra_ports = {"i_nand_clk": ClockSignal(NAND_DOMAIN), "i_nand_rst": ResetSignal(NAND_DOMAIN)}
         else:
@@ -56,7 +59,7 @@ class OnfiCore(Module, AutoCSR):
         self.sync += ack.eq(bus.cyc & bus.stb & ~ack)
         self.comb += bus.ack.eq(ack)
 
-        self.pins = pins = {n: Signal(name=f"nand_{n}") for n in PINS}  # as the PHY drives them
+        self.pins = pins = {n: Signal(targets if n == "ce_n" else 1, name=f"nand_{n}") for n in PINS}  # as the PHY drives them
         dq_o, dq_oe, dq_i = Signal(8), Signal(), Signal(8 * steps)
         for n in PINS:
             self.comb += getattr(pads, n).eq(pins[n])

@@ -43,7 +43,11 @@ class RigSoC(SoCCore):
     def __init__(self, platform, crg, clocks: Clocks, nand_pads, out_dir: Path, *, uart_name: str,
                  firmware: Path | None = None, sram_size: int = 0x3_0000, vtime_pads=None,
                  bch: BchConfig | None = BchConfig()) -> None:
-        """``crg`` provides ``sys`` and, with ``clocks.nand_hz``, the PHY's ``nand`` domain."""
+        """``crg`` provides ``sys`` and, with ``clocks.nand_hz``, the PHY's ``nand`` domain; ``nand_pads``' ``ce_n``
+        is as wide as the board has targets (each chip's record and factory marks take a further 4 KiB of SRAM:
+        a bank more beside several)."""
+        if len(nand_pads.ce_n) > 1:
+            sram_size += 0x1_0000
         SoCCore.__init__(self, platform, clk_freq=clocks.sys_hz, ident="nandrig rig", cpu_type="vexriscv",
                          cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,
                          uart_name=uart_name, timer_uptime=True)
@@ -51,6 +55,7 @@ class RigSoC(SoCCore):
         self.firmware = firmware
         self.onfi = OnfiCore(platform, nand_pads, clocks, out_dir, bch=bch)
         self.add_constant("ONFI_CLOCK_FREQUENCY", clocks.phy_hz)  # busy times and timeouts count its cycles
+        self.add_constant("ONFI_TARGETS", self.onfi.targets)  # sockets on the bus: the firmware looks for a chip in each
         self.add_constant("ONFI_CCS_MAX", (1 << CCS_BITS) - 1)
         if bch is not None:  # the firmware's BCH driver sizes codewords and parity from these
             for name, value in (("M", bch.m), ("K_BYTES", bch.k_bytes), ("T_MAX", bch.t_max)):

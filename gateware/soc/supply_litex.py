@@ -40,7 +40,7 @@ class SupplyCore(Module, AutoCSR):
             totals[f"o_{p}_total"] = Cat(s.status, n.status)
         # a data byte on the bus: RE# low, or WE# low outside command and address cycles, at the PHY's clock
         strobe = Signal()
-        self.comb += strobe.eq(~pins["ce_n"] & (~pins["re_n"] | (~pins["we_n"] & ~pins["cle"] & ~pins["ale"])))
+        self.comb += strobe.eq(~pins["ce_n"][0] & (~pins["re_n"] | (~pins["we_n"] & ~pins["cle"] & ~pins["ale"])))
         stretch = _Stretch(strobe)
         self.submodules += ClockDomainsRenamer("nand")(stretch) if clocks.nand_hz else stretch
         busy, data_cycle = Signal(), Signal()

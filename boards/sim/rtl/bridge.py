@@ -1,4 +1,4 @@
-"""The chip server behind the RTL rig's NAND pins: the virtual chip's bus model, driven by bus cycles.
+"""The chip server behind the RTL rig's NAND pins: each target's virtual chip's bus model, driven by bus cycles.
 
 The Verilator module ``nandbridge`` turns pin activity into bus cycles and
 sends them here; they go to the same :class:`NandBusModel` that checks the
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
 
-HEADER = struct.Struct("<BBQI")
+HEADER = struct.Struct("<BBBQI")  # kind, target, wp_n, now_ns, payload bytes
 REPLY = struct.Struct("<IBBBIII")  # busy_ns, status, has_out, mode, array_ns, busy_ua, n
 CMD, ADDR, DIN, ADVANCE = 1, 2, 3, 4
 NS_PER_HOUR = 3.6e12
@@ -88,24 +88,32 @@ def _recv(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def serve(bridge: ChipBridge, lsock: socket.socket, after: callable = lambda: None) -> None:
+def handle(bridges: dict[int, ChipBridge], target: int, kind: int, wp_n: int, now_ns: int, payload: bytes) -> bytes:
+    """A message for one target's chip; ADVANCE moves every chip's clock (the rig has one), answered by target's."""
+    if kind == ADVANCE:
+        replies = {k: b.handle(kind, wp_n, now_ns, payload) for k, b in bridges.items()}
+        return replies[target]
+    return bridges[target].handle(kind, wp_n, now_ns, payload)
+
+
+def serve(bridges: dict[int, ChipBridge], lsock: socket.socket, after: callable = lambda: None) -> None:
     """Serve one simulator connection until it closes; ``after`` runs after every message (state saving)."""
     conn, _ = lsock.accept()
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     with conn:
         try:
             while True:
-                kind, wp_n, now_ns, n = HEADER.unpack(_recv(conn, HEADER.size))
-                reply = bridge.handle(kind, wp_n, now_ns, _recv(conn, n) if n else b"")
+                kind, target, wp_n, now_ns, n = HEADER.unpack(_recv(conn, HEADER.size))
+                reply = handle(bridges, target, kind, wp_n, now_ns, _recv(conn, n) if n else b"")
                 after()
                 conn.sendall(reply)
         except ConnectionError:
             return
 
 
-def start(bridge: ChipBridge) -> tuple[int, threading.Thread]:
+def start(bridges: dict[int, ChipBridge]) -> tuple[int, threading.Thread]:
     lsock = socket.create_server(("127.0.0.1", 0))
     port = lsock.getsockname()[1]
-    th = threading.Thread(target=serve, args=(bridge, lsock), daemon=True)
+    th = threading.Thread(target=serve, args=(bridges, lsock), daemon=True)
     th.start()
     return port, th

@@ -15,6 +15,7 @@ from nandrig.virtual_chip.power import Power
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.supply import FRONT_END
 from nandrig.errors import NandrigError
+from nandrig.protocol import Limit
 from nandrig.firmware import check_stack
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.clocks import DEFAULT_CLOCKS as CLOCKS, Clocks
@@ -31,6 +32,8 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # next value each clock, the decoder's too, which slows the simulation about sixfold (docs/rtl-rig.md), hence two
 # builds, the small t_max and the narrow engine (16 lanes and the full bank ran at 0.57 of its speed)
 RTL_BCH = BchConfig(t_max=14, chien_parallelism=8, bm_bank="half")
+# the simulated board's sockets: every RTL rig has them all (one build), a chip in those a test or user fills
+RTL_TARGETS = Limit.TARGETS_MAX
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", REPO / "gateware" / "supply",
            REPO / "nandrig" / "chip" / "supply.py", FIRMWARE,
            REPO / "firmware" / "flares", BRIDGE, UART, Path(__file__),
@@ -60,7 +63,8 @@ def _io(capture_steps: int = 1):
         ("serial", 0, Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
          Subsignal("source_data", Pins(8)), Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
          Subsignal("sink_data", Pins(8))),
-        ("nand", 0, *[Subsignal(n, Pins(1)) for n in ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n", "dq_oe")],
+        ("nand", 0, *[Subsignal(n, Pins(1)) for n in ("cle", "ale", "we_n", "re_n", "wp_n", "dq_oe")],
+         Subsignal("ce_n", Pins(RTL_TARGETS)), Subsignal("rb_n", Pins(RTL_TARGETS)),
          Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8 * capture_steps)),
          Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16)),
          *[Subsignal(n, Pins(1)) for n in ADC_PADS]),
@@ -71,22 +75,26 @@ def build_dir(board: str | None, bch: bool) -> Path:
     return REPO / "build" / ("rtl-rig" + (f"-{board}" if board else "") + ("-bch" if bch else ""))
 
 
-def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: Power = Power()) -> dict:
-    """The nandbridge module's arguments: the chip server's port, what shapes DQ's data-valid windows, the
-    wiring's faults, and what the front end's ADC reads: the chip's transfer and idle currents (its busy current
-    comes with each operation), the current per code, and how long after a data byte the bus counts as
-    transferring (the meter's window)."""
+def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: Power = Power(),
+                delays: dict[int, float] | None = None) -> dict:
+    """The nandbridge module's arguments: the chip server's port, what shapes DQ's data-valid windows (each
+    socket's round-trip delay: ``delays``, target -> ns, the sockets with a chip; target 0 alone with
+    ``wiring``'s), the wiring's faults, and what the front end's ADC reads: the chip's transfer and idle currents
+    (its busy current comes with each operation), the current per code, and how long after a data byte the bus
+    counts as transferring (the meter's window)."""
     from nandrig.chip.timing import EDO_BELOW_NS, MODES
 
     ps = lambda ns: round(ns * 1000)  # noqa: E731
+    delays = delays or {0: wiring.delay_ns}
     return {"port": chip_port, "timing_ps": [[ps(t.tREA), ps(t.tRHOH), ps(t.tRLOH)] for t in MODES.values()],
-            "delay_ps": ps(wiring.delay_ns), "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args(),
+            "delay_ps": [ps(delays.get(k, 0.0)) for k in range(RTL_TARGETS)], "targets": sorted(delays),
+            "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args(),
             "adc": {"na_per_code": FRONT_END.na_per_code, "io_ua": round(power.icc_io_ma * 1000),
                     "idle_ua": round(power.icc_idle_ma * 1000), "recent_ns": round(RECENT_CYCLES * 1e9 / clocks.sys_hz)}}
 
 
 def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring(),
-               power: Power = Power()):
+               power: Power = Power(), delays: dict[int, float] | None = None):
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
@@ -96,7 +104,7 @@ def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, 
     cfg.add_module("uartbridge", "serial", args={"port": uart_port})
     # the bridge sees the pins at the PHY's clock edges
     cfg.add_module("nandbridge", "nand", clocks="nand_clk" if clocks.nand_hz else "sys_clk",
-                   args=bridge_args(chip_port, wiring, clocks, power))
+                   args=bridge_args(chip_port, wiring, clocks, power, delays))
     return cfg
 
 

@@ -8,6 +8,7 @@
 #include "onfi.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "bring_up.h"
 #include "server.h"
 #include "unique_id.h"
 #include "supply.h"
@@ -46,20 +47,10 @@ static struct chip the_chip;
 
 void stub_set_hooks(const struct bus_hooks *h) { hooks = *h; }
 
-/* as main.c: identify, the fastest mode some trim reads, then serve */
+/* as main.c, with one target */
 void stub_start(uint8_t kind, uint32_t caps)
 {
-	if (onfi_identify(&the_chip) == 0) {
-		int m = 5;
-		while (m > 0 && !(the_chip.timing_modes >> m & 1 && onfi_set_timing_mode(&the_chip, (uint8_t)m) == 0
-		                  && onfi_calibrate(&the_chip) == 0))
-			m--;
-		if (m == 0 && the_chip.mode != 0) {
-			onfi_set_timing_mode(&the_chip, 0);
-			onfi_calibrate(&the_chip);
-		}
-	}
-	server_init(&the_chip, kind, caps);
+	server_init(&the_chip, bring_up(&the_chip, 1), kind, caps);
 }
 
 /* one request's bytes in, the replies out */
@@ -127,11 +118,14 @@ static void begin(int kind, uint32_t block, uint32_t page, int src, uint32_t see
 }
 
 /* onfi.c's identification with the bus's answers: the parameter page decoded by the firmware's own rules */
-int onfi_identify(struct chip *c)
+void onfi_select(const struct chip *c) { (void)c; }
+
+int onfi_identify(struct chip *c, uint8_t target)
 {
 	static struct param_info p;
 	static uint8_t param[PARAM_PAGE_REPLY_BYTES];
 	memset(c, 0, sizeof *c);
+	c->target = target;
 	c->retry = -1;
 	c->capture_step_ps = hooks.capture_step_ps;
 	onfi_reset();

@@ -18,6 +18,10 @@
  * Faulty DQ lines (stuck at 0 or 1, pairs shorted together) change every byte crossing DQ in either
  * direction, commands and addresses too (nandrig.boards.sim.wiring).
  *
+ * Up to eight targets share the bus, each with its own CE# and R/B# (bit k of ce_n and rb_n) and its own chip
+ * behind the server (every message names its target); a socket the arguments do not list is empty: its R/B#
+ * stays pulled up and nothing answers on DQ. Each socket has its own round-trip delay (its traces).
+ *
  * The front end's ADC (an AD7476A on the supply-current amplifier, nandrig/chip/supply.py) is modelled here too:
  * at CS# falling it samples the chip's current then, the operation's own while its array works (the chip server
  * gives it with each operation), the bus's while a data byte crossed within the meter's window, else the idle
@@ -43,6 +47,7 @@ enum { MSG_CMD = 1, MSG_ADDR = 2, MSG_DIN = 3, MSG_ADVANCE = 4 };
 #define MODES 6
 #define SHORTS_MAX 8
 #define IN_FLIGHT 8  /* bytes whose windows are tracked: a long board delay keeps several on the way back */
+#define TARGETS 8
 
 struct byte_window {  /* one output byte and when DQ carries it, in ps */
 	uint8_t value;
@@ -58,9 +63,18 @@ struct adc {
 	int left, prev_cs, prev_sclk;
 };
 
+struct target_s {  /* one socket: what its chip has to output, its status and busy time, its traces' delay */
+	int present;
+	uint8_t out[OUT_MAX];
+	uint32_t out_len, out_ptr;
+	int status_mode;
+	uint8_t status, mode;
+	uint64_t busy_end_ns, delay_ps;
+};
+
 struct session_s {
 	char *clk;  /* the PHY's clock */
-	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *rb_n;
+	char *ce_n, *cle, *ale, *we_n, *re_n, *wp_n, *dq_o, *dq_oe, *rb_n;  /* ce_n, rb_n: bit k for target k */
 	void *dq_i;  /* DQ as the PHY takes it: dq_lanes samples per cycle, 8 bits each, the last at the edge */
 	int dq_lanes;
 	struct adc adc;
@@ -70,16 +84,14 @@ struct session_s {
 	int fd;
 	clk_edge_state_t edge;
 	int prev_we, prev_re, prev_go;
-	uint8_t out[OUT_MAX];
-	uint32_t out_len, out_ptr;
-	uint8_t din[DIN_MAX];
+	struct target_s t[TARGETS];
+	int talk;  /* the target selected last: DQ carries its bytes */
+	uint8_t din[DIN_MAX];  /* data bytes for target din_to, sent before its next command or address */
 	uint32_t din_len;
-	int status_mode;
-	uint8_t status, mode;
-	uint64_t busy_end_ns;
+	int din_to;
 	struct byte_window win[IN_FLIGHT];  /* the bytes of the last RE# falls, win[last] the newest */
 	int last;
-	uint64_t t_rea_ps[MODES], t_rhoh_ps[MODES], t_rloh_ps[MODES], edo_below_ps, delay_ps;
+	uint64_t t_rea_ps[MODES], t_rhoh_ps[MODES], t_rloh_ps[MODES], edo_below_ps;
 	uint64_t last_edge_ps, period_ps;
 	uint8_t stuck0, stuck1;
 	int n_shorts;
@@ -118,45 +130,50 @@ static void put_u32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] =
 static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 static uint32_t get_u32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 
-/* request: u8 kind, u8 wp_n, u64 now_ns, u32 len, payload;
+/* request: u8 kind, u8 target, u8 wp_n, u64 now_ns, u32 len, payload;
  * reply: u32 busy_ns, u8 status, u8 has_out, u8 timing mode, u32 array_ns, u32 busy_ua, u32 n, n bytes */
-static void transact(struct session_s *s, int kind, uint64_t now_ns, const uint8_t *payload, uint32_t len)
+static void transact(struct session_s *s, int target, int kind, uint64_t now_ns, const uint8_t *payload,
+                     uint32_t len)
 {
-	uint8_t hdr[14], rep[19];
+	struct target_s *c = &s->t[target];
+	uint8_t hdr[15], rep[19];
 	hdr[0] = (uint8_t)kind;
-	hdr[1] = (uint8_t)*s->wp_n;
-	put_u64(hdr + 2, now_ns);
-	put_u32(hdr + 10, len);
+	hdr[1] = (uint8_t)target;
+	hdr[2] = (uint8_t)*s->wp_n;
+	put_u64(hdr + 3, now_ns);
+	put_u32(hdr + 11, len);
 	if (write_all(s->fd, hdr, sizeof hdr) || write_all(s->fd, payload, len) || read_all(s->fd, rep, sizeof rep)) {
 		eprintf("[nandbridge] lost the chip server\n");
 		exit(1);
 	}
 	uint32_t busy = get_u32(rep), array = get_u32(rep + 7), n = get_u32(rep + 15);
-	s->status = rep[4];
-	s->mode = rep[6] < MODES ? rep[6] : 0;
+	c->status = rep[4];
+	c->mode = rep[6] < MODES ? rep[6] : 0;
 	if (rep[5]) {
 		if (n > OUT_MAX) {
 			eprintf("[nandbridge] output of %u bytes is too long\n", n);
 			exit(1);
 		}
-		if (read_all(s->fd, s->out, n)) {
+		if (read_all(s->fd, c->out, n)) {
 			eprintf("[nandbridge] lost the chip server\n");
 			exit(1);
 		}
-		s->out_len = n;
-		s->out_ptr = 0;
+		c->out_len = n;
+		c->out_ptr = 0;
 	}
 	if (busy) {
-		s->busy_end_ns = now_ns + busy;
-		s->adc.array_end_ns = now_ns + array;
-		s->adc.busy_ua = get_u32(rep + 11);
+		c->busy_end_ns = now_ns + busy;
+		if (target == 0) {  /* the supply front end is on socket 0's VCC */
+			s->adc.array_end_ns = now_ns + array;
+			s->adc.busy_ua = get_u32(rep + 11);
+		}
 	}
 }
 
 static void flush_din(struct session_s *s, uint64_t now_ns)
 {
 	if (s->din_len) {
-		transact(s, MSG_DIN, now_ns, s->din, s->din_len);
+		transact(s, s->din_to, MSG_DIN, now_ns, s->din, s->din_len);
 		s->din_len = 0;
 	}
 }
@@ -170,14 +187,15 @@ static int nandbridge_start(void *b)
 static int nandbridge_new(void **sess, char *args)
 {
 	struct session_s *s = calloc(1, sizeof *s);
-	json_object *js = json_tokener_parse(args), *jp = NULL, *jt = NULL, *jd = NULL, *je = NULL;
+	json_object *js = json_tokener_parse(args), *jp = NULL, *jt = NULL, *jd = NULL, *je = NULL, *jk = NULL;
 	struct sockaddr_in sin;
 	int port, one = 1;
 	if (!s || !js || !json_object_object_get_ex(js, "port", &jp) || !json_object_object_get_ex(js, "timing_ps", &jt)
 	    || json_object_array_length(jt) != MODES || !json_object_object_get_ex(js, "delay_ps", &jd)
-	    || !json_object_object_get_ex(js, "edo_below_ps", &je)) {
-		eprintf("[nandbridge] needs {\"port\": N, \"timing_ps\": [[tREA, tRHOH, tRLOH] x 6], \"delay_ps\": D, "
-		        "\"edo_below_ps\": E}\n");
+	    || !json_object_object_get_ex(js, "edo_below_ps", &je) || !json_object_object_get_ex(js, "targets", &jk)
+	    || json_object_array_length(jd) != TARGETS) {
+		eprintf("[nandbridge] needs {\"port\": N, \"timing_ps\": [[tREA, tRHOH, tRLOH] x 6], \"delay_ps\": "
+		        "[D x 8], \"edo_below_ps\": E, \"targets\": [k, ...]}\n");
 		return RC_ERROR;
 	}
 	port = json_object_get_int(jp);
@@ -187,7 +205,13 @@ static int nandbridge_new(void **sess, char *args)
 		s->t_rhoh_ps[m] = (uint64_t)json_object_get_int64(json_object_array_get_idx(row, 1));
 		s->t_rloh_ps[m] = (uint64_t)json_object_get_int64(json_object_array_get_idx(row, 2));
 	}
-	s->delay_ps = (uint64_t)json_object_get_int64(jd);
+	for (int k = 0; k < TARGETS; k++)
+		s->t[k].delay_ps = (uint64_t)json_object_get_int64(json_object_array_get_idx(jd, k));
+	for (size_t k = 0; k < json_object_array_length(jk); k++) {
+		int target = json_object_get_int(json_object_array_get_idx(jk, k));
+		if (target >= 0 && target < TARGETS)
+			s->t[target].present = 1;
+	}
 	json_object *jf = NULL;
 	if (json_object_object_get_ex(js, "stuck0", &jf))
 		s->stuck0 = (uint8_t)json_object_get_int(jf);
@@ -264,14 +288,15 @@ static int in_window(const struct byte_window *b, uint64_t t) { return b->from_p
  * set here is what the input register samples at the next edge. */
 static void re_fell(struct session_s *s, uint64_t now_ps, uint8_t value)
 {
+	const struct target_s *c = &s->t[s->talk];
 	struct byte_window *prev = &s->win[s->last];
 	if (now_ps - prev->fall_ps < s->edo_below_ps)  /* EDO: the previous byte stays until tRLOH after this fall */
-		prev->until_ps = max_u64(prev->until_ps, now_ps + s->t_rloh_ps[s->mode] + s->delay_ps);
+		prev->until_ps = max_u64(prev->until_ps, now_ps + s->t_rloh_ps[c->mode] + c->delay_ps);
 	s->last = (s->last + 1) % IN_FLIGHT;
 	struct byte_window *b = &s->win[s->last];
 	b->value = value;
 	b->fall_ps = now_ps;
-	b->from_ps = now_ps + s->t_rea_ps[s->mode] + s->delay_ps;
+	b->from_ps = now_ps + s->t_rea_ps[c->mode] + c->delay_ps;
 	b->until_ps = UINT64_MAX;
 }
 
@@ -321,17 +346,24 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	if (s->last_edge_ps)
 		s->period_ps = time_ps - s->last_edge_ps;
 	s->last_edge_ps = time_ps;
-	int we = *s->we_n & 1, re = *s->re_n & 1;
-	if (!(*s->ce_n & 1)) {
+	int we = *s->we_n & 1, re = *s->re_n & 1, sel = -1;
+	for (int k = 0; k < TARGETS && sel < 0; k++)  /* the controller selects one target at a time */
+		if (!((uint8_t)*s->ce_n >> k & 1))
+			sel = k;
+	if (sel >= 0 && s->t[sel].present) {
+		struct target_s *c = &s->t[sel];
+		if (sel != s->din_to)
+			flush_din(s, now);
+		s->talk = s->din_to = sel;
 		if (we && !s->prev_we) {
 			uint8_t byte = wire(s, (uint8_t)*s->dq_o);
 			if (*s->cle & 1) {
 				flush_din(s, now);
-				s->status_mode = byte == 0x70;
-				transact(s, MSG_CMD, now, &byte, 1);
+				c->status_mode = byte == 0x70;
+				transact(s, sel, MSG_CMD, now, &byte, 1);
 			} else if (*s->ale & 1) {
 				flush_din(s, now);
-				transact(s, MSG_ADDR, now, &byte, 1);
+				transact(s, sel, MSG_ADDR, now, &byte, 1);
 			} else if (s->din_len < DIN_MAX) {
 				s->din[s->din_len++] = byte;
 				s->adc.last_data_ns = now;
@@ -339,14 +371,14 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 		}
 		if (!re && s->prev_re) {
 			s->adc.last_data_ns = now;
-			if (s->status_mode)
-				re_fell(s, time_ps, now < s->busy_end_ns ? s->status & ~0x60 : s->status);
+			if (c->status_mode)
+				re_fell(s, time_ps, now < c->busy_end_ns ? c->status & ~0x60 : c->status);
 			else
-				re_fell(s, time_ps, s->out_ptr < s->out_len ? s->out[s->out_ptr++] : 0x00);
+				re_fell(s, time_ps, c->out_ptr < c->out_len ? c->out[c->out_ptr++] : 0x00);
 		}
 	}
 	if (re && !s->prev_re && s->win[s->last].until_ps == UINT64_MAX)
-		s->win[s->last].until_ps = time_ps + s->t_rhoh_ps[s->mode] + s->delay_ps;
+		s->win[s->last].until_ps = time_ps + s->t_rhoh_ps[s->t[s->talk].mode] + s->t[s->talk].delay_ps;
 	/* the strobe lasts one system cycle, which spans several edges of a faster NAND clock: act on its rise */
 	int go = s->adv_go && (*s->adv_go & 1);
 	if (go && !s->prev_go) {
@@ -355,7 +387,7 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 		put_u64(p, *s->adv_ns);
 		p[8] = (uint8_t)*s->adv_temp;
 		p[9] = (uint8_t)(*s->adv_temp >> 8);
-		transact(s, MSG_ADVANCE, now, p, sizeof p);
+		transact(s, 0, MSG_ADVANCE, now, p, sizeof p);  /* every chip: the rig has one clock */
 	}
 	s->prev_we = we;
 	s->prev_re = re;
@@ -371,7 +403,11 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 		*(uint16_t *)s->dq_i = (uint16_t)word;
 	else
 		*(uint32_t *)s->dq_i = word;
-	*s->rb_n = now < s->busy_end_ns ? 0 : 1;
+	uint8_t rb = 0xFF;  /* pulled up: an empty socket reads ready */
+	for (int k = 0; k < TARGETS; k++)
+		if (s->t[k].present && now < s->t[k].busy_end_ns)
+			rb &= (uint8_t)~(1u << k);
+	*s->rb_n = (char)rb;
 	adc_tick(&s->adc, now);
 	return RC_OK;
 }
