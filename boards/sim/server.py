@@ -69,15 +69,17 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
 
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
                  clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
-                 bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None) -> None:
+                 bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None,
+                 socket_wiring: Mapping[int, Wiring] | None = None) -> None:
         """``chip`` on target 0 and ``others`` on theirs (CE# k, sharing the bus and the rig's clock and oven);
         ``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
-        ``wiring``: the adapter;
+        ``wiring``: the adapter, and ``socket_wiring`` a target's own where it differs (its traces' delay);
         ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
         chips = {0: chip, **(others or {})}
         if not all(0 <= k < Limit.TARGETS_MAX for k in chips):
             raise NandrigError(f"a rig's targets are 0..{Limit.TARGETS_MAX - 1}")
-        self.targets = {k: VirtualTarget.on(c, wiring, bch_t_max) for k, c in sorted(chips.items())}
+        socket_wiring = socket_wiring or {}
+        self.targets = {k: VirtualTarget.on(c, socket_wiring.get(k, wiring), bch_t_max) for k, c in sorted(chips.items())}
         self.at = self.targets[0]  # the target the request being served addresses
         self.boot = secrets.randbits(32) or 1
         self.volatile = volatile

@@ -251,7 +251,7 @@ class Rig:
         self.observe = observe
         if not 0 <= target < P.Limit.TARGETS_MAX:
             raise NandrigError(f"target {target} is not one a rig has: 0..{P.Limit.TARGETS_MAX - 1}")
-        self.target = target
+        self._target = target
         # a campaign driven by a program journals and records every request but HELLO through this
         # (nandrig.host.engine.recorder): ``recorder(op, payload, ok)`` returns the reply
         self.recorder: Callable[[Opcode, bytes, tuple[Err, ...]], Frame] | None = None
@@ -351,7 +351,7 @@ class Rig:
         """One request on the link and its reply, retried until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
-        target = self.target if op in P.TARGETED else 0
+        target = self._target if op in P.TARGETED else 0
         raw = b"\x00" + P.request(op, seq, payload, target).encode()  # the leading delimiter flushes line noise
         self.t.write(raw)
         attempts, status_seq = 0, None
@@ -437,6 +437,17 @@ class Rig:
         self.boot = boot
         return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident, boot)
 
+    @property
+    def target(self) -> int:
+        """The target (CE#) the session's chip requests address."""
+        return self._target
+
+    @target.setter
+    def target(self, target: int) -> None:
+        if target != self._target:
+            self._info = None  # INFO describes a target's chip
+        self._target = target
+
     def info(self) -> RigInfo:
         if self._info is None:
             try:
@@ -452,11 +463,11 @@ class Rig:
 
     def info_at(self, target: int) -> RigInfo:
         """INFO of a target of this rig, not cached (the session's own target stays)."""
-        mine, self.target = self.target, target
+        mine, self._target = self._target, target
         try:
             return self._parse_info(self.exchange(Opcode.INFO).payload)
         finally:
-            self.target = mine
+            self._target = mine
 
     @staticmethod
     def _parse_info(payload: bytes) -> "RigInfo":

@@ -1,4 +1,5 @@
 """The RTL rig (SoC + firmware in Verilator, the virtual chip on its pins) against the virtual rig."""
+import dataclasses
 import json
 import time
 
@@ -9,6 +10,8 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.server import VirtualRig
+from nandrig.boards.sim.wiring import Wiring
+from nandrig.characterization.flares import FlaresConfig
 from nandrig.errors import NandrigError
 from nandrig.host.link.rig import Rig, RigError
 from nandrig.host.link.transport import InProcessTransport
@@ -71,6 +74,54 @@ def test_a_request_to_a_target_without_a_chip_is_refused_alike_on_both_rigs(rtl)
         with Rig.open(url, target=5, **kw) as rig, \
                 pytest.raises(NandrigError, match=r"no chip on target 5 \(targets with a chip: 0\)"):
             rig.info()
+
+
+@pytest.mark.slow
+def test_chips_on_several_targets_answer_as_on_the_virtual_rig():
+    """Chips in sockets 0, 2 and 5 of one bus (socket 5 another part, of two LUNs, socket 2 a longer trace): the firmware finds
+    them at start-up, each target identified and calibrated on its own (socket 2's capture trim is its own), and
+    each target's INFO, CYCLE, MEASURE and READ replies equal the virtual rig's over the same chips on the same
+    targets; a cycle's wear lands on the addressed chip alone; an empty socket is refused in one line, and so is
+    FLARES beside target 0 (this firmware keeps FLARES' state for one chip)."""
+    def chips():
+        return VirtualChip(PROFILE, SEED), {2: VirtualChip(PROFILE, SEED + 1), 5: VirtualChip("mlc-small-2lun", SEED + 2)}
+
+    long_trace = {2: Wiring(delay_ns=15.0)}
+    results, wear = {}, {}
+    c0, others = chips()
+    with RtlRig(c0, others=others, socket_wiring=long_trace) as sim:
+        with Rig.open(sim.url, timeout=60) as r:
+            v0, v_others = chips()
+            v = Rig(InProcessTransport(VirtualRig(v0, exact=True, others=v_others, socket_wiring=long_trace,
+                                                  bch_t_max=0)))  # the default build: no BCH engine
+            for name, rig in (("rtl", r), ("virtual", v)):
+                out = {}
+                for t in (0, 2, 5):
+                    rig.target = t
+                    info = rig.info()
+                    bad = set(rig.scan_bad(0, 16))
+                    block = next(b for b in range(1, 16) if b not in bad)
+                    cyc = rig.cycle(block, 1, 2, 40 + t)
+                    meas = rig.measure(block, 1, 40 + t)
+                    out[t] = (dataclasses.replace(info, capabilities=0), block, cyc.done, cyc.failed,
+                              meas.errors.tolist(), rig.read(block, 1, seed=40 + t).codewords)
+                results[name] = out
+            r.target = 2
+            with pytest.raises(RigError) as e:
+                r.flares_config(FlaresConfig())
+        wear = {k: c.pe_count(results["rtl"][k][1]) for k, c in sim.sockets.items()}
+        with Rig.open(sim.url, target=4) as empty, \
+                pytest.raises(NandrigError, match=r"no chip on target 4 \(targets with a chip: 0, 2, 5\)"):
+            empty.info()
+    assert e.value.code == Err.UNSUPPORTED
+    for t in (0, 2, 5):
+        for k, (a, b) in enumerate(zip(results["rtl"][t], results["virtual"][t])):
+            assert a == b, (t, k, a, b)
+    infos = {t: results["rtl"][t][0] for t in (0, 2, 5)}
+    assert {t: i.targets for t, i in infos.items()} == {t: (0, 2, 5) for t in (0, 2, 5)}
+    assert (infos[5].luns, infos[0].luns) == (2, 1) and infos[2].unique_id != infos[0].unique_id
+    assert infos[2].rd_trim != infos[0].rd_trim  # the longer trace: its own capture point
+    assert wear == {0: 2, 2: 2, 5: 2}
 
 
 @pytest.mark.slow

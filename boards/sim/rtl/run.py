@@ -7,6 +7,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from nandrig.virtual_chip.chip import VirtualChip
@@ -42,22 +43,24 @@ class RtlRig:
 
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
                  rebuild: bool = False, board: str | None = None, wiring: Wiring = Wiring(),
-                 others: dict[int, tuple[VirtualChip, Wiring]] | None = None) -> None:
+                 others: Mapping[int, VirtualChip] | None = None, socket_wiring: Mapping[int, Wiring] | None = None) -> None:
         """``bch``: the SoC with its BCH engine (``RTL_BCH``), about six times slower to simulate;
         ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock;
         ``wiring``: the adapter's round-trip delay (the chip's data-valid windows arrive that late) and DQ faults;
-        ``others``: chips in further sockets (target -> chip and its socket's wiring, whose delay is its own; the
-        DQ faults are the bus's, ``wiring``'s), the rest of the rig's RTL_TARGETS sockets empty."""
+        ``others``: chips in further sockets (target -> chip), the rest of the rig's RTL_TARGETS sockets empty;
+        ``socket_wiring``: a socket's round-trip delay where it differs from ``wiring``'s (DQ faults are the bus's,
+        ``wiring``'s, on every target)."""
         self.wiring = wiring
         self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
-        self.sockets = {0: (chip, wiring), **(others or {})}
+        self.sockets = {0: chip, **(others or {})}
+        self.delays = {k: (socket_wiring or {}).get(k, wiring).delay_ns for k in self.sockets}
         if not all(0 < k < RTL_TARGETS for k in others or {}):
             raise NandrigError(f"the RTL rig's sockets are 0..{RTL_TARGETS - 1}")
         self.out, self.bch = build_dir(board, bch), RTL_BCH if bch else None
         self.clocks = board_clocks(board)
         self.clk_hz = self.clocks.phy_hz  # what the bus model and the calibration count in
         self.proc: subprocess.Popen | None = None
-        self.bridges = {k: bridge.ChipBridge(c, self.clk_hz) for k, (c, _) in self.sockets.items()}
+        self.bridges = {k: bridge.ChipBridge(c, self.clk_hz) for k, c in self.sockets.items()}
         self.bridge = self.bridges[0]  # target 0's
 
     @property
@@ -74,9 +77,8 @@ class RtlRig:
         gw = binary.parents[1]
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
-        delays = {k: w.delay_ns for k, (_, w) in self.sockets.items()}
         (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clocks, self.wiring,
-                                                                   self.chip.profile.power, delays).get_json())
+                                                                   self.chip.profile.power, self.delays).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         # SIGPIPE stays ignored (restore_signals=False): the UART module writes to a client that may have gone
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,
