@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nandrig.errors import NandrigError
+
 
 @dataclass(frozen=True)
 class AdapterPin:
@@ -78,13 +80,18 @@ FRONT_END_PINS: tuple[FrontEndPin, ...] = (
 )
 
 
-def nand_io() -> list:
-    """The adapter as a LiteX IO resource named ``nand`` (``dq`` 8 bits, the rest 1 bit each, the front end's ADC
-    pins among them)."""
+def nand_io(sockets: int = 1) -> list:
+    """The adapter with ``sockets`` (1-8) on its bus as a LiteX IO resource named ``nand`` (``dq`` 8 bits, ``ce_n``
+    and ``rb_n`` a bit per socket, socket k's bit k, the rest 1 bit each, the front end's ADC pins among them)."""
     from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
 
+    if not 1 <= sockets <= 1 + len(TARGET_PINS):
+        raise NandrigError(f"the ULX3S adapter has 1 to {1 + len(TARGET_PINS)} sockets, not {sockets}")
     dq = [p.ball for p in ADAPTER if p.signal.startswith("dq")]
-    rest = [Subsignal(p.signal, Pins(p.ball), *([Misc("PULLMODE=UP")] if p.pull_up else []))
+    further = {"ce_n": [t.ce.ball for t in TARGET_PINS[:sockets - 1]],
+               "rb_n": [t.rb.ball for t in TARGET_PINS[:sockets - 1]]}
+    rest = [Subsignal(p.signal, Pins(" ".join([p.ball, *further.get(p.signal, [])])),
+                      *([Misc("PULLMODE=UP")] if p.pull_up else []))
             for p in ADAPTER if not p.signal.startswith("dq")]
     rest += [Subsignal(p.signal, Pins(p.ball)) for p in FRONT_END_PINS]
     return [("nand", 0, Subsignal("dq", Pins(" ".join(dq))), *rest, IOStandard("LVCMOS33"), Misc("SLEWRATE=FAST"))]

@@ -93,8 +93,9 @@ BOARD_BCH = BchConfig(t_max=40, chien_parallelism=8, bm_bank="half")
 
 
 def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: BchConfig | None = BOARD_BCH,
-          echo=lambda s: None) -> dict:
-    """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock."""
+          echo=lambda s: None, sockets: int = 1) -> dict:
+    """Generate, synthesize, place and route; the bitstream path, resources and Fmax against the clock;
+    ``sockets``: chips on the adapter's bus (a CE# and R/B# each)."""
     from litex.soc.integration.builder import Builder
     from litex_boards.platforms.radiona_ulx3s import Platform
 
@@ -104,7 +105,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     bindir = _tool_dir(out)
     os.environ["PATH"] = f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     platform = Platform(device=DEVICE, revision="2.0", toolchain="trellis")
-    platform.add_extension(nand_io())
+    platform.add_extension(nand_io(sockets))
     soc = RigSoC(platform, _crg(platform, clocks), clocks, platform.request("nand"), out / "amaranth",
                  uart_name="serial", firmware=out / "software" / "firmware" / "firmware.bin", bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
@@ -150,7 +151,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
         raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
     engine = {"bch_t_max": bch.t_max, "bch_codeword_bytes": bch.k_bytes, "bch_chien_lanes": bch.chien_parallelism,
               "bch_bm_bank": bch.bm_bank} if bch else {"bch_t_max": 0}
-    return {**summary(report, bit, clocks), **engine}
+    return {**summary(report, bit, clocks), **engine, "sockets": sockets}
 
 
 def summary(report: Path, bit: Path, clocks: Clocks) -> dict:

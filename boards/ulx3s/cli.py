@@ -33,8 +33,10 @@ def board_grp() -> None:
               help="The BCH engine's t_max (the rig's code).")
 @click.option("--bch-lanes", type=click.Choice(["8", "16", "24", "32"]), default=str(BOARD_BCH.chien_parallelism),
               show_default=True, help="Chien search degrees per cycle (area against decode time).")
+@click.option("--targets", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="Sockets on the adapter's bus, each its own CE# and R/B# (docs/ulx3s.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON only.")
-def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, bch_lanes, as_json) -> None:
+def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, bch_lanes, targets, as_json) -> None:
     """SoC + firmware + ONFI controller + BCH engine for the board; bitstream with yowasp yosys / nextpnr / ecppack."""
     from nandrig.boards.ulx3s.build import build
 
@@ -44,7 +46,7 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, 
         raise NandrigError(f"--nand-clock-mhz {nand_clock_mhz}: the firmware needs a whole number of ns per PHY cycle")
     if clocks.capture_steps > 1 and not clocks.nand_hz:
         raise NandrigError(f"--capture-steps {capture_steps}: the input gearing needs the NAND clock (--nand-clock-mhz)")
-    res = build(clocks=clocks, seed=seed, bch=bch,
+    res = build(clocks=clocks, seed=seed, bch=bch, sockets=targets,
                 echo=(lambda s: None) if as_json else (lambda s: click.echo(s, err=True)))
     if as_json:
         click.echo(json.dumps(res, indent=2))
