@@ -43,6 +43,10 @@ def sim_grp() -> None:
     """The simulated rigs."""
 
 
+TARGETS_HELP = ("Chips on the rig's bus, one per CE#: a count N (seeds --seed, --seed+1, ...) or a list from target 0, "
+                "e.g. .,mlc-16k:5,-,mlc-3x:9 (- an empty socket).  [default: 1]")
+
+
 @sim_grp.command("serve")
 @click.option("--port", type=click.IntRange(0, 65535), default=4700, show_default=True, help="TCP port on 127.0.0.1 (0: any free one).")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile.")
@@ -51,8 +55,7 @@ def sim_grp() -> None:
 @click.option("--volatile", is_flag=True, help="Keep no state: a restart is a fresh chip (a database that recorded wear on the old one refuses it).")
 @click.option("--exact", is_flag=True, help="Measure byte by byte and cycle op by op, as the RTL rig does.")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
-@click.option("--targets", "targets_spec", help="Chips on the rig's bus, one per CE#: a count N (seeds --seed, "
-              "--seed+1, ...) or a list from target 0, e.g. .,mlc-16k:5,-,mlc-3x:9 (- an empty socket).  [default: 1]")
+@click.option("--targets", "targets_spec", help=TARGETS_HELP)
 def serve_cmd(port, profile, seed, state, volatile, exact, wiring, targets_spec) -> None:
     """Serve the virtual rig over TCP until interrupted; its chips' wear survives a restart (its state file)."""
     import signal
@@ -101,21 +104,26 @@ def default_state(profile: str, seed: int, others: dict[int, tuple[str, int]] | 
 @click.option("--bch", is_flag=True, help="With the BCH engine (cut to t_max 14): READ and PROGRAM with t > 0; simulates ~10x slower.")
 @click.option("--board", type=click.Choice(BOARDS), help="Run at this board's bitstream clocks (default: 100 MHz).")
 @click.option("--wiring", help="Simulated adapter: delay=NS round trip, dqN=0 or dqN=1 stuck, dqA~dqB shorted; comma-separated.")
-def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring) -> None:
-    """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins."""
+@click.option("--targets", "targets_spec", help=TARGETS_HELP)
+def rtl_cmd(port, profile, seed, rebuild, bch, board, wiring, targets_spec) -> None:
+    """Run the rig SoC and firmware in Verilator with the virtual chip on its NAND pins (and more on the bus's
+    further sockets)."""
     import signal
     import time
 
     from nandrig.virtual_chip.chip import VirtualChip
     from nandrig.boards.sim.rtl.run import RtlRig
+    from nandrig.boards.sim.target import parse_targets
     from nandrig.boards.sim.wiring import Wiring
 
     chip, wired = VirtualChip(profile, seed), Wiring.parse(wiring)
+    others = {k: VirtualChip(p, s) for k, (p, s) in parse_targets(targets_spec, profile, seed).items()}
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         with RtlRig(chip, port, echo=lambda s: click.echo(s, err=True), bch=bch, rebuild=rebuild, board=board,
-                    wiring=wired) as rig:
-            click.echo(f"nandrig sim: RTL rig with {profile} seed {seed} on {rig.url}", err=True)
+                    wiring=wired, others=others) as rig:
+            more = "".join(f", {c.profile.name} seed {c.seed} on target {k}" for k, c in others.items())
+            click.echo(f"nandrig sim: RTL rig with {profile} seed {seed}{more} on {rig.url}", err=True)
             while rig.proc.poll() is None:
                 time.sleep(0.5)
             raise click.ClickException(f"the simulator stopped (exit {rig.proc.returncode}); log in {rig.run_dir}")
