@@ -15,13 +15,10 @@ uint32_t cmd_program(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_set_read_refs(const struct request *q, uint8_t *out, int *st);
-uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read_disturb(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_time(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_advance(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_energy(const struct request *q, uint8_t *out, int *st);
-uint32_t cmd_status(const struct request *q, uint8_t *out, int *st);
-uint32_t cmd_abort(const struct request *q, uint8_t *out, int *st);
 
 #endif

@@ -31,7 +31,17 @@ void job_start(const struct request *q, uint32_t total)
 	job.abort = 0;
 	job.op = q->op;
 	job.seq = q->seq;
+	job.target = q->target;
 	job.done = 0;
+	job.total = total;
+}
+
+void job_record(const struct request *q, uint32_t done, uint32_t total)
+{
+	job.op = q->op;
+	job.seq = q->seq;
+	job.target = q->target;
+	job.done = done;
 	job.total = total;
 }
 

@@ -7,7 +7,7 @@
 
 struct job {
 	uint8_t running, abort, op;
-	uint16_t seq;
+	uint16_t seq, target;
 	uint32_t done, total;
 };
 extern struct job job;
@@ -18,6 +18,8 @@ int job_poll(void);
 /* a long command ends: a timeout sends no payload, an abort the partial result */
 uint32_t job_end(int *st, int timed_out, uint32_t n);
 void job_status(uint8_t *out);
+/* a long command that ran as a job of its own (CYCLE) ended: STATUS reports it as the last one */
+void job_record(const struct request *q, uint32_t done, uint32_t total);
 /* the server's: called by job_poll to answer the link while a command runs */
 void job_on_poll(void (*answer)(void));
 

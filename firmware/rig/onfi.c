@@ -241,6 +241,24 @@ int onfi_set_timing_mode(struct chip *c, uint8_t mode)
 	return 0;
 }
 
+static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len);
+
+void onfi_launch_erase(const struct chip *c, uint32_t block)
+{
+	row(c, block, 0);
+	run(ONFI_OP_ERASE_LAUNCH);
+}
+
+void onfi_launch_program(const struct chip *c, uint32_t block, uint32_t page, uint32_t seed, int cache)
+{
+	page_transfer(c, block, page, ONFI_SRC_PRBS, seed, c->page_bytes + c->spare_bytes);
+	run(cache ? ONFI_OP_CACHE_PROGRAM_LAUNCH : ONFI_OP_PROGRAM_LAUNCH);
+}
+
+int onfi_ready(const struct chip *c) { return onfi_ready_read() >> c->target & 1; }
+
+struct op_result onfi_read_status(void) { return run(ONFI_OP_READ_STATUS); }
+
 void onfi_begin_erase(const struct chip *c, uint32_t block)
 {
 	row(c, block, 0);

@@ -76,6 +76,13 @@ int onfi_wait_array(void);
 void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                      uint16_t cw_bytes);
 struct op_result onfi_finish(void);
+/* launches (several targets at once): the command, address and data cycles, back once the bus is free with the
+ * target busy (its R/B# low); onfi_ready says when it is done, onfi_read_status then gives its result. A cache
+ * program's R/B# rises once the chip takes the next page (its array still busy: ARDY in the status). */
+void onfi_launch_erase(const struct chip *c, uint32_t block);
+void onfi_launch_program(const struct chip *c, uint32_t block, uint32_t page, uint32_t seed, int cache);
+int onfi_ready(const struct chip *c);
+struct op_result onfi_read_status(void);
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01);
 void onfi_totals(uint32_t *e10, uint32_t *e01);
 volatile uint8_t *onfi_buffer(void);

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 14
+#define PROTOCOL_VERSION_MINOR 15
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -195,7 +195,7 @@ enum {
 #define OP_UNCACHED(op) ((op) == OP_HELLO || (op) == OP_INFO || (op) == OP_READ_ID || (op) == OP_READ_PARAM_PAGE || (op) == OP_TIME || (op) == OP_STATUS || (op) == OP_ABORT)
 
 /* requests to the rig as a whole: their target is not read (the others act on the target's chip) */
-#define OP_RIG_WIDE(op) ((op) == OP_HELLO || (op) == OP_READ_BUFFER || (op) == OP_TIME || (op) == OP_ADVANCE || (op) == OP_STATUS || (op) == OP_ABORT)
+#define OP_RIG_WIDE(op) ((op) == OP_HELLO || (op) == OP_READ_BUFFER || (op) == OP_TIME || (op) == OP_ADVANCE)
 
 /* statuses whose reply keeps its payload */
 #define STATUS_KEEPS_PAYLOAD(st) ((st) == E_OK || (st) == E_VERSION_MISMATCH || (st) == E_CHIP_FAIL || (st) == E_ABORTED || (st) == E_HELD)

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "bch.h"
 #include "commands.h"
+#include "cycle_job.h"
 #include "flares_ops.h"
 #include "job.h"
 #include "link.h"
@@ -86,29 +87,144 @@ static int take_frame(struct request *q)
 	return 0;
 }
 
+/* ---- jobs: the long command in progress, and a CYCLE per target ------------------------------------ */
+
+/* the request's chip: the controller's settings and the spare's t_max are that target's */
+static void select_target(uint16_t target)
+{
+	rig.chip = &rig.chips[target];
+	rig.t_max = bch_t_max(rig.chip->page_bytes, rig.chip->spare_bytes, RIG_CODEWORD_BYTES);
+	onfi_select(rig.chip);
+}
+
+/* STATUS of a target: its CYCLE while one runs, else the rig's long command (running, or the last one) */
+static void target_status(uint16_t target, uint8_t *p)
+{
+	const struct cycle_job *j = cycle_job(target);
+	job_status(p);
+	if (j->state == CYCLE_RUNNING) {
+		SET_STATUS_REPLY_STATE(p, JOB_BUSY);
+		SET_STATUS_REPLY_OPCODE(p, OP_CYCLE);
+		SET_STATUS_REPLY_SEQ(p, j->q.seq);
+		SET_STATUS_REPLY_DONE(p, j->done);
+		SET_STATUS_REPLY_TOTAL(p, j->n * j->cycles);
+	} else if (job.running && job.target != target) {
+		SET_STATUS_REPLY_STATE(p, JOB_IDLE);
+	}
+}
+
+/* ABORT on a target: its CYCLE, or the long command running on it; whether one was running */
+static int target_abort(uint16_t target)
+{
+	struct cycle_job *j = cycle_job(target);
+	if (j->state == CYCLE_RUNNING)
+		return j->abort = 1;
+	if (job.running && job.target == target)
+		return job.abort = 1;
+	return 0;
+}
+
+/* a CYCLE job's retry: silent while it runs, its reply again once it ended (nonzero: answered) */
+static void send_cycle_reply(struct cycle_job *j);
+
+static int cycle_retry(const struct request *q)
+{
+	struct cycle_job *j = q->op == OP_CYCLE && q->target < TARGETS_MAX ? cycle_job(q->target) : 0;
+	if (!j || j->state == CYCLE_IDLE || j->session != rig.session || j->q.seq != q->seq || j->q.crc != q->crc)
+		return 0;
+	if (j->state == CYCLE_ENDED)
+		send_cycle_reply(j);
+	return 1;
+}
+
+/* what waits for a target's CYCLE to end: every other request on its chip (STATUS, ABORT and INFO answer at
+ * once), and ADVANCE while any CYCLE runs (a jump of the clock would time its waits out) */
+static int waits_for_cycle(const struct request *q)
+{
+	if (q->op == OP_ADVANCE)
+		return cycle_jobs_running();
+	return !OP_RIG_WIDE(q->op) && q->op != OP_STATUS && q->op != OP_ABORT && q->op != OP_INFO
+	       && cycle_job(q->target)->state == CYCLE_RUNNING;
+}
+
+static void send_cycle_reply(struct cycle_job *j)
+{
+	static uint8_t out[sizeof j->body + sizeof j->body / 254 + 2];
+	link_write(out, encode_reply(&j->q, j->status, j->body, STATUS_KEEPS_PAYLOAD(j->status) ? j->len : 0, out));
+	j->sent = 1;
+}
+
+/* every running CYCLE one step further; the replies of those that ended. The rig's long command, if one runs,
+ * keeps its target selected. */
+static void cycle_jobs_turn(void)
+{
+	cycle_jobs_step();
+	for (uint16_t t = 0; t < TARGETS_MAX; t++) {
+		struct cycle_job *j = cycle_job(t);
+		if (j->state == CYCLE_ENDED && !j->sent) {
+			job_record(&j->q, j->done, j->n * j->cycles);  /* STATUS's last command, as the rig's own were */
+			send_cycle_reply(j);
+		}
+	}
+}
+
 /* ---- while a long command runs ----------------------------------------------------------------- */
 
-/* Answer STATUS and ABORT, stay silent on a retry of the running request, refuse the rest with BUSY. */
+/* Answer STATUS and ABORT, start a CYCLE on another target, stay silent on a retry of the running request,
+ * refuse the rest with BUSY; the CYCLEs running on other targets go on meanwhile. */
 static void answer_while_busy(void)
 {
 	struct request q;
 	uint8_t p[STATUS_REPLY_BYTES];
 	while (take_frame(&q)) {
-		if (q.op == OP_STATUS) {
-			job_status(p);
+		int st;
+		if (q.target >= TARGETS_MAX || !(rig.targets >> q.target & 1)) {
+			send_short(&q, E_OUT_OF_RANGE, p, 0);
+		} else if (q.op == OP_STATUS) {
+			target_status(q.target, p);
 			send_short(&q, E_OK, p, STATUS_REPLY_BYTES);
 		} else if (q.op == OP_ABORT) {
-			job.abort = 1;
-			SET_BYTE_REPLY_VALUE(p, 1);
+			SET_BYTE_REPLY_VALUE(p, (uint8_t)target_abort(q.target));
 			send_short(&q, E_OK, p, BYTE_REPLY_BYTES);
-		} else if (!(q.seq == job.seq && q.op == job.op)) {
+		} else if (cycle_retry(&q) || (q.seq == job.seq && q.op == job.op)) {
+			continue;
+		} else if (q.op == OP_CYCLE && q.target != job.target && !waits_for_cycle(&q)) {
+			select_target(q.target);
+			st = cycle_job_start(&q, rig.session);
+			select_target(job.target);
+			if (st != E_OK)
+				send_short(&q, st, p, 0);
+		} else {
 			send_short(&q, E_BUSY, p, 0);
 		}
 	}
+	cycle_jobs_turn();
 }
 
 
 /* ---- dispatch ----------------------------------------------------------------------------------- */
+
+/* CYCLE starts its target's job (its reply comes when it ends); STATUS and ABORT answer for the request's target */
+static uint32_t cmd_cycle(const struct request *q, uint8_t *out, int *st)
+{
+	(void)out;
+	*st = cycle_job_start(q, rig.session);
+	return 0;
+}
+
+static uint32_t cmd_status(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	target_status(q->target, out);
+	return STATUS_REPLY_BYTES;
+}
+
+static uint32_t cmd_abort(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(EMPTY_REQ);
+	SET_BYTE_REPLY_VALUE(out, (uint8_t)target_abort(q->target));
+	return BYTE_REPLY_BYTES;
+}
 
 static command_fn find(uint8_t op)
 {
@@ -150,16 +266,10 @@ static int target_zero_only(uint8_t op)
 	       || op == OP_FLARES_TABLES || op == OP_FLARES_CLOCK;
 }
 
-/* the request's chip: the controller's settings and the spare's t_max are that target's */
-static void select_target(uint16_t target)
-{
-	rig.chip = &rig.chips[target];
-	rig.t_max = bch_t_max(rig.chip->page_bytes, rig.chip->spare_bytes, RIG_CODEWORD_BYTES);
-	onfi_select(rig.chip);
-}
-
 static void handle(const struct request *q)
 {
+	if (cycle_retry(q))
+		return;
 	struct cached *e = &cache[0];
 	for (int i = 0; i < REPLY_CACHE_SESSIONS; i++) {
 		struct cached *c = &cache[i];
@@ -183,9 +293,13 @@ static void handle(const struct request *q)
 		st = E_OUT_OF_RANGE;  /* no chip on that CE# */
 	else if (q->target && target_zero_only(q->op))
 		st = E_UNSUPPORTED;
+	else if (waits_for_cycle(q))
+		st = E_BUSY;
 	else {
 		select_target(q->target);
 		n = h(q, reply + FRAME_HEAD_BYTES, &st);
+		if (q->op == OP_CYCLE && st == E_OK)
+			return;  /* a job now: its reply comes when it ends */
 	}
 	if (!STATUS_KEEPS_PAYLOAD(st))
 		n = 0;
@@ -219,4 +333,5 @@ void server_step(void)
 	struct request q;
 	while (take_frame(&q))
 		handle(&q);
+	cycle_jobs_turn();
 }

@@ -11,7 +11,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import enum
+import operator
 from dataclasses import dataclass
+from functools import reduce
 
 from amaranth import Array, Cat, Const, DomainRenamer, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, fifo, wiring
@@ -106,10 +108,15 @@ PROGRAMS: dict[OnfiOp, list[Step]] = {
     OnfiOp.ERASE_LAUNCH: [SEL, cmd(0x60), *ROW, cmd(0xD0), SETTLE, DESEL, END],
     OnfiOp.PROGRAM_LAUNCH: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x10), SETTLE, DESEL, END],
     OnfiOp.READ_LAUNCH: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), SETTLE, DESEL, END],
+    OnfiOp.CACHE_PROGRAM_LAUNCH: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x15), SETTLE, DESEL, END],
     # load the page register without confirming and read it back; the next 80h or 00h-30h overwrites it
     # (not RESET, which would also drop the chip to timing mode 0)
     OnfiOp.SELFTEST: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],
 }
+
+
+# the operations whose data goes out from the page buffer (with the BUFFER source): it is read ahead for them
+BUFFER_PROGRAMS = [op for op, steps in PROGRAMS.items() if DATA_IN in steps]
 
 
 def assemble() -> tuple[list[int], dict[OnfiOp, int]]:
@@ -327,8 +334,7 @@ class OnfiController(wiring.Component):
             mod.d.sync += [s.c.eq(ctrl), s.pc.eq(s.entries[ctrl.op]), s.rep.eq(0), s.rep_last.eq(1), running.eq(1),
                            s.ridx.eq(0), s.wa.eq(ctrl.buf_addr), s.pf_addr.eq(ctrl.buf_addr),
                            s.pf_left.eq(Mux((ctrl.src == OnfiSource.BUFFER)
-                                            & ((ctrl.op == OnfiOp.PROGRAM) | (ctrl.op == OnfiOp.CACHE_PROGRAM)
-                                               | (ctrl.op == OnfiOp.SELFTEST)),
+                                            & reduce(operator.or_, (ctrl.op == op for op in BUFFER_PROGRAMS)),
                                             ctrl.length, 0)),
                            self.stat.op_cycles.eq(0), self.stat.timed_out.eq(0)]
         mod.d.comb += [

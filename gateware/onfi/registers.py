@@ -29,6 +29,7 @@ class OnfiOp(enum.IntEnum):
     ERASE_LAUNCH = 15
     PROGRAM_LAUNCH = 16
     READ_LAUNCH = 17
+    CACHE_PROGRAM_LAUNCH = 18  # 80h ... 15h: R/B# rises once the chip can take the next page (its array still busy)
 
 
 class OnfiSource(enum.IntEnum):
@@ -48,7 +49,8 @@ CONTROL = [
     ("op", OP_BITS, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "
                     "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued "
                     "by the firmware, READ_UNIQUE_ID, CACHE_PROGRAM, READ_CACHE, READ_CACHE_END; ERASE_LAUNCH, "
-                    "PROGRAM_LAUNCH, READ_LAUNCH: end once the target is busy, without waiting for it)"),
+                    "PROGRAM_LAUNCH, READ_LAUNCH, CACHE_PROGRAM_LAUNCH: end once the target is busy, without waiting "
+                    "for it)"),
     ("target", TARGET_BITS, "Target (CE#) the operation selects and whose R/B# it waits on"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", Limit.ROW_BITS, "Row address: page | block << page bits | LUN << (page + block bits), each field "

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 14)
+VERSION = (1, 15)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -401,8 +401,9 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
     Command(Opcode.READ_DISTURB, (READ_DISTURB_REQ,), (READ_DISTURB_REPLY,), long=True),
     Command(Opcode.TIME, (EMPTY_REQ,), (CLOCK_REPLY,), cached=False, rig_wide=True),
     Command(Opcode.ADVANCE, (ADVANCE_REQ,), (CLOCK_REPLY,), rig_wide=True),  # every target ages alike
-    Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False, rig_wide=True),
-    Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running)",), cached=False, rig_wide=True),
+    # a target's job (1.15: CYCLEs on several targets run at once; a rig of 1.14 reads every STATUS as target 0's)
+    Command(Opcode.STATUS, (EMPTY_REQ,), (STATUS_REPLY,), cached=False),
+    Command(Opcode.ABORT, (EMPTY_REQ,), ("u8 aborted (1 if a command was running on the target)",), cached=False),
     Command(Opcode.FLARES_CONFIG, (FLARES_CONFIG_REQ, "then, with flags bit 1 (GUARDED),", FLARES_GUARD_REQ),
             (FLARES_CONFIG_REPLY,)),
     Command(Opcode.FLARES_PROGRAM, (FLARES_PROGRAM_REQ,), (CHIP_RESULT, _DECISION), FlaresProgramFlag),

@@ -28,7 +28,8 @@ from nandrig.virtual_chip.chip import VirtualChip
 ROOT = Path(__file__).resolve().parents[2]
 RIG, PARITY = ROOT / "firmware" / "rig", Path(__file__).resolve().parent / "parity"
 SOURCES = ["server.c", "job.c", "rig.c", "page_io.c", "commands.c", "flares_ops.c", "ecc_layout.c", "frame.c",
-           "pattern.c", "profiles.c", "param_page.c", "unique_id.c", "capture.c", "bch.c", "bring_up.c"]
+           "pattern.c", "profiles.c", "param_page.c", "unique_id.c", "capture.c", "bch.c", "bring_up.c",
+           "cycle_job.c"]
 CLK_HZ = 100e6
 PROFILE, SEED = "mlc-small", 4
 
