@@ -28,14 +28,35 @@ def bench_chip_cmd(as_json, profile) -> None:
 @click.option("--seed", type=int, default=1, show_default=True, help="Chip seed.")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Block cycles to take the median of.")
 @click.option("--board", type=click.Choice(BOARDS), help="Run the rig at this board's bitstream clocks (default: 100 MHz).")
-def bench_rig_cmd(as_json, profile, seed, repeats, board) -> None:
-    """RTL rig: block cycle with measurement against its physical floor; firmware size."""
+@click.option("--targets", "counts", help="Comma-separated target counts, e.g. 1,2,4,8: block cycles on that many "
+              "targets at once against the multi-target floor (--chip default mlc-small here).")
+def bench_rig_cmd(as_json, profile, seed, repeats, board, counts) -> None:
+    """RTL rig: block cycle with measurement against its physical floor; firmware size. With --targets: block
+    cycles on several targets at once against the shared bus's floor."""
     from nandrig.virtual_chip.profile import load_profile
-    from nandrig.boards.sim.rtl.bench import bench_rig
+    from nandrig.boards.sim.rtl.bench import bench_rig, bench_targets
+    from nandrig.protocol import Limit
 
-    load_profile(profile)
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
-    click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board), indent=2))
+    if counts is None:
+        load_profile(profile)
+        click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board), indent=2))
+        return
+    try:
+        ns = tuple(sorted({int(c) for c in counts.split(",")}))
+    except ValueError:
+        raise click.UsageError(f"--targets {counts}: comma-separated target counts, e.g. 1,2,4,8") from None
+    if ns[0] != 1 or ns[-1] > Limit.TARGETS_MAX:
+        raise click.UsageError(f"--targets {counts}: counts from 1 (the reference) to {Limit.TARGETS_MAX}")
+    profile = "mlc-small" if profile == "mlc-3x" and not _given("profile") else profile
+    load_profile(profile)
+    click.echo(json.dumps(bench_targets(profile, seed, ns, echo=echo, board=board), indent=2))
+
+
+def _given(param: str) -> bool:
+    """Whether the command line set the option (not its default)."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE
 
 
 @click.group("sim")
