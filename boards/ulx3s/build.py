@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,9 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     from nandrig.gateware.soc.soc import RigSoC
 
     bindir = _tool_dir(out)
+    # LiteX's software rules track neither the generated csr.h nor soc.h (a build of another socket count): the
+    # firmware is compiled afresh, as the RTL rig's
+    shutil.rmtree(out / "software" / "firmware", ignore_errors=True)
     os.environ["PATH"] = f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     platform = Platform(device=DEVICE, revision="2.0", toolchain="trellis")
     platform.add_extension(nand_io(sockets))

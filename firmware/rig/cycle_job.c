@@ -9,9 +9,16 @@ enum { AT_BLOCK, ERASING, AT_PAGE, PROGRAMMING, DRAINING };
 
 #define TIMEOUT_NS 1000000000ull  /* as the controller's R/B# timeout: far beyond any tBERS */
 
-static struct cycle_job jobs[TARGETS_MAX];
+static struct cycle_job *jobs;
+static uint16_t n_jobs;
 
-struct cycle_job *cycle_job(uint16_t target) { return &jobs[target]; }
+void cycle_jobs_init(struct cycle_job *storage, uint16_t n)
+{
+	jobs = storage;
+	n_jobs = n;
+}
+
+struct cycle_job *cycle_job(uint16_t target) { return target < n_jobs ? &jobs[target] : 0; }
 
 static int in_set(const struct cycle_job *j, uint32_t page)
 {
@@ -192,7 +199,7 @@ static void step(struct cycle_job *j, const struct chip *c)
 void cycle_jobs_step(void)
 {
 	int stepped = 0;
-	for (uint16_t t = 0; t < TARGETS_MAX; t++)
+	for (uint16_t t = 0; t < n_jobs; t++)
 		if (jobs[t].state == CYCLE_RUNNING) {
 			const struct chip *c = &rig.chips[t];
 			onfi_select(c);
@@ -205,7 +212,7 @@ void cycle_jobs_step(void)
 
 int cycle_jobs_running(void)
 {
-	for (uint16_t t = 0; t < TARGETS_MAX; t++)
+	for (uint16_t t = 0; t < n_jobs; t++)
 		if (jobs[t].state == CYCLE_RUNNING)
 			return 1;
 	return 0;

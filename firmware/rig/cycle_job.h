@@ -24,7 +24,9 @@ struct cycle_job {
 	uint32_t len;  /* the reply's payload bytes */
 };
 
-/* the job of a target, target < TARGETS_MAX */
+/* the jobs' storage: one per target of the build (main.c sizes it, as the chips) */
+void cycle_jobs_init(struct cycle_job *storage, uint16_t n);
+/* the job of a target; 0 for a target the build has not */
 struct cycle_job *cycle_job(uint16_t target);
 /* checks a CYCLE request on rig.chip as cmd_cycle did and starts its job: E_OK, or the status to answer */
 int cycle_job_start(const struct request *q, uint32_t session);

@@ -9,6 +9,7 @@
 #include "supply.h"
 
 static struct chip chips[ONFI_TARGETS];
+static struct cycle_job jobs[ONFI_TARGETS];
 _Static_assert(ONFI_TARGETS <= TARGETS_MAX, "the protocol's targets");
 
 int main(void)
@@ -16,9 +17,9 @@ int main(void)
 	uint8_t present = bring_up(chips, ONFI_TARGETS);
 	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0) | (supply_present() ? CAP_ENERGY : 0);
 #ifdef CSR_VTIME_BASE
-	server_init(chips, present, RIG_KIND_RTL, caps | CAP_VIRTUAL_TIME);
+	server_init(chips, jobs, ONFI_TARGETS, present, RIG_KIND_RTL, caps | CAP_VIRTUAL_TIME);
 #else
-	server_init(chips, present, RIG_KIND_HARDWARE, caps);
+	server_init(chips, jobs, ONFI_TARGETS, present, RIG_KIND_HARDWARE, caps);
 #endif
 	for (;;)
 		server_step();

@@ -69,21 +69,28 @@ int onfi_read_id(uint8_t addr, uint8_t *out, int n)
 	return n;
 }
 
-int onfi_read_param(uint8_t *out)
+/* the parameter page's copies and extended page, left in the page buffer: where identification reads them, so
+ * they take no SRAM (0 while nothing else runs an operation) */
+static const uint8_t *param_in_buffer(void)
 {
 	onfi_length_write(PARAM_PAGE_REPLY_BYTES);
 	onfi_buf_addr_write(0);
 	onfi_src_write(ONFI_SRC_BUFFER);
 	if (run(ONFI_OP_READ_PARAM).timed_out)
+		return 0;
+	return (const uint8_t *)onfi_buffer();
+}
+
+int onfi_read_param(uint8_t *out)
+{
+	const uint8_t *p = param_in_buffer();
+	if (!p)
 		return -1;
-	for (uint32_t i = 0; i < PARAM_PAGE_REPLY_BYTES; i++)
-		out[i] = onfi_buffer()[i];
+	memcpy(out, p, PARAM_PAGE_REPLY_BYTES);
 	return 0;
 }
 
-static uint8_t param[PARAM_PAGE_REPLY_BYTES];
-
-/* READ UNIQUE ID, when the parameter page lists it: the physical chip's identity */
+/* READ UNIQUE ID, when the parameter page lists it: the physical chip's identity (checked in the page buffer) */
 static void read_unique_id(struct chip *c, const struct param_info *p)
 {
 	if (!(p->optional_commands & ONFI_OPT_READ_UNIQUE_ID))
@@ -93,10 +100,7 @@ static void read_unique_id(struct chip *c, const struct param_info *p)
 	onfi_src_write(ONFI_SRC_BUFFER);
 	if (run(ONFI_OP_READ_UNIQUE_ID).timed_out)
 		return;
-	static uint8_t raw[2 * ONFI_UNIQUE_ID_BYTES * ONFI_UNIQUE_ID_COPIES];
-	for (uint32_t i = 0; i < sizeof raw; i++)
-		raw[i] = onfi_buffer()[i];
-	c->has_uid = unique_id_check(raw, ONFI_UNIQUE_ID_COPIES, c->uid) >= 0;
+	c->has_uid = unique_id_check((const uint8_t *)onfi_buffer(), ONFI_UNIQUE_ID_COPIES, c->uid) >= 0;
 }
 
 static void set_trim(int trim)
@@ -107,9 +111,10 @@ static void set_trim(int trim)
 /* READ ID "ONFI" checks the last byte of a burst (no EDO hold after it), the parameter page's CRC the rest */
 static int reads_correctly(void)
 {
+	const uint8_t *param;
 	uint8_t sig[4];
 	return onfi_read_id(ONFI_READ_ID_ONFI_ADDRESS, sig, sizeof sig) == sizeof sig && !memcmp(sig, "ONFI", 4)
-	       && !onfi_read_param(param) && param_page_valid_copy(param, sizeof param) >= 0;
+	       && (param = param_in_buffer()) != 0 && param_page_valid_copy(param, PARAM_PAGE_REPLY_BYTES) >= 0;
 }
 
 /* per mode, the trims that move the capture edge (the PHY clamps it): from the build's timing (soc.h) */
@@ -179,9 +184,10 @@ int onfi_identify(struct chip *c, uint8_t target)
 		return -1;
 	c->capture = CAPTURE_CALIBRATED;
 	onfi_read_id(0x00, c->id, sizeof c->id);
-	if (onfi_read_param(param))
+	const uint8_t *param = param_in_buffer();
+	if (!param)
 		return -1;
-	c->param_status = (uint8_t)param_page_decode(param, sizeof param, &p);
+	c->param_status = (uint8_t)param_page_decode(param, PARAM_PAGE_REPLY_BYTES, &p);
 	if (c->param_status == PARAM_OK)
 		c->param_status = (uint8_t)param_page_check_rig(&p);
 	if (c->param_status != PARAM_OK)

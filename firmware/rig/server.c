@@ -129,7 +129,7 @@ static void send_cycle_reply(struct cycle_job *j);
 
 static int cycle_retry(const struct request *q)
 {
-	struct cycle_job *j = q->op == OP_CYCLE && q->target < TARGETS_MAX ? cycle_job(q->target) : 0;
+	struct cycle_job *j = q->op == OP_CYCLE ? cycle_job(q->target) : 0;
 	if (!j || j->state == CYCLE_IDLE || j->session != rig.session || j->q.seq != q->seq || j->q.crc != q->crc)
 		return 0;
 	if (j->state == CYCLE_ENDED)
@@ -143,14 +143,15 @@ static int waits_for_cycle(const struct request *q)
 {
 	if (q->op == OP_ADVANCE)
 		return cycle_jobs_running();
-	return !OP_RIG_WIDE(q->op) && q->op != OP_STATUS && q->op != OP_ABORT && q->op != OP_INFO
-	       && cycle_job(q->target)->state == CYCLE_RUNNING;
+	const struct cycle_job *j = cycle_job(q->target);
+	return j && !OP_RIG_WIDE(q->op) && q->op != OP_STATUS && q->op != OP_ABORT && q->op != OP_INFO
+	       && j->state == CYCLE_RUNNING;
 }
 
+/* (through tx: free whenever a job's reply goes, as every reply is sent as soon as it is encoded there) */
 static void send_cycle_reply(struct cycle_job *j)
 {
-	static uint8_t out[sizeof j->body + sizeof j->body / 254 + 2];
-	link_write(out, encode_reply(&j->q, j->status, j->body, STATUS_KEEPS_PAYLOAD(j->status) ? j->len : 0, out));
+	link_write(tx, encode_reply(&j->q, j->status, j->body, STATUS_KEEPS_PAYLOAD(j->status) ? j->len : 0, tx));
 	j->sent = 1;
 }
 
@@ -159,8 +160,8 @@ static void send_cycle_reply(struct cycle_job *j)
 static void cycle_jobs_turn(void)
 {
 	cycle_jobs_step();
-	for (uint16_t t = 0; t < TARGETS_MAX; t++) {
-		struct cycle_job *j = cycle_job(t);
+	struct cycle_job *j;
+	for (uint16_t t = 0; (j = cycle_job(t)) != 0; t++) {
 		if (j->state == CYCLE_ENDED && !j->sent) {
 			job_record(&j->q, j->done, j->n * j->cycles);  /* STATUS's last command, as the rig's own were */
 			send_cycle_reply(j);
@@ -315,9 +316,11 @@ static void handle(const struct request *q)
 	link_write(e->frame, e->len);
 }
 
-void server_init(struct chip *chips, uint8_t present, uint8_t rig_kind, uint32_t capabilities)
+void server_init(struct chip *chips, struct cycle_job *jobs, uint8_t n, uint8_t present, uint8_t rig_kind,
+                 uint32_t capabilities)
 {
 	rig.chips = chips;
+	cycle_jobs_init(jobs, n);
 	rig.targets = present | 1;
 	rig.kind = rig_kind;
 	rig.caps = capabilities;

@@ -409,7 +409,7 @@ class Rig:
             now = time.monotonic()
             if op in P.LONG and now >= next_poll:
                 status_seq = self.next_seq()
-                self.t.write(P.request(Opcode.STATUS, status_seq).encode())
+                self.t.write(P.request(Opcode.STATUS, status_seq, target=self._target).encode())  # its job's
                 next_poll = now + self.poll_s
             if now >= deadline:  # silence
                 attempts += 1

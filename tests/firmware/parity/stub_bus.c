@@ -51,7 +51,8 @@ void stub_set_hooks(const struct bus_hooks *h) { hooks = *h; }
 /* as main.c, with one target */
 void stub_start(uint8_t kind, uint32_t caps)
 {
-	server_init(&the_chip, bring_up(&the_chip, 1), kind, caps);
+	static struct cycle_job job;
+	server_init(&the_chip, &job, 1, bring_up(&the_chip, 1), kind, caps);
 }
 
 /* one request's bytes in, the replies out */
