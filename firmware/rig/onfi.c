@@ -294,24 +294,6 @@ void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int
 	start(ONFI_OP_PROGRAM);
 }
 
-void onfi_begin_cache_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed,
-                              uint32_t len)
-{
-	page_transfer(c, block, page, src, seed, len);
-	start(ONFI_OP_CACHE_PROGRAM);
-}
-
-int onfi_wait_array(void)
-{
-	/* each poll is a bus operation of about a microsecond: this bounds the wait far beyond any tPROG */
-	for (uint32_t i = 0; i < 1000000; i++) {
-		struct op_result r = run(ONFI_OP_READ_STATUS);
-		if (!r.timed_out && (r.status & ONFI_STATUS_ARDY))
-			return 0;
-	}
-	return -1;
-}
-
 struct op_result onfi_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
 {
 	onfi_begin_program(c, block, page, src, seed, len);

@@ -66,13 +66,6 @@ struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, 
  * the controller's registers must not be written between start and finish */
 void onfi_begin_erase(const struct chip *c, uint32_t block);
 void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len);
-/* 80h-15h: the chip takes the page and is ready for the next while its array programs this one; the status
- * then reports the page before (FAILC), and this one's FAIL only once the array is idle. The last page of a
- * run goes with onfi_begin_program (10h), which waits for the array. */
-void onfi_begin_cache_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed,
-                              uint32_t len);
-/* polls READ STATUS until the array is idle (after a cache program left early): 0, or -1 when it stays busy */
-int onfi_wait_array(void);
 void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                      uint16_t cw_bytes);
 struct op_result onfi_finish(void);

@@ -225,12 +225,6 @@ void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int
 	(void)c;
 	begin(OP_KIND_PROGRAM, block, page, src, seed, len, 0);
 }
-void onfi_begin_cache_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed,
-                              uint32_t len)
-{
-	onfi_begin_program(c, block, page, src, seed, len);
-}
-int onfi_wait_array(void) { return 0; }
 /* a launch runs at once: its target is ready the moment it returns, its status the operation's */
 static struct op_result launched;
 void onfi_launch_erase(const struct chip *c, uint32_t block) { onfi_begin_erase(c, block); launched = run(); }
