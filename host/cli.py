@@ -408,8 +408,9 @@ def _common(f):
         click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Chip profile (--rig sim)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim)."),
         click.option("--chip-label", help="Name of this physical chip (real rigs; default: read ID and model)."),
-        click.option("--target", type=click.IntRange(0, Limit.TARGETS_MAX - 1), default=0, show_default=True,
-                     help="The chip on the rig's CE# K (a rig with several; nandrig rig info lists them)."),
+        click.option("--target", default="0", show_default=True,
+                     help="The chip on the rig's CE# K (a rig with several; nandrig rig info lists them); several "
+                          "(0-3, 0,2): a campaign on each target's chip, the same blocks, run at once."),
         click.option("--blocks", required=True,
                      help="Blocks the campaign reserves: ranges A-B (inclusive) and blocks, comma-separated; "
                           "factory bad blocks among them are left out."),
@@ -434,9 +435,14 @@ def run_grp() -> None:
 def _start(url, db, profile, seed, chip_label, target, blocks, take_over, patience_s, kind: str, params: dict,
            as_json: bool = False) -> None:
     from nandrig.host.engine.campaigns import check_plan, create, run
-    from nandrig.host.engine.chip_access import format_blocks, known_chip, open_for_chip, parse_blocks
+    from nandrig.host.engine.chip_access import format_blocks, known_chip, open_for_chip, parse_blocks, parse_targets
     from nandrig.host.storage.store import Store
 
+    targets = parse_targets(target)
+    if len(targets) > 1:
+        _start_on_targets(url, db, chip_label, targets, blocks, take_over, patience_s, kind, params, as_json)
+        return
+    target = targets[0]
     store = Store(db)
     try:
         # the database first: a damaged one or blocks another campaign holds are refused before a rig is taken
@@ -468,6 +474,72 @@ def _start(url, db, profile, seed, chip_label, target, blocks, take_over, patien
         store.close()
 
 
+def _start_on_targets(url, db, chip_label, targets: list[int], blocks, take_over, patience_s, kind: str,
+                      params: dict, as_json: bool) -> None:
+    """A campaign on each target's chip of one rig, the same parameters, run at once over one link."""
+    from nandrig.host.engine.campaigns import check_plan, create
+    from nandrig.host.engine.chip_access import chip_on, dead_sessions, format_blocks, parse_blocks
+    from nandrig.host.engine.together import run_together
+    from nandrig.host.link.shared import open_targets
+    from nandrig.host.storage.store import Store
+
+    if chip_label:
+        raise click.BadParameter("--chip-label names one chip: with several targets each chip is known by its unique "
+                                 "ID (name them one target at a time first)")
+    params = {**params, "oven": params.get("oven") or "wall"}
+    store = Store(db)
+    try:
+        store.check_integrity()
+        rigs = open_targets(url, targets, take_over=dead_sessions(store, take_over), patience_s=patience_s)
+        try:
+            chips = {k: chip_on(store, rigs[k], url) for k in targets}
+            if len(set(chips.values())) < len(chips):
+                raise NandrigError("two targets hold the same chip (one unique ID): " + ", ".join(
+                    f"target {k}: {store.chip(i)['label']}" for k, i in chips.items()))
+            chosen = {k: parse_blocks(blocks, rigs[k].info().blocks) for k in targets}
+            for k in targets:  # every chip's plan checked before any campaign is made
+                store.check_free(chips[k], chosen[k])
+                check_plan(store, chips[k], kind, {**params, "blocks": chosen[k]})
+            cids = [create(store, rigs[k], chips[k], kind, {**params, "blocks": chosen[k]}, url, skip_bad=True,
+                           echo=lambda m, k=k: click.echo(f"target {k}: {m}", err=True)) for k in targets]
+        except BaseException:
+            for r in rigs.values():
+                r.close()
+            raise
+        for cid in cids:
+            c = store.campaign(cid)
+            click.echo(f"campaign {cid}: {kind} on target {c.target} ({store.chip(c.chip_id)['label']}), blocks "
+                       f"{format_blocks(list(c.blocks))} ({c.steps} steps) in {db}", err=True)
+        stopped = _interruptible(store, None, lambda: run_together(
+            store.location, url, cids, rigs=rigs, echo=lambda m: click.echo(m, err=True)))
+        if as_json:
+            click.echo(json.dumps([_outcome(store, store.campaign(cid)) for cid in cids], indent=2))
+        else:
+            for cid in cids:
+                _ended(store, store.campaign(cid))
+    finally:
+        store.close()
+    if stopped:
+        raise NandrigError(f"{len(stopped)} of {len(cids)} campaigns stopped short ("
+                           + "; ".join(f"campaign {i}: {why}" for i, why in stopped) + ")")
+
+
+def _results(store, c) -> dict | None:
+    """A done campaign's results as its kind states them (None: not done, or a kind without)."""
+    k = KINDS.get(c.kind)
+    return k.results(store, c, k.params.from_mapping(c.params), store.page_map(c.chip_id)) \
+        if k and k.results and c.state == "done" else None
+
+
+def _outcome(store, c) -> dict:
+    """A campaign's state and, when done, its results, as JSON holds them."""
+    from nandrig.host.views.summary import summary
+
+    res = _results(store, c)
+    return {"campaign": c.id, "kind": c.kind, "state": c.state,
+            **(res if res is not None else {"summary": summary(store, c) if c.state == "done" else []})}
+
+
 def _ended(store, c, as_json: bool = False) -> None:
     """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON)."""
     from nandrig.host.views.summary import summary
@@ -475,16 +547,13 @@ def _ended(store, c, as_json: bool = False) -> None:
     if c.state == "done" and (validation := store.flares_run_of(c.id)) is not None:
         _validation_said(validation, as_json)
         return
-    k = KINDS.get(c.kind)
-    res = k.results(store, c, k.params.from_mapping(c.params), store.page_map(c.chip_id)) \
-        if k and k.results and c.state == "done" else None
-    lines = summary(store, c) + (k.summary(res) if res and k.summary else []) if c.state == "done" else []
     if as_json:
-        click.echo(json.dumps({"campaign": c.id, "kind": c.kind, "state": c.state,
-                               **(res if res is not None else {"summary": lines})}, indent=2))
+        click.echo(json.dumps(_outcome(store, c), indent=2))
         return
+    k = KINDS.get(c.kind)
+    res = _results(store, c)
     click.echo(f"campaign {c.id} {c.state}")
-    for line in lines:
+    for line in (summary(store, c) + (k.summary(res) if res and k.summary else []) if c.state == "done" else []):
         click.echo(line)
 
 

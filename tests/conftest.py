@@ -40,6 +40,21 @@ def run_cli(capsys):
     return run
 
 
+@pytest.fixture
+def per_page(run_cli):
+    """``per_page(db, campaign)``: its per-page export as rows of fields, without the wall-clock hours (when each
+    checkpoint ran, which differs run to run)."""
+
+    def export(db, cid) -> list[list[str]]:
+        out = run_cli("export", "--db", db, "--campaign", cid, "--per-page")
+        assert out.code == 0, out.err
+        rows = [line.split(",") for line in out.out.splitlines()]
+        keep = [i for i, name in enumerate(rows[0]) if name != "actual_h"]
+        return [[r[i] for i in keep] for r in rows]
+
+    return export
+
+
 
 # ---- a real browser (Debian's headless Chromium through its WebDriver) ----------------------------------
 @pytest.fixture(scope="module")

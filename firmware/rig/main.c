@@ -15,7 +15,7 @@ _Static_assert(ONFI_TARGETS <= TARGETS_MAX, "the protocol's targets");
 int main(void)
 {
 	uint8_t present = bring_up(chips, ONFI_TARGETS);
-	uint32_t caps = CAP_RAW_READ | (bch_present() ? CAP_BCH : 0) | (supply_present() ? CAP_ENERGY : 0);
+	uint32_t caps = CAP_RAW_READ | CAP_CYCLE_JOBS | (bch_present() ? CAP_BCH : 0) | (supply_present() ? CAP_ENERGY : 0);
 #ifdef CSR_VTIME_BASE
 	server_init(chips, jobs, ONFI_TARGETS, present, RIG_KIND_RTL, caps | CAP_VIRTUAL_TIME);
 #else

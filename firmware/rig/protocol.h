@@ -91,6 +91,7 @@ enum {
 	CAP_RAW_READ = 0x04,
 	CAP_FLARES = 0x08,
 	CAP_ENERGY = 0x10,
+	CAP_CYCLE_JOBS = 0x20,
 };
 
 /* STATUS's state */

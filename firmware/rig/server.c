@@ -304,7 +304,9 @@ static void handle(const struct request *q)
 	}
 	if (!STATUS_KEEPS_PAYLOAD(st))
 		n = 0;
-	if (!h || OP_UNCACHED(q->op)) {
+	/* a CYCLE refused did nothing, so a retry is answered afresh; keeping its refusal would take the session's
+	 * slot from a request of another target whose reply the host may not have yet */
+	if (!h || OP_UNCACHED(q->op) || q->op == OP_CYCLE) {
 		link_write(tx, encode_reply(q, st, reply, n, tx));
 		return;
 	}

@@ -70,7 +70,7 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
     k = kind(kind_name)
     p = params if isinstance(params, k.params) else k.params.from_mapping(params)
     row = store.chip(chip_id)
-    g = Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
+    g = store.geometry(chip_id)
     wear = store.pe_counts(chip_id, list(p.blocks))  # the blocks' recorded wear: levels are absolute
     p = dataclasses.replace(p, start_pe=tuple(wear[b] for b in p.blocks))
     k.plan(p, g)  # refuses what the chip cannot take, and blocks already past a wear level
@@ -84,14 +84,14 @@ PROGRAMS: Mapping[str, Callable[..., object]] = {flares_validate.KIND: flares_va
 
 
 def run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None] = True,
-        echo: Callable[[str], None] = lambda s: None) -> Campaign:
-    """Run a campaign from where it stands. ``progress``: a bar on a terminal, or ``progress(done, total)`` in the
-    campaign's own unit."""
+        echo: Callable[[str], None] = lambda s: None, position: int = 0) -> Campaign:
+    """Run a campaign from where it stands. ``progress``: a bar on a terminal (on line ``position`` of those of
+    campaigns run at once), or ``progress(done, total)`` in the campaign's own unit."""
     with store.lock(campaign_id):
         if (program := PROGRAMS.get(store.campaign(campaign_id).kind)) is not None:
             program(store, rig, campaign_id, echo)
             return store.campaign(campaign_id)
-        return _run(store, rig, campaign_id, progress)
+        return _run(store, rig, campaign_id, progress, position)
 
 
 def position(c: Campaign) -> str:
@@ -99,7 +99,8 @@ def position(c: Campaign) -> str:
     return f"request {c.step}" if c.kind in PROGRAMS else f"step {c.step} of {c.steps}"
 
 
-def _run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None]) -> Campaign:
+def _run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None],
+         position: int = 0) -> Campaign:
     c = store.campaign(campaign_id)
     runner = Runner(store, rig, campaign_id, make_oven(c.oven, c.chamber))
     bar = None
@@ -111,7 +112,7 @@ def _run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[in
         # in the campaign's own unit; a resume starts the bar where the campaign stands, so its rate and ETA are
         # this run's
         bar = tqdm(total=runner.marks[-1], initial=runner.position(runner.c.step), unit=f" {runner.unit}",
-                   desc=f"campaign {c.id} ({c.kind})", file=sys.stderr)
+                   desc=f"campaign {c.id} ({c.kind})", file=sys.stderr, position=position)
         runner.progress = lambda pos: bar.update(pos - bar.n)
         # a step that adds no P/E (a MEASURE on a slow rig) still shows that the campaign moves
         runner.on_step = lambda i, step: bar.set_postfix_str(f"step {i + 1}/{len(runner.steps)} {step.kind}")
@@ -143,6 +144,25 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
     if campaign_id is not None:
         store.check_not_live(campaign_id)  # before any rig is opened: a rig opened is a rig taken
     done = []
+    for rig_url, group in rig_groups(store, todo, url).items():  # several targets of one rig: at once
+        from nandrig.host.engine.together import run_together
+
+        try:
+            stopped = dict(run_together(store.location, rig_url, [c.id for c in group], take_over=take_over,
+                                        echo=echo, **link))
+        except NandrigError as e:
+            if not_resumed is None or len(group) == len(todo):
+                raise  # these campaigns alone: its own line says it all
+            stopped = {c.id: str(e) for c in group}
+        for c in group:
+            todo.remove(c)
+            if c.id not in stopped:
+                done.append(store.campaign(c.id))
+            elif not_resumed is not None:
+                not_resumed.append((c.id, stopped[c.id]))
+                echo(f"campaign {c.id} ({c.kind}) not resumed: {stopped[c.id]}")
+        if stopped and not_resumed is None:
+            raise NandrigError("; ".join(f"campaign {i} not resumed: {why}" for i, why in stopped.items()))
     for c in todo:
         try:
             store.check_not_live(c.id)
@@ -155,6 +175,16 @@ def resume(store: Store, campaign_id: int | None = None, url: str | None = None,
             not_resumed.append((c.id, str(e)))
             echo(f"campaign {c.id} ({c.kind}, {position(c)}) not resumed: {e}")
     return done
+
+
+def rig_groups(store: Store, campaigns: list[Campaign], url: str | None) -> dict[str, list[Campaign]]:
+    """Campaigns on two or more targets of one real or RTL rig (``url``: where every rig moved), by the rig's URL:
+    they run at once (:mod:`nandrig.host.engine.together`). Programs run on their own."""
+    groups: dict[str, list[Campaign]] = {}
+    for c in campaigns:
+        if store.chip(c.chip_id)["sim_profile"] is None and c.kind not in PROGRAMS:
+            groups.setdefault(url or c.rig_url, []).append(c)
+    return {u: g for u, g in groups.items() if len({c.target for c in g}) == len(g) > 1}
 
 
 def plan(kind_name: str, params: Mapping, g: Geometry) -> list[Step]:
@@ -216,8 +246,7 @@ class Runner:
         self.store, self.rig, self.oven, self.progress = store, rig, oven, progress
         self.on_step: Callable[[int, Step], None] | None = None  # hears each step as it starts
         self.c = store.campaign(campaign_id)
-        chip = store.chip(self.c.chip_id)
-        self.g = Geometry(chip["page_bytes"], chip["spare_bytes"], chip["pages_per_block"], chip["blocks"])
+        self.g = store.geometry(self.c.chip_id)
         self.steps = plan(self.c.kind, self.c.params, self.g)
         if len(self.steps) != self.c.steps:
             raise NandrigError(f"campaign {self.c.id}'s plan has {len(self.steps)} steps, the store says "
@@ -255,46 +284,59 @@ class Runner:
         """The request in flight when the campaign stopped, collected from the rig (its reply cache, or executed
         now) and recorded, so what it did to the chip is counted; returns the step to go on from."""
         pending = self.store.pending(self.c.id)
-        cursor = self.c.step
         self.context = note_session(self.context, self.rig.session)
         self.store.save_context(self.c.id, self.context)
-        if pending is not None and pending.boot not in (None, self.rig.boot):
-            # the rig restarted since the request went out: its reply cache is gone, what it did is bounded
-            self._after_restart(pending)
-            cursor = pending.step + 1
-        elif pending is not None:  # a request was in flight when the host stopped: collect its reply
-            new_session = self.rig.session
-            self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
-            reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err))
-            self._apply(pending.step, self.steps[pending.step], reply)
-            self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
-            self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
-            cursor = pending.step + 1
-        return cursor
+        if pending is None:
+            return self.c.step
+        with Turn(self.rig.turn()) as turn:
+            if pending.boot not in (None, self.rig.boot):
+                # the rig restarted since the request went out: its reply cache is gone, what it did is bounded
+                self._after_restart(pending, turn)
+            else:  # a request was in flight when the host stopped: collect its reply
+                new_session = self.rig.session
+                # a CYCLE job of this session answers its retry without the cache
+                leave = self.leaves_turn(pending.op, pending.session)
+                if pending.session != new_session:  # its reply is kept for the session that sent it
+                    self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
+                reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err),
+                                      sent=turn.release if leave else None)
+                self._apply(pending.step, self.steps[pending.step], reply)
+                if pending.session != new_session:
+                    self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
+                self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
+        return pending.step + 1
 
     def _execute(self, i: int, step: Step) -> None:
         if step.op is None:
             self._oven(i, step)
             return
-        # the rig cannot tell two hosts' requests apart: a HELLO before each step finds out whether another host
-        # took it over (RigHeld ends the run, the campaign stays resumable) or the rig restarted
-        boot = self.rig.boot
-        if self.rig.hello().boot != boot:
-            self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
-        # a step that asks for its energy zeroes the rig's meter first (a rig without one: none recorded)
-        metered = step.energy and P.Cap.ENERGY in self.rig.hello_info.capabilities
-        if metered:
-            self.rig.energy()
-        seq = self.rig.next_seq()
-        self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload, self.rig.boot)
-        self._send(i, step, step.payload, seq, metered)
+        with Turn(self.rig.turn()) as turn:
+            # the rig cannot tell two hosts' requests apart: a HELLO before each step finds out whether another
+            # host took it over (RigHeld ends the run, the campaign stays resumable) or the rig restarted
+            boot = self.rig.boot
+            if self.rig.hello().boot != boot:
+                self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
+            # a step that asks for its energy zeroes the rig's meter first (a rig without one: none recorded)
+            metered = step.energy and P.Cap.ENERGY in self.rig.hello_info.capabilities
+            if metered:
+                self.rig.energy()
+            seq = self.rig.next_seq()
+            self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload, self.rig.boot)
+            self._send(i, step, step.payload, seq, metered,
+                       turn.release if not metered and self.leaves_turn(step.op, self.rig.session) else None)
 
-    def _send(self, i: int, step: Step, payload: bytes, seq: int, metered: bool = False) -> None:
+    def leaves_turn(self, op: int, session: int) -> bool:
+        """Whether a request, once sent, lets the link's other campaigns go on: a CYCLE the rig runs as a job,
+        whose reply its target keeps (sent as the link's session: the job answers that session's retries)."""
+        return op == Opcode.CYCLE and self.rig.cycle_jobs and session == self.rig.session
+
+    def _send(self, i: int, step: Step, payload: bytes, seq: int, metered: bool = False,
+              sent: Callable[[], None] | None = None) -> None:
         """The journaled request and its reply (and the chip's energy over it, ``metered``); a CYCLE's progress
-        reports are kept for a restart to recover."""
+        reports are kept for a restart to recover. ``sent``: called once the request left."""
         self.rig.progress = (lambda st: self._note_progress(i, seq, st)) if step.op == Opcode.CYCLE else None
         try:
-            reply = self.rig.call(step.op, payload, seq=seq, ok=tuple(Err))
+            reply = self.rig.call(step.op, payload, seq=seq, ok=tuple(Err), sent=sent)
         except RigRestarted as e:
             raise NandrigError(f"{e}; campaign {self.c.id} stopped at step {i} of {len(self.steps)}: "
                                f"`nandrig resume --db {self.store.name}` accounts for it and continues") from None
@@ -319,7 +361,7 @@ class Runner:
         self.context["in_flight"] = note
         self.store.save_context(self.c.id, self.context)
 
-    def _after_restart(self, pending) -> None:
+    def _after_restart(self, pending, turn: Turn) -> None:
         """The rig restarted with ``pending`` out. A CYCLE counts the rounds its last progress report confirms and
         records as uncertain what the rig may have done after it; the rest of the rounds are sent anew. Any other
         request is sent anew (an ERASE may have worn its block once more: uncertain by one)."""
@@ -350,7 +392,7 @@ class Runner:
             with self.store.tx() as db:  # every round was confirmed: nothing left to send
                 self.store.finish_step(db, self.c.id, i, self.context)
             return
-        self._send(i, step, payload, seq)
+        self._send(i, step, payload, seq, sent=turn.release if self.leaves_turn(step.op, self.rig.session) else None)
 
     def _oven(self, i: int, step: Wait) -> None:
         """A retention wait through the oven; its start is committed first so a resume waits only the rest."""
@@ -404,6 +446,26 @@ class Runner:
                                            wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
                                            wait.get("temp_c", 25.0), 0, 0)
         return cp
+
+
+class Turn:
+    """A link's turn (:meth:`Rig.turn`) as a context, which can be let go early (once a CYCLE job is sent)."""
+
+    def __init__(self, lock) -> None:
+        self.lock, self.held = lock, False
+
+    def __enter__(self) -> "Turn":
+        self.lock.acquire()
+        self.held = True
+        return self
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.lock.release()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 def cycle_bounds(note: dict | None, pending, n: int, cycles: int, now: float,

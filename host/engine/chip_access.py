@@ -10,6 +10,7 @@ import numpy as np
 
 from nandrig import __version__
 from nandrig.errors import NandrigError
+from nandrig.protocol import Limit
 from nandrig.host.link.rig import Rig
 from nandrig.host.storage.store import Campaign, Store
 
@@ -73,37 +74,46 @@ def open_for_chip(store: Store, url: str, profile: str, seed: int, chip_label: s
         rig = Rig.open(url, take_over=dead_sessions(store, take_over), **link)
         sim, fresh = None, False
     try:
-        info = rig.info()
-        info.require_chip()
-        uid = info.unique_id
-        if url != "sim":
-            known = store.chip_by_unique_id(uid) if uid and not chip_label else None
-            if known is not None:
-                label = known["label"]
-            elif chip_label or uid:
-                label = chip_label or f"uid:{uid.hex()}"
-            else:
-                raise NandrigError(f"the chip on {url} gives no unique ID (ONFI READ UNIQUE ID), so nothing tells it "
-                                   f"from another {info.model}: name it with --chip-label, and use that name for it "
-                                   f"every time")
-            chip_id = store.chip_id(label)
-        if uid and (owner := store.chip_by_unique_id(uid)) is not None and owner["id"] != chip_id:
-            raise NandrigError(f"the chip on {url} is {owner['label']} in {store.name} (unique ID {uid.hex()}), "
-                               f"not {label}")
-        if chip_id is None:
-            chip_id = store.add_chip(label, info, rig.read_param_page(), sim)
-        else:
-            row = store.chip(chip_id)
-            if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
-                raise NandrigError(f"the chip on {url} does not match {label} in {store.name}")
-            check_identity(store, row, info, url)
-            check_life(store, chip_id, rig.hello_info.identity, url, rig.target)
+        chip_id = chip_on(store, rig, url, chip_label, label if url == "sim" else None, sim)
     except BaseException:
         rig.close()
         if fresh and store.chip_id(label) is None:  # a simulated chip refused before it was registered
             Path(state).unlink(missing_ok=True)
         raise
     return rig, chip_id
+
+
+def chip_on(store: Store, rig: Rig, url: str, chip_label: str | None = None, sim_label: str | None = None,
+            sim: tuple[str, int, str] | None = None) -> int:
+    """The store's chip on the rig's target, registered when new: a real chip by its unique ID (or
+    ``chip_label``), a simulated one by ``sim_label``; checked to be that physical chip and that life of it."""
+    info = rig.info()
+    info.require_chip()
+    uid = info.unique_id
+    if sim_label is not None:
+        label = sim_label
+    else:
+        known = store.chip_by_unique_id(uid) if uid and not chip_label else None
+        if known is not None:
+            label = known["label"]
+        elif chip_label or uid:
+            label = chip_label or f"uid:{uid.hex()}"
+        else:
+            raise NandrigError(f"the chip on {url}{_on_target(info.target)} gives no unique ID (ONFI READ UNIQUE "
+                               f"ID), so nothing tells it from another {info.model}: name it with --chip-label, and "
+                               "use that name for it every time")
+    chip_id = store.chip_id(label)
+    if uid and (owner := store.chip_by_unique_id(uid)) is not None and owner["id"] != chip_id:
+        raise NandrigError(f"the chip on {url}{_on_target(info.target)} is {owner['label']} in {store.name} (unique "
+                           f"ID {uid.hex()}), not {label}")
+    if chip_id is None:
+        return store.add_chip(label, info, rig.read_param_page(), sim)
+    row = store.chip(chip_id)
+    if (row["page_bytes"], row["pages_per_block"], row["blocks"]) != (info.page_bytes, info.pages_per_block, info.blocks):
+        raise NandrigError(f"the chip on {url}{_on_target(info.target)} does not match {label} in {store.name}")
+    check_identity(store, row, info, url)
+    check_life(store, chip_id, rig.hello_info.identity, url, rig.target)
+    return chip_id
 
 
 def check_identity(store: Store, row, info, url: str) -> None:
@@ -160,16 +170,23 @@ def open_for_campaign(store: Store, c: Campaign, url: str | None = None, take_ov
     else:
         rig = Rig.open(url or c.rig_url, take_over=dead_sessions(store, take_over), target=target, **link)
     try:
-        info = rig.info()
-        info.require_chip()
-        check_identity(store, row, info, url or c.rig_url)
-        check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url, target)
-        if target != c.target:
-            store.move_campaign(c.id, target)
+        check_campaign_chip(store, c, rig, url)
     except BaseException:
         rig.close()
         raise
     return rig
+
+
+def check_campaign_chip(store: Store, c: Campaign, rig: Rig, url: str | None = None) -> None:
+    """The chip on the rig's target is campaign ``c``'s (unique ID, life); a campaign whose chip moved to that
+    target keeps it from then on."""
+    row = store.chip(c.chip_id)
+    info = rig.info()
+    info.require_chip()
+    check_identity(store, row, info, url or c.rig_url)
+    check_life(store, c.chip_id, rig.hello_info.identity, url or c.rig_url, rig.target)
+    if rig.target != c.target:
+        store.move_campaign(c.id, rig.target)
 
 
 def format_blocks(blocks: list[int]) -> str:
@@ -185,16 +202,25 @@ def format_blocks(blocks: list[int]) -> str:
 
 def parse_blocks(text: str, blocks: int) -> list[int]:
     """``A-B`` (inclusive), ``A``, or a comma-separated list of those (``0-27,29-40``), within the chip; sorted."""
+    return parse_ranges(text, blocks, "--blocks", "block", "the chip's blocks")
+
+
+def parse_targets(text: str) -> list[int]:
+    """``--target``: one target, or several as ranges and lists (``0-3``, ``0,2``); sorted."""
+    return parse_ranges(text, Limit.TARGETS_MAX, "--target", "target", "a rig's targets")
+
+
+def parse_ranges(text: str, n: int, option: str, thing: str, within: str) -> list[int]:
     out: set[int] = set()
     for item in (x.strip() for x in text.split(",")):
         try:
             a, b = (int(x) for x in item.split("-", 1)) if "-" in item else (int(item), int(item))
         except ValueError:
-            raise NandrigError(f"--blocks takes ranges A-B and blocks A, comma-separated; got {text!r}") from None
+            raise NandrigError(f"{option} takes ranges A-B and {thing}s A, comma-separated; got {text!r}") from None
         if a > b:
-            raise NandrigError(f"--blocks {item}: the first block is after the last")
-        if a < 0 or b >= blocks:
-            raise NandrigError(f"--blocks {item} is outside the chip's blocks 0..{blocks - 1}")
+            raise NandrigError(f"{option} {item}: the first {thing} is after the last")
+        if a < 0 or b >= n:
+            raise NandrigError(f"{option} {item} is outside {within} 0..{n - 1}")
         out.update(range(a, b + 1))
     return sorted(out)
 

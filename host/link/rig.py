@@ -10,6 +10,7 @@ cache, so a retried ERASE or CYCLE is never applied twice.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 import dataclasses
@@ -252,6 +253,7 @@ class Rig:
         if not 0 <= target < P.Limit.TARGETS_MAX:
             raise NandrigError(f"target {target} is not one a rig has: 0..{P.Limit.TARGETS_MAX - 1}")
         self._target = target
+        self._turn = threading.RLock()
         # a campaign driven by a program journals and records every request but HELLO through this
         # (nandrig.host.engine.recorder): ``recorder(op, payload, ok)`` returns the reply
         self.recorder: Callable[[Opcode, bytes, tuple[Err, ...]], Frame] | None = None
@@ -306,8 +308,9 @@ class Rig:
             raise
 
     def close(self) -> None:
-        """Release the rig (best effort: a rig that is gone or busy keeps it until taken over) and close."""
-        if not self.observe:
+        """Release the rig (best effort: a rig that is gone or busy keeps it until taken over) and close; on a
+        shared link, the last of its Rigs releases it."""
+        if not self.observe and getattr(self.t, "last", True):
             try:
                 self._release()
             except (NandrigError, OSError):  # a simulated rig that cannot save its state (full disk) included
@@ -336,24 +339,40 @@ class Rig:
 
     # -- transactions -----------------------------------------------------------
     def next_seq(self) -> int:
+        if (shared := getattr(self.t, "next_seq", None)) is not None:
+            return shared()  # a link's Rigs draw from one counter: the rig tells requests apart by seq
         self._seq = (self._seq + 1) & 0xFFFF
         return self._seq
 
-    def call(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None) -> Frame:
+    def turn(self) -> threading.RLock:
+        """Held from journaling a request until its reply is recorded, while other Rigs share this one's link
+        (:mod:`nandrig.host.link.shared`)."""
+        link = getattr(self.t, "link", None)
+        return link.turn if link is not None else self._turn
+
+    @property
+    def cycle_jobs(self) -> bool:
+        """Whether a CYCLE, once sent, leaves the link to other targets' requests (the rig runs it as a job)."""
+        return P.Cap.CYCLE_JOBS in self.hello_info.capabilities
+
+    def call(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,), seq: int | None = None,
+             sent: Callable[[], None] | None = None) -> Frame:
         """Send one request and return its reply, retrying until it is answered exactly once (through the
-        :attr:`recorder`, when one is set)."""
+        :attr:`recorder`, when one is set). ``sent`` hears when the request first left."""
         if self.recorder is not None and op != Opcode.HELLO and seq is None:
             return self.recorder(op, payload, ok)
-        return self.exchange(op, payload, ok=ok, seq=seq)
+        return self.exchange(op, payload, ok=ok, seq=seq, sent=sent)
 
     def exchange(self, op: Opcode, payload: bytes = b"", *, ok: tuple[Err, ...] = (Err.OK,),
-                 seq: int | None = None) -> Frame:
+                 seq: int | None = None, sent: Callable[[], None] | None = None) -> Frame:
         """One request on the link and its reply, retried until it is answered exactly once."""
         seq = self.next_seq() if seq is None else seq
         self.last_seq = seq
         target = self._target if op in P.TARGETED else 0
         raw = b"\x00" + P.request(op, seq, payload, target).encode()  # the leading delimiter flushes line noise
         self.t.write(raw)
+        if sent is not None:
+            sent()
         attempts, status_seq = 0, None
         careful = op in P.LONG and op not in P.REREAD  # never run twice on a restarted rig
         now = time.monotonic()

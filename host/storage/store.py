@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from nandrig.chip.geometry import PageMap
+from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.host.storage.databases import Database, connection_errors, database_errors, first_line, held, open_database
 from nandrig.errors import NandrigError
 
@@ -319,6 +319,7 @@ class Store:
         process is writing can be read."""
         self.db: Database = open_database(location, read_only)
         self.name = self.db.name
+        self.location = location  # another connection to the same database (a thread's) opens this
         try:
             if read_only:
                 self._check_schema(read_only=True)
@@ -438,6 +439,10 @@ class Store:
 
     def chip(self, chip_id: int) -> dict | None:
         return self.db.row("SELECT * FROM chips WHERE id=?", (chip_id,))
+
+    def geometry(self, chip_id: int) -> Geometry:
+        row = self.chip(chip_id)
+        return Geometry(row["page_bytes"], row["spare_bytes"], row["pages_per_block"], row["blocks"])
 
     def page_map(self, chip_id: int) -> PageMap:
         row = self.db.execute("SELECT page_map FROM chips WHERE id=?", (chip_id,)).fetchone()

@@ -134,6 +134,7 @@ class Cap(enum.IntFlag):
     RAW_READ = 0x4  # raw data reads
     FLARES = 0x8  # FLARES on the rig (INFO's t_max > 0)
     ENERGY = 0x10  # a supply-current front end: ENERGY answers
+    CYCLE_JOBS = 0x20  # CYCLE runs as its target's job: other targets' requests are served meanwhile (1.15)
 
 
 class Capture(enum.IntEnum):

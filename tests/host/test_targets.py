@@ -1,5 +1,11 @@
 """Several chips on one rig's bus (protocol 1.13): each request names its target (CE#), each target is its own
 chip with its own history, every chip ages on the rig's one clock, and a chip moved between sockets is refused."""
+import json
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from nandrig.boards.sim.server import VirtualRig
@@ -123,3 +129,102 @@ def test_campaigns_on_two_targets_keep_two_histories_and_chips_swapped_between_s
         assert any(kind == "moved" and "target 0 to target 1" in d for _, kind, d in store.events(cids[0]))
     finally:
         store.close()
+
+
+def _worn(seed: int, blocks=(2, 3), pe: int = 4000) -> VirtualChip:
+    """A chip whose blocks carry wear already (bulk cycling, ending erased): its reads have errors to compare."""
+    c = VirtualChip(PROFILE, seed)
+    for b in blocks:
+        c.cycle(b, pe, seed=9, program=False)
+    return c
+
+
+def _rig(seeds: list[int]) -> VirtualRig:
+    return VirtualRig(_worn(seeds[0]), others={k: _worn(s) for k, s in enumerate(seeds) if k})
+
+
+def _url(vr: VirtualRig) -> tuple[str, object]:
+    port, stop, _ = serve_in_thread(vr)
+    return f"socket://127.0.0.1:{port}", stop
+
+
+ENDURANCE = ("endurance", "--blocks", "2-3", "--cycles", "30", "--checkpoints", "10,30")
+
+
+def _one_at_a_time(run_cli, seeds: list[int], db) -> None:
+    """The campaign on each target's chip on its own, target after target: campaigns 1..4 in ``db``."""
+    url, stop = _url(_rig(seeds))
+    try:
+        for k in range(len(seeds)):
+            r = run_cli("run", *ENDURANCE, "--rig", url, "--db", db, "--target", k)
+            assert r.code == 0, r.err
+    finally:
+        stop.set()
+
+
+def test_campaigns_on_four_targets_at_once_measure_as_one_at_a_time(run_cli, per_page, tmp_path):
+    """`run --target 0-3`: a campaign on each target's chip, run by one process over one link; each chip's
+    per-page export equals the same campaign run on its own, one target after another (a rig that runs each
+    request to its end, as the virtual rig does, serves the four in turns)."""
+    seeds = [61, 62, 63, 64]
+    _one_at_a_time(run_cli, seeds, tmp_path / "apart.db")
+    url, stop = _url(vr := _rig(seeds))
+    try:
+        r = run_cli("run", *ENDURANCE, "--rig", url, "--db", tmp_path / "together.db", "--target", "0-3", "--json")
+        assert r.code == 0, r.err
+    finally:
+        stop.set()
+    got = json.loads(r.out)
+    assert [g["state"] for g in got] == ["done"] * 4
+    errors = 0
+    for k, g in enumerate(got):
+        together = per_page(tmp_path / "together.db", g["campaign"])
+        assert together == per_page(tmp_path / "apart.db", k + 1), k
+        errors += sum(int(row[8]) + int(row[9]) for row in together[1:])
+    assert errors > 0  # something to compare
+    assert {k: t.chip.pe_count(2) for k, t in vr.targets.items()} == {k: 4030 for k in range(4)}
+
+
+def test_four_campaigns_killed_at_once_resume_as_one_run_and_chips_swapped_before_are_refused(run_cli, per_page,
+                                                                                                   tmp_path):
+    """SIGKILL of the process running four campaigns at once; two chips swapped between sockets before `resume`:
+    refused in one line naming both, nothing touched; back in place, `resume` runs the four together again and
+    each chip's wear and per-page export are those of its campaign run on its own."""
+    seeds = [71, 72, 73, 74]
+    _one_at_a_time(run_cli, seeds, tmp_path / "apart.db")
+    url, stop = _url(vr := _rig(seeds))
+    db = tmp_path / "together.db"
+    p = subprocess.Popen([sys.executable, "-m", "nandrig", "run", *ENDURANCE, "--rig", url, "--db", str(db),
+                          "--target", "0-3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(t.chip.pe_count(2) - 4000 for t in vr.targets.values()) < 30 and time.monotonic() < deadline:
+            time.sleep(0.01)  # killed once the four have worn 30 cycles between them
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        stop.set()
+    store = Store(db)
+    try:
+        assert [c.state for c in store.campaigns()] == ["running"] * 4, "killed too late"
+    finally:
+        store.close()
+    chips = {k: t.chip for k, t in vr.targets.items()}
+    wear = {k: c.pe_count(2) for k, c in chips.items()}
+    url, stop = _url(VirtualRig(chips[1], others={1: chips[0], 2: chips[2], 3: chips[3]}))
+    try:
+        run_cli("resume", "--db", db, "--rig", url).assert_one_line_error(
+            f"is uid:{chips[1].unique_id.hex()}", f"not uid:{chips[0].unique_id.hex()}", "moved between sockets")
+    finally:
+        stop.set()
+    assert {k: c.pe_count(2) for k, c in chips.items()} == wear  # nothing touched
+    url, stop = _url(vr)  # the rig as the killed process left it
+    try:
+        r = run_cli("resume", "--db", db, "--rig", url)
+        assert r.code == 0, r.err
+        assert "at once" in r.err
+    finally:
+        stop.set()
+    assert {k: c.pe_count(2) for k, c in chips.items()} == {k: 4030 for k in range(4)}
+    for k in range(4):
+        assert per_page(db, k + 1) == per_page(tmp_path / "apart.db", k + 1), k
