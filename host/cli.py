@@ -479,7 +479,7 @@ def _start_on_targets(url, db, chip_label, targets: list[int], blocks, take_over
     """A campaign on each target's chip of one rig, the same parameters, run at once over one link."""
     from nandrig.host.engine.campaigns import check_plan, create
     from nandrig.host.engine.chip_access import chip_on, dead_sessions, format_blocks, parse_blocks
-    from nandrig.host.engine.together import run_together
+    from nandrig.host.engine.together import check_oven, run_together
     from nandrig.host.link.shared import open_targets
     from nandrig.host.storage.store import Store
 
@@ -499,7 +499,8 @@ def _start_on_targets(url, db, chip_label, targets: list[int], blocks, take_over
             chosen = {k: parse_blocks(blocks, rigs[k].info().blocks) for k in targets}
             for k in targets:  # every chip's plan checked before any campaign is made
                 store.check_free(chips[k], chosen[k])
-                check_plan(store, chips[k], kind, {**params, "blocks": chosen[k]})
+                kd, p, g = check_plan(store, chips[k], kind, {**params, "blocks": chosen[k]})
+                check_oven(f"a {kind} campaign", params["oven"], kd.plan(p, g))
             cids = [create(store, rigs[k], chips[k], kind, {**params, "blocks": chosen[k]}, url, skip_bad=True,
                            echo=lambda m, k=k: click.echo(f"target {k}: {m}", err=True)) for k in targets]
         except BaseException:

@@ -17,7 +17,7 @@ from pathlib import Path
 from nandrig.errors import NandrigError
 from nandrig.host.engine.campaigns import PROGRAMS, Runner, plan, position, run
 from nandrig.host.engine.chip_access import check_campaign_chip, dead_sessions
-from nandrig.host.kinds.steps import Wait
+from nandrig.host.kinds.steps import Step, Wait
 from nandrig.host.link.rig import Rig
 from nandrig.host.link.shared import open_targets
 from nandrig.host.storage.store import Campaign, Store
@@ -32,10 +32,16 @@ def check_together(store: Store, campaigns: Sequence[Campaign]) -> None:
     for c in campaigns:
         if c.kind in PROGRAMS:
             raise NandrigError(f"campaign {c.id} ({c.kind}) is driven by a program on target 0: run it on its own")
-        if c.oven != "wall" and any(isinstance(s, Wait) for s in plan(c.kind, c.params, store.geometry(c.chip_id))):
-            raise NandrigError(f"campaign {c.id} bakes in the {c.oven} oven, which holds every chip of its rig: "
-                               "campaigns run at once on one rig wait on the wall clock only (--oven wall)")
+        check_oven(f"campaign {c.id}", c.oven, plan(c.kind, c.params, store.geometry(c.chip_id)))
         store.check_not_live(c.id)
+
+
+def check_oven(what: str, oven: str, steps: Sequence[Step]) -> None:
+    """Refuse a campaign that bakes its chip in an oven to run beside others on one rig: the oven (or the virtual
+    rig's clock) holds every chip of the rig."""
+    if oven != "wall" and any(isinstance(s, Wait) for s in steps):
+        raise NandrigError(f"{what} bakes in the {oven} oven, which holds every chip of its rig: campaigns run at "
+                           "once on one rig wait on the wall clock only (--oven wall)")
 
 
 def run_together(location: str | Path, url: str, campaign_ids: Sequence[int], *, take_over: bool = False,

@@ -228,3 +228,24 @@ def test_four_campaigns_killed_at_once_resume_as_one_run_and_chips_swapped_befor
     assert {k: c.pe_count(2) for k, c in chips.items()} == {k: 4030 for k in range(4)}
     for k in range(4):
         assert per_page(db, k + 1) == per_page(tmp_path / "apart.db", k + 1), k
+
+
+def test_what_cannot_run_at_once_is_refused_before_any_wear(run_cli, tmp_path):
+    """A bake in the virtual oven would age every chip of the rig; a target outside the rig's; a label for
+    several chips: each refused in one line, no campaign made, no block worn."""
+    url, stop = _url(vr := _rig([81, 82]))
+    db = tmp_path / "lab.db"
+    try:
+        run_cli("run", "retention", "--rig", url, "--db", db, "--target", "0-1", "--blocks", "2-3", "--wear", "10",
+                "--times", "1", "--oven", "virtual").assert_one_line_error("virtual oven", "every chip", "--oven wall")
+        run_cli("run", *ENDURANCE, "--rig", url, "--db", db, "--target", "0-8").assert_one_line_error(
+            "--target 0-8", "0..7")
+        run_cli("run", *ENDURANCE, "--rig", url, "--db", db, "--target", "0,1", "--chip-label", "x") \
+            .assert_one_line_error("--chip-label", "unique ID")
+        run_cli("run", *ENDURANCE, "--rig", url, "--db", db, "--target", "0-2").assert_one_line_error(
+            "no chip on target 2")
+    finally:
+        stop.set()
+    assert {(k, b): t.chip.pe_count(b) for k, t in vr.targets.items() for b in (2, 3)} == \
+        {(k, b): 4000 for k in (0, 1) for b in (2, 3)}
+    assert json.loads(run_cli("ls", "--db", db, "--json").out) == []
