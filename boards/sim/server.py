@@ -242,7 +242,9 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             rep = P.reply(req, Err.BAD_PARAMETER)
         except struct.error:
             rep = P.reply(req, Err.BAD_FRAME)
-        if op not in P.UNCACHED:
+        # a refused CYCLE did nothing: its retry is answered afresh (the firmware's CYCLE jobs keep their replies
+        # out of the cache, so a refusal must not take another target's slot)
+        if op not in P.UNCACHED and not (op == Opcode.CYCLE and rep.status not in (Err.OK, Err.ABORTED)):
             self.cache.pop(self.session, None)
             self.cache[self.session] = (*key, rep)
             while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:

@@ -142,8 +142,9 @@ class NativeRig:
         return Deframer().feed(self.out.raw[:n])
 
 
-def requests(geometry) -> list[tuple[str, Opcode, bytes]]:
-    """One or more requests per opcode the rig serves, good and bad, in an order that leaves something to read."""
+def requests(geometry) -> list[tuple]:
+    """One or more requests per opcode the rig serves, good and bad, in an order that leaves something to read;
+    a fourth field names an earlier request this one retries (its seq again)."""
     pages = geometry.pages_per_block
     raw = geometry.page_bytes + geometry.spare_bytes
     cfg = FlaresConfig()
@@ -175,6 +176,10 @@ def requests(geometry) -> list[tuple[str, Opcode, bytes]]:
         ("cycle, page set", Opcode.CYCLE, P.CYCLE_REQ.pack(6, 1, 2, 5, P.CycleFlag.PAGE_SET)
          + P.page_set_bytes([p for p in range(pages) if p % 2 == 0], pages)),
         ("cycle, empty page set", Opcode.CYCLE, P.CYCLE_REQ.pack(6, 1, 2, 5, P.CycleFlag.PAGE_SET) + bytes(pages // 8)),
+        # a refused CYCLE stays out of the reply cache: the erase before it is still answered from there
+        ("erase before a refused cycle", Opcode.ERASE, P.ERASE_REQ.pack(10, 0)),
+        ("cycle, out of range", Opcode.CYCLE, P.CYCLE_REQ.pack(geometry.blocks - 1, 2, 1, 5, 0)),
+        ("erase before a refused cycle, retried", Opcode.ERASE, P.ERASE_REQ.pack(10, 0), "erase before a refused cycle"),
         ("advance a year at 25 degC", Opcode.ADVANCE, P.ADVANCE_REQ.pack(365 * 24 * 3600 * 10**9, 2500)),
         ("measure", Opcode.MEASURE, P.MEASURE_REQ.pack(4, 2, 0, pages, 5)),
         ("measure, too many", Opcode.MEASURE, P.MEASURE_REQ.pack(0, geometry.blocks, 0, pages, 5)),
@@ -254,11 +259,13 @@ def test_every_command_file_answers_as_its_python_twin(library):
     twin_chip.reset()  # the firmware resets the chip as it identifies it; the twin takes the chip as it finds it
     twin = VirtualRig(twin_chip, exact=True, clk_hz=CLK_HZ, bch_t_max=ecc_layout.CONFIG.t_max)
     native = NativeRig(library, native_chip, twin)
-    covered, diffs = set(), []
-    for seq, (name, op, payload) in enumerate(requests(twin_chip.geometry), start=1):
+    covered, diffs, seqs = set(), [], {}
+    for seq, (name, op, payload, *retry) in enumerate(requests(twin_chip.geometry), start=1):
+        seq = seqs[name] = seqs[retry[0]] if retry else seq
         req = P.request(op, seq, payload) if isinstance(op, Opcode) else P.Frame(P.REQUEST_TYPE, op, seq, 0, payload)
         if (d := _same(name, native.handle(req), twin.handle(req))) is not None:
             diffs.append(d)
         covered.add(op)
     assert diffs == [], "\n".join(diffs)
+    assert native_chip.pe_count(10) == twin_chip.pe_count(10) == 1  # the retried erase ran once
     assert covered == set(Opcode) - {Opcode.ENERGY} | {0x7E}  # ENERGY: the twin meters its chip, the stub has no meter
