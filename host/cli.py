@@ -696,7 +696,7 @@ def _validation_said(result: dict, as_json: bool) -> None:
               help="Seconds of nothing but damaged replies before a noisy link is given up on.")
 def resume_cmd(db, campaign_id, url, target, take_over, link_patience) -> None:
     """Continue interrupted campaigns exactly where they stopped."""
-    from nandrig.host.engine.campaigns import resume
+    from nandrig.host.engine.resume import resume
     from nandrig.host.storage.store import Store
 
     store = Store(db)
