@@ -249,3 +249,35 @@ def test_what_cannot_run_at_once_is_refused_before_any_wear(run_cli, tmp_path):
     assert {(k, b): t.chip.pe_count(b) for k, t in vr.targets.items() for b in (2, 3)} == \
         {(k, b): 4000 for k in (0, 1) for b in (2, 3)}
     assert json.loads(run_cli("ls", "--db", db, "--json").out) == []
+
+
+def test_rigs_sharing_one_link_each_get_their_own_replies():
+    """Two threads, a Rig each on its target, over one link: every reply reaches the Rig that asked (the link
+    hands every byte to both; each keeps the frames of its own seqs, drawn from one counter) and equals what
+    the same requests get one at a time."""
+    import threading
+
+    from nandrig.host.link.shared import SharedLink
+
+    def work(rig: Rig, out: list) -> None:
+        rig.erase(5)
+        for page in range(8):
+            rig.program(5, page, seed=rig.target + 1)
+        out += [rig.read(5, page, seed=rig.target + 1).codewords for page in range(8)]
+
+    alone = {}
+    for k in (0, 1):
+        with Rig(InProcessTransport(three()), target=k) as rig:
+            work(rig, alone.setdefault(k, []))
+    link = SharedLink(InProcessTransport(three()))
+    rigs = {0: Rig(link.view(), target=0)}
+    rigs[1] = Rig(link.view(), target=1, session=rigs[0].session)
+    got: dict[int, list] = {0: [], 1: []}
+    threads = [threading.Thread(target=work, args=(rigs[k], got[k])) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert got == alone
+    for r in rigs.values():
+        r.close()
