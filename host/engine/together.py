@@ -53,7 +53,12 @@ def run_together(location: str | Path, url: str, campaign_ids: Sequence[int], *,
     store = Store(location)
     try:
         cs = [store.campaign(i) for i in campaign_ids]
-        check_together(store, cs)
+        try:
+            check_together(store, cs)
+        except BaseException:
+            for r in (rigs or {}).values():
+                r.close()
+            raise
         if rigs is None:
             # a resume speaks as the session that sent the requests it collects, when they share one: every
             # retry then meets its reply (a CYCLE's in its target's job) with no HELLO between campaigns
