@@ -12,7 +12,7 @@ from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.host.storage.store import Store
 from nandrig.virtual_chip.chip import VirtualChip
 
-PROFILE, SEEDS, BLOCK, PRE_WEAR = "mlc-small", (81, 82, 83, 84), 2, 4000
+PROFILE, SEEDS, BLOCK, PRE_WEAR = "mlc-small", (81, 82, 83, 84), 2, 10_000
 ENDURANCE = ("endurance", "--blocks", str(BLOCK), "--cycles", "2", "--checkpoints", "1,2")
 
 

@@ -131,7 +131,7 @@ def test_campaigns_on_two_targets_keep_two_histories_and_chips_swapped_between_s
         store.close()
 
 
-def _worn(seed: int, blocks=(2, 3), pe: int = 4000) -> VirtualChip:
+def _worn(seed: int, blocks=(2, 3), pe: int = 10_000) -> VirtualChip:
     """A chip whose blocks carry wear already (bulk cycling, ending erased): its reads have errors to compare."""
     c = VirtualChip(PROFILE, seed)
     for b in blocks:
@@ -182,7 +182,7 @@ def test_campaigns_on_four_targets_at_once_measure_as_one_at_a_time(run_cli, per
         assert together == per_page(tmp_path / "apart.db", k + 1), k
         errors += sum(int(row[8]) + int(row[9]) for row in together[1:])
     assert errors > 0  # something to compare
-    assert {k: t.chip.pe_count(2) for k, t in vr.targets.items()} == {k: 4030 for k in range(4)}
+    assert {k: t.chip.pe_count(2) for k, t in vr.targets.items()} == {k: 10_030 for k in range(4)}
 
 
 def test_four_campaigns_killed_at_once_resume_as_one_run_and_chips_swapped_before_are_refused(run_cli, per_page,
@@ -198,7 +198,7 @@ def test_four_campaigns_killed_at_once_resume_as_one_run_and_chips_swapped_befor
                           "--target", "0-3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while sum(t.chip.pe_count(2) - 4000 for t in vr.targets.values()) < 30 and time.monotonic() < deadline:
+        while sum(t.chip.pe_count(2) - 10_000 for t in vr.targets.values()) < 30 and time.monotonic() < deadline:
             time.sleep(0.01)  # killed once the four have worn 30 cycles between them
     finally:
         p.send_signal(signal.SIGKILL)
@@ -225,7 +225,7 @@ def test_four_campaigns_killed_at_once_resume_as_one_run_and_chips_swapped_befor
         assert "at once" in r.err
     finally:
         stop.set()
-    assert {k: c.pe_count(2) for k, c in chips.items()} == {k: 4030 for k in range(4)}
+    assert {k: c.pe_count(2) for k, c in chips.items()} == {k: 10_030 for k in range(4)}
     for k in range(4):
         assert per_page(db, k + 1) == per_page(tmp_path / "apart.db", k + 1), k
 
@@ -247,7 +247,7 @@ def test_what_cannot_run_at_once_is_refused_before_any_wear(run_cli, tmp_path):
     finally:
         stop.set()
     assert {(k, b): t.chip.pe_count(b) for k, t in vr.targets.items() for b in (2, 3)} == \
-        {(k, b): 4000 for k in (0, 1) for b in (2, 3)}
+        {(k, b): 10_000 for k in (0, 1) for b in (2, 3)}
     assert json.loads(run_cli("ls", "--db", db, "--json").out) == []
 
 
