@@ -517,7 +517,7 @@ def _start_on_targets(url, db, chip_label, targets: list[int], blocks, take_over
             click.echo(json.dumps([_outcome(store, store.campaign(cid)) for cid in cids], indent=2))
         else:
             for cid in cids:
-                _ended(store, store.campaign(cid))
+                _ended(store, store.campaign(cid), where=True)
     finally:
         store.close()
     if stopped:
@@ -541,8 +541,9 @@ def _outcome(store, c) -> dict:
             **(res if res is not None else {"summary": summary(store, c) if c.state == "done" else []})}
 
 
-def _ended(store, c, as_json: bool = False) -> None:
-    """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON)."""
+def _ended(store, c, as_json: bool = False, where: bool = False) -> None:
+    """A campaign's last word: its state and, when done, a summary of its results (or they, as JSON); ``where``:
+    its target and chip named (one of several run at once)."""
     from nandrig.host.views.summary import summary
 
     if c.state == "done" and (validation := store.flares_run_of(c.id)) is not None:
@@ -553,7 +554,7 @@ def _ended(store, c, as_json: bool = False) -> None:
         return
     k = KINDS.get(c.kind)
     res = _results(store, c)
-    click.echo(f"campaign {c.id} {c.state}")
+    click.echo(f"campaign {c.id} {c.state}" + (f" (target {c.target}, {store.chip(c.chip_id)['label']})" if where else ""))
     for line in (summary(store, c) + (k.summary(res) if res and k.summary else []) if c.state == "done" else []):
         click.echo(line)
 
@@ -707,7 +708,7 @@ def resume_cmd(db, campaign_id, url, target, take_over, link_patience) -> None:
             store, campaign_id, url, echo=lambda s: click.echo(s, err=True), take_over=take_over,
             not_resumed=not_resumed, target=target, patience_s=link_patience))
         for c in done:
-            _ended(store, c)
+            _ended(store, c, where=len(done) > 1)
     finally:
         store.close()
     if not_resumed:

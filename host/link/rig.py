@@ -253,7 +253,7 @@ class Rig:
         if not 0 <= target < P.Limit.TARGETS_MAX:
             raise NandrigError(f"target {target} is not one a rig has: 0..{P.Limit.TARGETS_MAX - 1}")
         self._target = target
-        self._turn = threading.RLock()
+        self._turn = threading.Lock()  # nothing takes it twice: as the shared link's FifoLock
         # a campaign driven by a program journals and records every request but HELLO through this
         # (nandrig.host.engine.recorder): ``recorder(op, payload, ok)`` returns the reply
         self.recorder: Callable[[Opcode, bytes, tuple[Err, ...]], Frame] | None = None
@@ -344,7 +344,7 @@ class Rig:
         self._seq = (self._seq + 1) & 0xFFFF
         return self._seq
 
-    def turn(self) -> threading.RLock:
+    def turn(self):
         """Held from journaling a request until its reply is recorded, while other Rigs share this one's link
         (:mod:`nandrig.host.link.shared`)."""
         link = getattr(self.t, "link", None)

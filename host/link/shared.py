@@ -29,7 +29,7 @@ class SharedLink:
         """``on_close``: called once the last view closed the transport (a labgrid place released)."""
         self.transport, self._on_close = transport, on_close
         self.description = transport.description
-        self.turn = threading.RLock()
+        self.turn = FifoLock()
         self._write = threading.Lock()
         self._read = threading.Lock()  # one thread reads the transport at a time, for every view
         self._bytes = threading.Lock()  # the views' pending bytes
@@ -89,6 +89,25 @@ class SharedLink:
             self.transport.close()
             if self._on_close is not None:
                 self._on_close()
+
+
+class FifoLock:
+    """A lock granted in the order it was asked for: campaigns sharing a link take turns, none starved by one that
+    asks again the moment it lets go (threading's locks promise no order)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = self._serving = 0
+
+    def acquire(self) -> None:
+        with self._cond:
+            ticket, self._next = self._next, self._next + 1
+            self._cond.wait_for(lambda: self._serving == ticket)
+
+    def release(self) -> None:
+        with self._cond:
+            self._serving += 1
+            self._cond.notify_all()
 
 
 class LinkView:
