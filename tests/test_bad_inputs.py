@@ -91,6 +91,8 @@ CASES = [
     ((*END, "--blocks", "5", "--target", "1"), "--rig sim drives one chip, on target 0"),
     (("sim", "serve", "--targets", "9"), "--targets 9: a rig has 1 to 8 targets"),
     (("sim", "serve", "--targets", ".,mlc-3x"), "target 1 is 'mlc-3x'"),
+    (("bench", "rig", "--virtual"), "--virtual and --alike: options of a bench of several targets (--targets)"),
+    (("bench", "rig", "--targets", "1,2", "--virtual", "--board", "ulx3s"), "--virtual runs at the virtual rig's own"),
     (("rig", "erase", *SIM, "--db", "{db}", "--block", "1"), "reserved by campaign 2"),
     (("rig", "read", *SIM, "--db", "{db}", "--block", "99", "--page", "0"), "--block 99"),
     (("rig", "program", *SIM, "--db", "{db}", "--block", "6", "--page", "999"), "--page 999"),

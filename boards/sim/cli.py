@@ -30,14 +30,23 @@ def bench_chip_cmd(as_json, profile) -> None:
 @click.option("--board", type=click.Choice(BOARDS), help="Run the rig at this board's bitstream clocks (default: 100 MHz).")
 @click.option("--targets", "counts", help="Comma-separated target counts, e.g. 1,2,4,8: block cycles on that many "
               "targets at once against the multi-target floor (--chip default mlc-small here).")
-def bench_rig_cmd(as_json, profile, seed, repeats, board, counts) -> None:
+@click.option("--virtual", is_flag=True, help="With --targets: on the virtual rig (its model of the firmware's "
+              "CYCLE jobs on the bus) instead of the RTL rig.")
+@click.option("--alike", is_flag=True, help="With --targets: every socket holds a chip of --seed (dies alike), not "
+              "seeds --seed, --seed+1, ...")
+def bench_rig_cmd(as_json, profile, seed, repeats, board, counts, virtual, alike) -> None:
     """RTL rig: block cycle with measurement against its physical floor; firmware size. With --targets: block
     cycles on several targets at once against the shared bus's floor."""
     from nandrig.virtual_chip.profile import load_profile
     from nandrig.boards.sim.rtl.bench import bench_rig, bench_targets
+    from nandrig.boards.sim.bench_targets import bench_targets_virtual
     from nandrig.protocol import Limit
 
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
+    if (virtual or alike) and counts is None:
+        raise click.UsageError("--virtual and --alike: options of a bench of several targets (--targets)")
+    if virtual and board:
+        raise click.UsageError("--virtual runs at the virtual rig's own clock: no --board")
     if counts is None:
         load_profile(profile)
         click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board), indent=2))
@@ -50,7 +59,9 @@ def bench_rig_cmd(as_json, profile, seed, repeats, board, counts) -> None:
         raise click.UsageError(f"--targets {counts}: counts from 1 (the reference) to {Limit.TARGETS_MAX}")
     profile = "mlc-small" if profile == "mlc-3x" and not _given("profile") else profile
     load_profile(profile)
-    click.echo(json.dumps(bench_targets(profile, seed, ns, echo=echo, board=board), indent=2))
+    result = (bench_targets_virtual(profile, seed, ns, echo=echo, alike=alike) if virtual
+              else bench_targets(profile, seed, ns, echo=echo, board=board, alike=alike))
+    click.echo(json.dumps(result, indent=2))
 
 
 def _given(param: str) -> bool:

@@ -15,6 +15,7 @@ from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
 from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import mode_cycles
+from nandrig.boards.sim.bus_schedule import JobOps
 from nandrig.boards.sim.job import RigIO
 from nandrig.boards.sim.rig import Reject
 from nandrig.chip.geometry import PageMap, PageType
@@ -105,7 +106,7 @@ class ChipCommands:
         return body
 
     def _caps(self) -> P.Cap:
-        return (P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | P.Cap.ENERGY |
+        return (P.Cap.VIRTUAL_TIME | P.Cap.BCH | P.Cap.RAW_READ | P.Cap.ENERGY | P.Cap.CYCLE_JOBS |
                 (P.Cap.FLARES if self.t_max else P.Cap(0)))
 
     def _cmd_info(self, req: Frame, io: RigIO) -> bytes:
@@ -326,6 +327,7 @@ class ChipCommands:
             self._guard(b, flags & CycleFlag.FORCE)
         done = {b: 0 for b in blocks}
         failed = {b: False for b in blocks}
+        busy_before = self.chip.busy_ns_by_phase.copy()
         job = self._start(req, n_blocks * cycles)
         rounds = 0
         while rounds < cycles and not job.abort:
@@ -345,8 +347,29 @@ class ChipCommands:
                 self._poll(io)
             rounds += step
         self._bus(sum(done.values()) * len(pages) * g.raw_page_bytes, write=True)
+        busy = self.chip.busy_ns_by_phase - busy_before
+        self.at.unscheduled.append(self._cycle_ops(sum(done.values()), len(pages), busy["erase"], busy["program"]))
         return self._end_job(P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
             P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks))
+
+    def _cycle_ops(self, block_rounds: int, pages: int, erase_ns: int, program_ns: int) -> JobOps:
+        """A CYCLE's operations for the bus schedule, as its job issues them (cycle_job.c): per block round an
+        erase, then each page of the set, by cache program where the chip has it; each operation's array time
+        the mean of its kind. A transfer carries its command, address and data cycles at the chip's mode, the
+        waits between them (tADL, tWB), and the status read of the operation before (70h, tWHR, one byte)."""
+        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz, steps=self.capture_steps)
+        ns = 1e9 / self.clk_hz if self.bus_time else 0.0
+        write, status = (c.wp + c.wh) * ns, (c.wp + c.wh + c.whr + c.rp + c.reh) * ns
+        erase_bus = round(5 * write + c.wb * ns + status)
+        program_bus = round((7 + self.chip.geometry.raw_page_bytes) * write + (c.adl + c.wb) * ns + status)
+        cache = bool(self.ident.page.optional_commands & OptionalCommand.PAGE_CACHE_PROGRAM)
+        round_bus = np.array([erase_bus] + [program_bus] * pages, dtype=np.int64)
+        round_cached = np.array([False, False] + [cache] * (pages - 1))
+        round_array = np.array([erase_ns / max(block_rounds, 1)] + [program_ns / max(block_rounds * pages, 1)] * pages)
+        bus = np.append(np.tile(round_bus, block_rounds), round(status))  # the last status read: a transfer alone
+        bus[0] -= round(status)  # the first operation follows no other
+        return JobOps(bus, np.append(np.round(np.tile(round_array, block_rounds)).astype(np.int64), 0),
+                      np.append(np.tile(round_cached, block_rounds), False))
 
     def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
         first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)

@@ -26,6 +26,7 @@ class Job:
     total: int = 0
     running: bool = False
     abort: bool = False
+    target: int = 0
 
 
 class JobControl:
@@ -33,9 +34,13 @@ class JobControl:
 
     job: Job
     boot: int
+    abort_at_start: set[int]
 
     def _start(self, req: Frame, total: int) -> Job:
-        self.job = Job(req.op, req.seq, 0, total, True)
+        self.job = Job(req.op, req.seq, 0, total, True, target=req.target if req.op in P.TARGETED else 0)
+        if self.job.target in self.abort_at_start and req.op == P.Opcode.CYCLE:  # aborted while it waited to start
+            self.abort_at_start.discard(self.job.target)
+            self.job.abort = True
         return self.job
 
     def _end_job(self, body: bytes) -> bytes:

@@ -34,6 +34,7 @@ from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
+from nandrig.boards.sim.bus_schedule import JobOps, job_ends
 from nandrig.boards.sim.job import Job, JobControl, RigIO
 from nandrig.boards.sim.rig import Reject
 from nandrig.boards.sim.target import VirtualTarget, on_target
@@ -49,6 +50,8 @@ from nandrig.protocol import Err, Frame, Limit, Opcode
 # HELLO changes the rig's state only when it changes who holds it (handle() compares)
 MUTATING = set(Opcode) - {Opcode.INFO, Opcode.READ_ID, Opcode.READ_PARAM_PAGE, Opcode.TIME, Opcode.STATUS, Opcode.ABORT,
                           Opcode.HELLO}
+# requests that read or change no chip and no clock: they leave the CYCLEs not yet placed on the bus as they are
+QUIET = frozenset({Opcode.STATUS, Opcode.ABORT, Opcode.INFO, Opcode.HELLO})
 # parts of the state file written on their own: an operation changes one block, so a save encodes only it
 STATE_APART = frozenset({("chip", "blocks", "*"), ("chip", "profile"), ("flares",),
                          ("targets", "*", "chip", "blocks", "*"), ("targets", "*", "chip", "profile"),
@@ -70,11 +73,12 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
                  clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
                  bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None,
-                 socket_wiring: Mapping[int, Wiring] | None = None) -> None:
+                 socket_wiring: Mapping[int, Wiring] | None = None, bus_time: bool = True) -> None:
         """``chip`` on target 0 and ``others`` on theirs (CE# k, sharing the bus and the rig's clock and oven);
         ``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
         ``wiring``: the adapter, and ``socket_wiring`` a target's own where it differs (its traces' delay);
-        ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with."""
+        ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with; ``bus_time``: CYCLEs' transfers
+        take time on the clock (False: none, as on the firmware's parity stub, whose bus is instant)."""
         chips = {0: chip, **(others or {})}
         if not all(0 <= k < Limit.TARGETS_MAX for k in chips):
             raise NandrigError(f"a rig's targets are 0..{Limit.TARGETS_MAX - 1}")
@@ -87,6 +91,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self._saved_parts: dict = {}  # the state file's parts as last written (save_state reuses unchanged ones)
         self.codeword_bytes = ecc_layout.CODEWORD_BYTES
         self.exact = exact
+        self.bus_time = bus_time
         self.state_path = Path(state_path) if state_path else None
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
@@ -94,6 +99,8 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
         self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
+        self.deferred: list[Frame] = []  # requests that came while a command ran and start after it (handle_deferred)
+        self.abort_at_start: set[int] = set()  # targets whose deferred CYCLE was aborted before it started
         self.kind = P.RigKind.VIRTUAL
         self.clk_hz, self.capture_steps = clk_hz, capture_steps
         self.capture_step_ps = round(1e12 / clk_hz / capture_steps)
@@ -101,6 +108,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             self.select(k)
             self._boot()
         self.select(0)
+        self.launch_ns = self.clock_ns  # when the next CYCLE starts: beside the CYCLEs not yet placed on the bus
 
     def select(self, target: int) -> None:
         """Serve ``target`` from now on; its chip catches up with the rig's clock (it aged while others worked)."""
@@ -175,6 +183,8 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                 t.bad = dict(saved[k]["bad"])  # the factory marks the rig scanned protect blocks across power-ups
                 if not rig.volatile and "flares" in saved[k]:  # states saved before FLARES ran on the rig have none
                     t.flares = rig_flares.RigFlares.from_state(saved[k]["flares"])
+                if not rig.volatile:
+                    t.cycle_reply = saved[k].get("cycle_reply")
             if not rig.volatile:  # a rig that stayed up between two host processes
                 rig.boot = int(st.get("boot", rig.boot))
                 rig.cache = OrderedDict(st["cache"])
@@ -183,6 +193,15 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         except (KeyError, TypeError, ValueError) as e:
             raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
         return rig
+
+    def place_jobs(self) -> None:
+        """The CYCLEs run since the last other command, placed on the bus together from ``launch_ns``: each
+        target's chip moves on to its job's end. A chip that worked alone only waits its bus time more."""
+        jobs = {k: JobOps.join(t.unscheduled) for k, t in self.targets.items() if t.unscheduled}
+        for k, end in job_ends(self.launch_ns, jobs).items():
+            chip = self.targets[k].chip
+            chip.advance_ns(max(0, end - chip.clock_ns))
+            self.targets[k].unscheduled.clear()
 
     @property
     def clock_ns(self) -> int:
@@ -203,7 +222,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         state = {"boot": self.boot, "cache": list(self.cache.items()), "session": self.session, "holder": self.holder}
         same: set[tuple] = set()
         for k, t in self.targets.items():
-            part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state()}
+            part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state(), "cycle_reply": t.cycle_reply}
             if k:
                 state.setdefault("targets", {})[k] = part
             else:
@@ -222,6 +241,9 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         if req.type != P.REQUEST_TYPE:
             return None
         key, before = (req.seq, _crc(req)), (self.session, self.holder)
+        done = self.targets[req.target].cycle_reply if req.op == Opcode.CYCLE and req.target in self.targets else None
+        if done is not None and done[:3] == (self.session, *key):  # a retry of a target's last CYCLE
+            return done[3]
         hit = self.cache.get(self.session)
         if hit is not None and hit[:2] == key:
             return hit[2]
@@ -233,7 +255,15 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         try:
             if op in P.TARGETED and req.target not in self.targets:
                 raise Reject(Err.OUT_OF_RANGE)  # no chip on that CE#
-            self.select(req.target if op in P.TARGETED else 0)
+            target = req.target if op in P.TARGETED else 0
+            if op == Opcode.CYCLE:  # its target's job: it starts beside the CYCLEs of other targets not yet placed
+                self.at = self.targets[target]
+                self.at.chip.advance_ns(max(0, self.launch_ns - self.at.chip.clock_ns))
+            elif op in QUIET:
+                self.at = self.targets[target]
+            else:  # a bus operation, a clock reading or a wait: after every CYCLE
+                self.place_jobs()
+                self.select(target)
             payload = getattr(self, f"_cmd_{op.name.lower()}")(req, io)
             rep = P.reply(req, Err.OK, payload)
         except Reject as r:
@@ -242,9 +272,14 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             rep = P.reply(req, Err.BAD_PARAMETER)
         except struct.error:
             rep = P.reply(req, Err.BAD_FRAME)
-        # a refused CYCLE did nothing: its retry is answered afresh (the firmware's CYCLE jobs keep their replies
-        # out of the cache, so a refusal must not take another target's slot)
-        if op not in P.UNCACHED and not (op == Opcode.CYCLE and rep.status not in (Err.OK, Err.ABORTED)):
+        if op not in (Opcode.CYCLE, *QUIET):
+            self.launch_ns = self.clock_ns
+        # a CYCLE's reply stays with its target, apart from the session's slot, which another target's request may
+        # take before the host has it; a refused CYCLE did nothing, and its retry is answered afresh
+        if op == Opcode.CYCLE:
+            if rep.status in (Err.OK, Err.ABORTED):
+                self.at.cycle_reply = (self.session, *key, rep)
+        elif op not in P.UNCACHED:
             self.cache.pop(self.session, None)
             self.cache[self.session] = (*key, rep)
             while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
@@ -255,22 +290,52 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
 
     # -- helpers ----------------------------------------------------------------
     def _poll(self, io: RigIO) -> None:
-        """Between two block operations: answer STATUS/ABORT, refuse other commands."""
+        """Between two block operations: answer STATUS and ABORT for the request's target, keep a CYCLE on another
+        target to start when this command ends (``deferred``), refuse the rest with BUSY."""
         frames = io.poll()
         if self.volatile and (time.monotonic() - self._saved_at > 0.1 or any(f.op == Opcode.STATUS for f in frames)):
             self.save()  # the chip's wear so far, which a board losing power keeps: more than it last reported
         for f in frames:
             if f.type != P.REQUEST_TYPE:
                 continue
+            waiting = self._deferred_cycle(f.target)
             if f.op == Opcode.STATUS:
-                io.send(P.reply(f, Err.OK, self._status_payload()))
+                io.send(P.reply(f, Err.OK, self._status_for(f.target)))
             elif f.op == Opcode.ABORT:
-                self.job.abort = True
-                io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(1)))
-            elif f.seq == self.job.seq and f.op == self.job.op:
-                continue  # a retry of the running command: its reply comes when it ends
+                if f.target == self.job.target:
+                    self.job.abort = True
+                elif waiting is not None:
+                    self.abort_at_start.add(f.target)
+                io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(int(f.target == self.job.target or waiting is not None))))
+            elif (f.seq, f.op) == (self.job.seq, self.job.op) or any((d.seq, d.op) == (f.seq, f.op) for d in self.deferred):
+                continue  # a retry of the running command or of one kept: its reply comes when it ends
+            elif self._runs_beside(f):
+                self.deferred.append(f)
             else:
                 io.send(P.reply(f, Err.BUSY))
+
+    def _deferred_cycle(self, target: int) -> Frame | None:
+        return next((d for d in self.deferred if d.op == Opcode.CYCLE and d.target == target), None)
+
+    def _runs_beside(self, f: Frame) -> bool:
+        """A CYCLE on another target starts beside the running command, as the firmware starts its target's job
+        (server.c); the rest the firmware would serve at once beside a CYCLE waits here for BUSY's retry."""
+        return f.op == Opcode.CYCLE and f.target != self.job.target and self._deferred_cycle(f.target) is None
+
+    def _status_for(self, target: int) -> bytes:
+        """STATUS of a target while a command runs: a CYCLE kept for later is its target's, running at 0 done."""
+        waiting = self._deferred_cycle(target)
+        if waiting is not None:
+            return P.STATUS_REPLY.pack(P.JobState.BUSY, waiting.op, waiting.seq, 0, 0, self.boot)
+        if target != self.job.target:
+            j = self.job
+            return P.STATUS_REPLY.pack(P.JobState.IDLE, j.op, j.seq, j.done, j.total, self.boot)
+        return self._status_payload()
+
+    def take_deferred(self) -> list[Frame]:
+        """The requests kept while a command ran (``_poll``), for the link to serve next in the order they came."""
+        out, self.deferred = self.deferred, []
+        return out
 
 
 

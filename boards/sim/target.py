@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from nandrig import protocol as P
 from nandrig.boards.sim import ecc_layout
+from nandrig.boards.sim.bus_schedule import JobOps
 from nandrig.boards.sim.rig_flares import RigFlares
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.onfi import ParamError
@@ -27,6 +28,9 @@ class VirtualTarget:
     ident: DecodedParamPage | None = None  # the chip as its parameter page describes it
     param_status: ParamError = ParamError.NO_VALID_COPY
     saved_blocks: BlockTable | None = None  # the block table last saved: its untouched blocks are as written
+    # the last CYCLE's (session, seq, crc, reply), kept for its retries apart from the reply cache (cycle_job.c)
+    cycle_reply: tuple | None = None
+    unscheduled: list[JobOps] = field(default_factory=list)  # CYCLEs run but not yet placed on the bus (server.py)
 
     @classmethod
     def on(cls, chip: VirtualChip, wiring: Wiring, bch_t_max: int) -> "VirtualTarget":

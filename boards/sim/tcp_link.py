@@ -15,6 +15,7 @@ import select
 import socket
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 
 from nandrig.boards.sim.job import RigIO
@@ -93,7 +94,9 @@ def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callab
                 new, _ = lsock.accept()
                 new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conns.open.append(_Connection(new))
-            for frame in conns.poll():
+            pending = deque(conns.poll())
+            while pending:
+                frame = pending.popleft()
                 try:
                     rep = rig.handle(frame, io)
                 except Exception as e:  # a rig bug must not take the server down
@@ -103,6 +106,7 @@ def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callab
                     conns.send(rep)
                 else:
                     conns.asked.pop((frame.op, frame.seq), None)
+                pending.extend(rig.take_deferred())  # kept while it ran: after what came before them
         for conn in conns.open:
             conn.sock.close()
 

@@ -103,6 +103,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     from nandrig.boards.ulx3s.adapter import nand_io
     from nandrig.gateware.soc.soc import RigSoC
 
+    out = Path(out).resolve()  # the tools' wrappers go on PATH for a build that runs in another directory
     bindir = _tool_dir(out)
     # LiteX's software rules track neither the generated csr.h nor soc.h (a build of another socket count): the
     # firmware is compiled afresh, as the RTL rig's

@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import math
 import secrets
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,6 +198,7 @@ class VirtualChip:
         self.clock_ns = 0
         self.equiv_h = 0.0
         self.temperature_c = 25.0
+        self.busy_ns_by_phase: Counter[str] = Counter()  # array time so far per phase (a rig's schedule diffs it)
         self.power_up()
         self.blocks = BlockTable()
         self._phys_cache: dict[int, Physics] = {}
@@ -554,6 +556,7 @@ class VirtualChip:
     def _meter(self, phase: str, busy_ns: int) -> None:
         pw = self.profile.power
         self.energy.add_busy(busy_ns, pw.busy_ma(phase), pw.vcc_v)
+        self.busy_ns_by_phase[phase] += int(busy_ns)
 
     def _physics(self, block: int) -> Physics:
         ph = self._phys_cache.get(block)

@@ -257,7 +257,7 @@ def _same(name: str, native: list[P.Frame], twin: P.Frame | None) -> str | None:
 def test_every_command_file_answers_as_its_python_twin(library):
     twin_chip, native_chip = VirtualChip(PROFILE, SEED), VirtualChip(PROFILE, SEED)
     twin_chip.reset()  # the firmware resets the chip as it identifies it; the twin takes the chip as it finds it
-    twin = VirtualRig(twin_chip, exact=True, clk_hz=CLK_HZ, bch_t_max=ecc_layout.CONFIG.t_max)
+    twin = VirtualRig(twin_chip, exact=True, clk_hz=CLK_HZ, bch_t_max=ecc_layout.CONFIG.t_max, bus_time=False)
     native = NativeRig(library, native_chip, twin)
     covered, diffs, seqs = set(), [], {}
     for seq, (name, op, payload, *retry) in enumerate(requests(twin_chip.geometry), start=1):

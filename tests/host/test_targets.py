@@ -2,6 +2,7 @@
 chip with its own history, every chip ages on the rig's one clock, and a chip moved between sockets is refused."""
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,7 +18,8 @@ from nandrig.host.engine.chip_access import open_for_campaign, open_for_chip
 from nandrig.host.link.rig import Rig, RigError
 from nandrig.host.link.transport import InProcessTransport
 from nandrig.host.storage.store import Store
-from nandrig.protocol import Err
+from nandrig import protocol as P
+from nandrig.protocol import Deframer, Err, Opcode
 from nandrig.virtual_chip.chip import VirtualChip
 
 PROFILE = "mlc-small"
@@ -281,3 +283,62 @@ def test_rigs_sharing_one_link_each_get_their_own_replies():
     assert got == alone
     for r in rigs.values():
         r.close()
+
+
+def test_a_cycles_reply_stays_with_its_target_for_a_retry_after_another_targets_request():
+    """As the firmware's CYCLE jobs: the session's reply slot holds the latest request's reply, which another
+    target's request may take before the host records a CYCLE's reply; the CYCLE's retry is answered from its
+    target and wears nothing again."""
+    vr = three()
+    cycle = P.request(Opcode.CYCLE, 10, P.CYCLE_REQ.pack(4, 1, 3, 9, 0), 1)
+    first = vr.handle(cycle)
+    assert first.status == Err.OK and vr.targets[1].chip.pe_count(4) == 3
+    assert vr.handle(P.request(Opcode.ERASE, 11, P.ERASE_REQ.pack(5, 0), 0)).status == Err.OK  # takes the slot
+    again = vr.handle(cycle)
+    assert again.encode() == first.encode() and vr.targets[1].chip.pe_count(4) == 3
+    refused = P.request(Opcode.CYCLE, 12, P.CYCLE_REQ.pack(10_000, 1, 1, 9, 0), 1)
+    assert vr.handle(refused).status == Err.OUT_OF_RANGE and vr.targets[1].cycle_reply[3].seq == 10
+
+
+def test_a_cycle_sent_while_another_runs_starts_beside_it_and_an_abort_reaches_it_before_it_starts():
+    """Over the link: a long CYCLE runs on target 0; a CYCLE on target 1 is not refused BUSY but kept, reported
+    running by STATUS on target 1, and ended ABORTED with nothing done when aborted before it started; a CYCLE
+    on target 0's busy chip is refused BUSY."""
+    vr = VirtualRig(VirtualChip(PROFILE, 1), exact=True, others={1: VirtualChip(PROFILE, 2)})
+    port, stop, th = serve_in_thread(vr)
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            got, d = {}, Deframer()
+
+            def ask(op, seq, payload=b"", target=0):
+                s.sendall(P.request(op, seq, payload, target).encode())
+
+            def wait_for(seq, timeout=30):
+                end = time.monotonic() + timeout
+                s.settimeout(0.2)
+                while seq not in got and time.monotonic() < end:
+                    try:
+                        got.update((f.seq, f) for f in d.feed(s.recv(65536)))
+                    except socket.timeout:
+                        continue
+                assert seq in got, f"no reply to seq {seq}"
+                return got.pop(seq)
+
+            ask(Opcode.CYCLE, 1, P.CYCLE_REQ.pack(4, 1, 200, 5, 0))
+            time.sleep(0.3)
+            ask(Opcode.CYCLE, 2, P.CYCLE_REQ.pack(4, 1, 2, 6, 0), target=1)
+            ask(Opcode.CYCLE, 3, P.CYCLE_REQ.pack(6, 1, 2, 6, 0), target=0)
+            ask(Opcode.STATUS, 4, target=1)
+            assert wait_for(3).status == Err.BUSY
+            state, op, seq = P.STATUS_REPLY.unpack(wait_for(4).payload)[:3]
+            assert (state, op, seq) == (P.JobState.BUSY, Opcode.CYCLE, 2)
+            ask(Opcode.ABORT, 5, target=1)
+            assert P.BYTE_REPLY.unpack(wait_for(5).payload)[0] == 1
+            ask(Opcode.ABORT, 6, target=0)
+            assert wait_for(1).status == Err.ABORTED
+            aborted = wait_for(2)
+            assert aborted.status == Err.ABORTED and P.CYCLE_HEAD.unpack(aborted.payload[:P.CYCLE_HEAD.size])[0] == 0
+            assert vr.targets[1].chip.pe_count(4) == 0
+    finally:
+        stop.set()
+        th.join(5)

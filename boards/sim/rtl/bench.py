@@ -17,7 +17,6 @@ import dataclasses
 import shutil
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 from nandrig.virtual_chip.chip import VirtualChip
@@ -116,96 +115,27 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
 
 
 
-def cycle_at_once(rig, work: dict[int, tuple[int, int, int]], timeout_s: float = 600.0) -> dict[int, tuple[int, bytes]]:
-    """CYCLEs on several targets of one rig at once, on the rig's session: target -> (block, rounds, seed) sent
-    back to back (protocol 1.15 runs each as its target's job), each reply as (status, payload) by target."""
-    from nandrig import protocol as P
-    from nandrig.protocol import Deframer, Opcode
-
-    sent = {}
-    for target, (block, rounds, seed) in work.items():
-        seq = rig.next_seq()
-        sent[seq] = target
-        rig.t.write(b"\x00" + P.request(Opcode.CYCLE, seq, P.CYCLE_REQ.pack(block, 1, rounds, seed, 0), target).encode())
-    out, deframer, deadline = {}, Deframer(), time.monotonic() + timeout_s
-    while len(out) < len(work):
-        if time.monotonic() > deadline:
-            raise NandrigError(f"the rig did not end the CYCLEs of targets {sorted(set(work) - set(out))}")
-        for f in deframer.feed(rig.t.read(1.0)):
-            if f.seq in sent and f.op == Opcode.CYCLE:
-                out[sent.pop(f.seq)] = (f.status, f.payload)
-    return out
-
-
 def bench_targets(profile: str = "mlc-small", seed: int = 1, counts: tuple[int, ...] = (1, 2, 4, 8), rounds: int = 2,
-                  echo=lambda s: None, board: str | None = None) -> dict:
-    """Block cycles on 1, 2, 4, 8 targets of one RTL rig at once (a chip per socket, seeds seed, seed+1, ...): the
-    rig time of ``rounds`` CYCLE rounds of one block on each of N targets, against the computed floor for N,
-    and the throughput (block rounds per rig second) relative to one target."""
+                  echo=lambda s: None, board: str | None = None, alike: bool = False) -> dict:
+    """Block cycles on 1, 2, 4, 8 targets of one RTL rig at once (boards/sim/bench_targets.py), each target's bus
+    cycles as the bridge counted them and its array time as its chip model ran it."""
+    from nandrig.boards.sim.bench_targets import Spent, bench_targets_on, socket_seeds
     from nandrig.host.link.rig import Rig
 
-    n_max = max(counts)
-    chips = {k: VirtualChip(profile, seed + k) for k in range(n_max)}
+    chips = {k: VirtualChip(profile, s) for k, s in socket_seeds(seed, max(counts), alike).items()}
     with RtlRig(chips[0], echo=echo, board=board, others={k: c for k, c in chips.items() if k}) as rtl, \
             Rig.open(rtl.url, timeout=120) as rig:
-        info = rig.info()
-        twc, _ = limit_ns(info.timing_mode)
-        raw = info.raw_page_bytes
-        blocks = {}
-        for k in range(n_max):  # the factory marks are read now, outside the measured windows
-            rig.target = k
-            bad = set(rig.scan_bad(0, 16))
-            blocks[k] = next(b for b in range(1, 16) if b not in bad)
-        rig.target = 0
-        turnaround = []
-        for _ in range(5):
-            a = rig.time_ns()
-            turnaround.append(rig.time_ns() - a)
-        rows = []
-        for n in counts:
-            before = {k: (dataclasses.replace(rtl.bridges[k].tally), len(rtl.bridges[k].model.array_ops))
-                      for k in range(n)}
-            t0 = rig.time_ns()
-            replies = cycle_at_once(rig, {k: (blocks[k], rounds, seed + 10 * n + k) for k in range(n)})
-            t1 = rig.time_ns()
-            if any(status for status, _ in replies.values()):
-                raise NandrigError(f"a CYCLE on {n} targets failed: {replies}")
-            per_target = []
-            for k in range(n):
-                tally, first = before[k]
-                after, ops = rtl.bridges[k].tally, rtl.bridges[k].model.array_ops[first:]
-                cycles = after.commands - tally.commands + after.addresses - tally.addresses + after.data_in - tally.data_in
-                erases = sum(name == "erase" for name, _ in ops)
-                # what no pipeline hides from the target's own array: each erase's five cycles and its first page in
-                alone = sum(ns for _, ns in ops) + erases * (5 + 7 + raw) * twc
-                per_target.append({"bus_ns": round(cycles * twc), "array_ns": sum(ns for _, ns in ops),
-                                   "alone_floor_ns": round(alone)})
-            bus = sum(t["bus_ns"] for t in per_target)
-            floor = max(bus, max(t["alone_floor_ns"] for t in per_target))
-            rows.append({"targets": n, "rig_ns": t1 - t0, "floor_ns": floor, "bus_ns": bus,
-                         "ratio": round((t1 - t0) / floor, 4), "per_target": per_target})
-            echo(f"{n} target(s): rig {(t1 - t0) / 1e6:.2f} ms, floor {floor / 1e6:.2f} ms, ratio {rows[-1]['ratio']}")
-    one = rows[0]
-    bus_limit = one["per_target"][0]["alone_floor_ns"] / one["per_target"][0]["bus_ns"]
-    for r in rows:
-        r["throughput"] = round(r["targets"] * one["rig_ns"] / r["rig_ns"] / one["targets"], 3)
-        # the most N targets can give over target 0 alone: min(N, bus limit) for N dies alike; dies differ (the
-        # virtual chip's tPROG and tBERS vary die to die), and the slowest sets N's floor
-        r["throughput_floor"] = round(r["targets"] * one["floor_ns"] / r["floor_ns"], 3)
-        r["throughput_alike"] = round(min(r["targets"], bus_limit), 3)
-        r["meets_ratio"] = r["ratio"] <= TARGET
-        r["meets_throughput"] = r["throughput"] >= 0.95 * r["throughput_floor"]
-    return {
-        "board": board, **rtl.clocks.describe(), "chip": profile, "seed": seed, "pages_per_block": info.pages_per_block,
-        "page_bytes": raw, "timing_mode": info.timing_mode, "tWC_ns": twc, "rounds": rounds,
-        "work": f"{rounds} CYCLE rounds (erase + program every page) of one block on each of N targets at once",
-        "rig_time": "rig clock (simulated) from before the first CYCLE to after the last reply, two host "
-                    "turnarounds included",
-        "floor": "max(the bus: every target's command, address and data cycles at the mode's tWC; the slowest "
-                 "target alone: its array time plus what no pipeline hides, each erase's cycles and first page in)",
-        "throughput": "block rounds per rig second relative to target 0 alone; its floor N x floor(1) / floor(N), "
-                      "min(N, bus limit) for dies alike (throughput_alike)",
-        "bus_limit_targets": round(bus_limit, 2), "host_turnarounds_ns": 2 * statistics.median(turnaround),
-        "runs": rows, "target": TARGET,
-        "meets_target": all(r["meets_ratio"] and r["meets_throughput"] for r in rows),
-    }
+        def spent(k: int):
+            bridge = rtl.bridges[k]
+            tally, first = dataclasses.replace(bridge.tally), len(bridge.model.array_ops)
+
+            def since() -> Spent:
+                after, ops = bridge.tally, bridge.model.array_ops[first:]
+                cycles = (after.commands - tally.commands + after.addresses - tally.addresses
+                          + after.data_in - tally.data_in)
+                return Spent(cycles, sum(ns for _, ns in ops), sum(name == "erase" for name, _ in ops))
+            return since
+
+        out = bench_targets_on(rig, counts, rounds, seed, spent, echo)
+        return {"rig": "rtl", "board": board, **rtl.clocks.describe(), "chip": profile, "seed": seed,
+                "dies_alike": alike, **out}
