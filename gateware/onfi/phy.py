@@ -95,33 +95,34 @@ class TimingRom:
 
 
 class Since:
-    """Cycles since an event (saturating), and its comparisons with thresholds as flops: each flag is registered
-    from the same next value as the count, so ``at_least(t)`` equals ``count >= t`` without a compare after the
-    flops (thresholds change only between operations; a change reaches the flag two cycles later). The PHY's
-    ready, which every beat waits on, then starts from flops: at the ULX3S's 100 MHz NAND clock those compares
-    were its critical path."""
+    """Cycles since an event, as a flag per threshold that is a flop: ``at_least(t)`` is "at least t cycles since
+    the event". Each flag counts its own interval down (loaded at the event with ``t - restart_at``, registered)
+    and rises when one cycle is left, so no compare with a carry chain reaches a flag: at the ULX3S's 100 MHz NAND
+    clock with eight sockets, one shared count feeding three such compares was the critical path. A threshold that
+    changes (mode, target or tCCS, between operations) restarts its interval a cycle later: a wait can only grow."""
 
-    def __init__(self, mod: Module, name: str, width: int, restart_at: int = 1) -> None:
-        top = (1 << width) - 1
-        self.mod, self.name = mod, name
-        self.count = Signal(width, name=f"since_{name}", init=top)
+    def __init__(self, mod: Module, name: str, restart_at: int = 1) -> None:
+        self.mod, self.name, self.restart_at = mod, name, restart_at
         self.restart = Signal(name=f"since_{name}_restart")  # comb: the event happens at this edge
-        self.restart_at = restart_at
-        mod.d.sync += self.count.eq(Mux(self.restart, restart_at, Mux(self.count != top, self.count + 1, self.count)))
         self._flags: list[tuple[object, Signal]] = []
 
     def at_least(self, threshold) -> Signal:
-        """Call outside any If/Switch: the flag's register is written where this is called."""
+        """Call outside any If/Switch: the flag's registers are written where this is called."""
         for t, flag in self._flags:
             if t is threshold:
                 return flag
-        flag = Signal(name=f"since_{self.name}_ge{len(self._flags)}", init=1)  # the count starts saturated
-        # next >= threshold, split so neither the event nor the count's increment feeds the compare's carry chain:
-        # the event (a count reaching a bus timing) only selects between the two outcomes, and count + 1 >= t is
-        # count >= t - 1, with t - 1 a register (thresholds stay below the saturated count, so saturation agrees)
-        below = Signal(signed(len(Value.cast(threshold)) + 1), name=f"since_{self.name}_ge{len(self._flags)}_below")
-        self.mod.d.sync += [below.eq(threshold - 1),
-                            flag.eq(Mux(self.restart, self.restart_at >= threshold, self.count >= below))]
+        name, r = f"since_{self.name}_ge{len(self._flags)}", self.restart_at
+        t = Value.cast(threshold)
+        flag = Signal(name=name, init=1)  # no event yet: every interval is over
+        left = Signal(len(t), name=f"{name}_left")  # cycles the interval still lasts
+        start, start_zero = Signal(len(t), name=f"{name}_start"), Signal(name=f"{name}_start_zero")
+        seen, moved = Signal(len(t), name=f"{name}_seen"), Signal(name=f"{name}_moved")
+        self.mod.d.sync += [
+            seen.eq(t), moved.eq(seen != t),
+            start.eq(Mux(t > r, t - r, 0)), start_zero.eq(t <= r),
+            left.eq(Mux(moved, t, Mux(self.restart, start, Mux(left != 0, left - 1, 0)))),
+            flag.eq(~moved & Mux(self.restart, start_zero, left <= 1)),
+        ]
         self._flags.append((threshold, flag))
         return flag
 
@@ -168,15 +169,15 @@ class OnfiPhy(wiring.Component):
         s.ccs = Signal(max(w, CCS_BITS), name="ccs")
         mod.d.sync += s.ccs.eq(Mux(self.ccs == 0, t["ccs"], Mux(self.ccs > t["whr"], self.ccs, t["whr"])))
 
-        s.since_addr, s.since_re, s.since_wp = (Since(mod, n, w) for n in ("addr", "re", "wp"))
-        s.since_we = Since(mod, "we", max(w, len(self.ccs) + 1))  # saturates above any tCCS the register holds
+        s.since_addr, s.since_re, s.since_wp = (Since(mod, n) for n in ("addr", "re", "wp"))
+        s.since_we = Since(mod, "we")
         # CE# edges come from a beat's start, which waits on these counts' own flags: they restart a cycle late
         # from a registered event, counting from 2 so the count stays exact, and the one stale cycle is gated
         ce_fell, ce_rose = Signal(), Signal()  # (named as before the split: names steer the placer)
         s.ce_fell, s.ce_rose = ce_fell, ce_rose
-        s.since_ce, s.since_deselect = Since(mod, "ce", w, restart_at=2), Since(mod, "deselect", w, restart_at=2)
+        s.since_ce, s.since_deselect = Since(mod, "ce", restart_at=2), Since(mod, "deselect", restart_at=2)
         mod.d.comb += [s.since_ce.restart.eq(s.ce_fell), s.since_deselect.restart.eq(s.ce_rose)]
-        s.since_rb = Since(mod, "rb", w, restart_at=0)  # tRR counts from R/B# rising, never from before the busy period
+        s.since_rb = Since(mod, "rb", restart_at=0)  # tRR counts from R/B# rising, never from before the busy period
         wp_prev = Signal(init=1)
         mod.d.sync += wp_prev.eq(self.wp_n)
         mod.d.comb += s.since_wp.restart.eq(wp_prev != self.wp_n)

@@ -1,0 +1,110 @@
+"""What the FTL asks of a chip (a rig's target through the protocol): erase a block, program a page with a
+pattern under ECC of strength t, read it back compared with that pattern, and what each operation cost.
+
+The content of a logical page is a pattern seed: the rig generates the page from it when programming; a read
+returns the decoded bytes, which the host compares with the page the seed makes. That is the end-to-end check:
+a codeword the decoder reports uncorrectable is a reported loss; one it reports decoded but that differs from
+what was written (a miscorrection: more than t errors decoded to another codeword) is caught there and counted,
+never returned as data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from nandrig.chip.geometry import PageMap, PageType
+from nandrig.chip.pattern import page_seed, prbs31_bytes
+
+
+@dataclass(frozen=True)
+class FlashGeometry:
+    blocks: int
+    pages_per_block: int
+    page_bytes: int  # the data area a logical page fills
+    page_map: PageMap
+
+    def lower_pages(self) -> tuple[int, ...]:
+        """A block's pages in pseudo-SLC mode (lower pages only), in program order."""
+        return self.page_map.of_type(PageType.LOWER)
+
+    def page_type(self, page: int) -> PageType:
+        return self.page_map.page_type(page)
+
+
+@dataclass(frozen=True)
+class Programmed:
+    fail: bool
+    busy_ns: int
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """A page read under ECC: raw bit errors against its pattern, the bits the decoder corrected, codewords it
+    could not decode (reported uncorrectable) and codewords it decoded wrong (its count of corrections differs
+    from the errors there were: silent corruption had the check not been made)."""
+
+    busy_ns: int
+    raw_errors: int
+    corrected: int
+    uncorrectable: int
+    miscorrected: int
+
+
+class Flash(Protocol):
+    geometry: FlashGeometry
+    t_max: int
+
+    def erase(self, block: int) -> Programmed: ...
+
+    def program(self, block: int, page: int, seed: int, t: int) -> Programmed: ...
+
+    def read(self, block: int, page: int, seed: int, t: int) -> PageRead: ...
+
+    def factory_bad(self) -> set[int]: ...
+
+
+class RigFlash:
+    """A :class:`Flash` over an open :class:`~nandrig.host.link.rig.Rig` (its selected target), on ``blocks``."""
+
+    def __init__(self, rig, blocks: range) -> None:
+        info = rig.info()
+        self.rig, self.blocks = rig, blocks
+        self.t_max = info.t_max
+        self.codeword_bytes, self.raw_page_bytes = info.codeword_bytes, info.raw_page_bytes
+        self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
+                                      PageMap.shuffled_mlc(info.pages_per_block))
+
+    def erase(self, block: int) -> Programmed:
+        r = self.rig.erase(self.blocks[block])
+        return Programmed(r.fail, r.busy_ns)
+
+    def program(self, block: int, page: int, seed: int, t: int) -> Programmed:
+        r = self.rig.program(self.blocks[block], page, seed=seed, t=t)
+        return Programmed(r.fail, r.busy_ns)
+
+    def read(self, block: int, page: int, seed: int, t: int) -> PageRead:
+        r = self.rig.read(self.blocks[block], page, seed=seed, t=t, raw=True)
+        want = prbs31_bytes(page_seed(seed, self.blocks[block], page), self.raw_page_bytes)[:self.geometry.page_bytes]
+        return page_read(r, t, self.codeword_bytes, want)
+
+    def factory_bad(self) -> set[int]:
+        marked = set(self.rig.scan_bad(self.blocks.start, len(self.blocks)))
+        return {k for k, b in enumerate(self.blocks) if b in marked}
+
+
+def page_read(r, t: int, codeword_bytes: int, expected: bytes) -> PageRead:
+    """A READ's result as the FTL sees it, over the page's data codewords (the spare after them holds parity and
+    markers): the decoded bytes against what the page should hold, codeword by codeword."""
+    bounds = list(range(0, len(expected), codeword_bytes)) + [len(expected)]
+    raw = corrected = failed = wrong = 0
+    for c, lo, hi in zip(r.codewords, bounds, bounds[1:]):
+        raw += c.errors
+        intact = r.data[lo:hi] == expected[lo:hi]
+        if t and c.corrected < 0:
+            failed += 1
+        elif t:
+            corrected += c.corrected
+            wrong += not intact
+        else:
+            failed += not intact  # no ECC: an error is reported, as the compare finds it
+    return PageRead(r.busy_ns, raw, corrected, failed, wrong)

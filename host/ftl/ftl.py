@@ -1,0 +1,277 @@
+"""A page-mapped flash translation layer over a :class:`~nandrig.host.ftl.flash.Flash`: logical pages to physical
+pages, garbage collection (greedy or cost-benefit), dynamic and static wear leveling, factory and grown bad
+blocks, over-provisioning, and the ECC strength and density (MLC or pseudo-SLC) of every block from a policy.
+
+Every host write goes to the open host block in page order; garbage collection and wear leveling move pages to
+a block of their own, so data they move (older, colder) does not mix with fresh writes. A block's mode is
+chosen when it is opened, from the policy and the block's wear, and holds until it is erased again.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nandrig.errors import NandrigError
+from nandrig.host.ftl.flash import Flash
+from nandrig.host.ftl.policy import BlockMode, EccPolicy
+
+UNMAPPED = -1
+
+
+class BlockState(enum.IntEnum):
+    FREE = 0
+    OPEN = 1
+    FULL = 2
+    BAD = 3  # marked by the factory
+    RETIRED = 4  # failed an erase or a program
+
+
+class Victim(enum.Enum):
+    """How garbage collection picks the block to reclaim."""
+
+    GREEDY = "greedy"  # the fewest valid pages
+    COST_BENEFIT = "cost-benefit"  # (1 - u) age / 2u, Kawaguchi et al.: old, mostly stale blocks first
+
+
+@dataclass(frozen=True)
+class FtlConfig:
+    over_provisioning: float = 0.10  # of the good blocks' capacity kept from the host
+    victim: Victim = Victim.GREEDY
+    gc_free_blocks: int = 2  # collect while fewer free blocks remain
+    static_wl_spread: int | None = 200  # move cold data when erase counts spread more (None: no static leveling)
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.over_provisioning < 0.9:
+            raise NandrigError(f"over-provisioning {self.over_provisioning}: between 0 and 0.9 of the capacity")
+        if self.gc_free_blocks < 1:
+            raise NandrigError("garbage collection needs at least one free block to move pages into")
+
+
+@dataclass
+class FtlCounters:
+    host_writes: int = 0
+    host_reads: int = 0
+    flash_programs: int = 0
+    flash_reads: int = 0
+    erases: int = 0
+    gc_moves: int = 0  # pages garbage collection moved
+    wl_moves: int = 0  # pages static wear leveling moved
+    uncorrectable_reads: int = 0  # host reads reported lost (the decoder gave up)
+    lost_pages: int = 0  # logical pages whose data was lost (read uncorrectable during a move)
+    silent_caught: int = 0  # codewords decoded to other data than was written, caught by the end-to-end check
+    retired_blocks: int = 0
+    bit_errors: int = 0  # raw, on every page read
+    bits_read: int = 0
+    busy_ns: int = 0  # the array's time, all operations
+
+    @property
+    def write_amplification(self) -> float:
+        return self.flash_programs / self.host_writes if self.host_writes else 0.0
+
+
+@dataclass
+class Ftl:
+    flash: Flash
+    policy: EccPolicy
+    config: FtlConfig = field(default_factory=FtlConfig)
+    initial_wear: np.ndarray | None = None  # P/E per block before the FTL's first erase
+
+    def __post_init__(self) -> None:
+        g = self.flash.geometry
+        self.ppb, self.n_blocks = g.pages_per_block, g.blocks
+        self.state = np.full(g.blocks, BlockState.FREE, dtype=np.int8)
+        for b in self.flash.factory_bad():
+            self.state[b] = BlockState.BAD
+        self.pe = np.zeros(g.blocks, np.int64) if self.initial_wear is None else np.array(self.initial_wear, np.int64)
+        self.mode = np.full(g.blocks, BlockMode.MLC, dtype=np.int8)
+        self.pages = {m: self._pages_in(m) for m in BlockMode}
+        good = int(np.sum(self.state == BlockState.FREE))
+        spare = self.config.gc_free_blocks + 2  # the two open blocks and collection's headroom never hold host data
+        self.logical_pages = int((good - spare) * self.ppb * (1.0 - self.config.over_provisioning))
+        if self.logical_pages < 1:
+            raise NandrigError(f"{good} good blocks leave no room for data beside {spare} kept free")
+        self.l2p = np.full(self.logical_pages, UNMAPPED, np.int64)
+        self.p2l = np.full(g.blocks * self.ppb, UNMAPPED, np.int64)
+        self.seed = np.zeros(self.logical_pages, np.int64)  # each logical page's content (its pattern seed)
+        self.t_of = np.zeros(g.blocks * self.ppb, np.int16)  # the t each physical page was programmed with
+        self.valid = np.zeros(g.blocks, np.int64)
+        self.written_at = np.zeros(g.blocks, np.int64)  # the host write count when a block was last programmed
+        self.fill = np.zeros(g.blocks, np.int64)  # pages of its mode's order programmed so far
+        self.counters = FtlCounters()
+        self.clean = np.zeros(g.blocks, bool)  # erased by the FTL since: a block is erased before its first use
+        self.open = {"host": self._take_free(), "move": self._take_free()}
+        self.lost = np.zeros(self.logical_pages, bool)
+
+    # -- the host's view -------------------------------------------------------------------------------------
+    def write(self, lpn: int, seed: int) -> None:
+        """Logical page ``lpn`` now holds the page the pattern ``seed`` makes."""
+        self._check(lpn)
+        self.counters.host_writes += 1
+        self._place(lpn, seed, "host")
+        self.lost[lpn] = False
+        self._collect()
+
+    def read(self, lpn: int) -> bool:
+        """Read logical page ``lpn`` and check it end to end; whether its data came back intact (an unwritten or
+        lost page: False)."""
+        self._check(lpn)
+        self.counters.host_reads += 1
+        ppn = int(self.l2p[lpn])
+        if ppn == UNMAPPED:
+            return False
+        ok = self._read_page(ppn, int(self.seed[lpn])) and not self.lost[lpn]
+        if not ok:
+            self.counters.uncorrectable_reads += 1
+        return ok
+
+    def trim(self, lpn: int) -> None:
+        self._check(lpn)
+        self._invalidate(lpn)
+        self.l2p[lpn] = UNMAPPED
+
+    # -- placement -------------------------------------------------------------------------------------------
+    def _pages_in(self, mode: BlockMode) -> np.ndarray:
+        g = self.flash.geometry
+        return np.array(g.lower_pages() if mode == BlockMode.PSLC else range(g.pages_per_block), np.int64)
+
+    def _place(self, lpn: int, seed: int, stream: str) -> None:
+        """Program the next page of the stream's open block with ``seed`` for ``lpn``; a program that fails retires
+        the block, its valid pages move, and the page goes to a fresh block."""
+        while True:
+            b = self.open[stream]
+            mode = BlockMode(self.mode[b])
+            page = int(self.pages[mode][self.fill[b]])
+            t = self.policy.t_for(int(self.pe[b]), self.flash.geometry.page_type(page), mode)
+            r = self.flash.program(b, page, seed, t)
+            self.counters.flash_programs += 1
+            self.counters.busy_ns += r.busy_ns
+            self.fill[b] += 1
+            if r.fail:
+                self._retire(b, stream)
+                continue
+            ppn = b * self.ppb + page
+            self._invalidate(lpn)
+            self.l2p[lpn], self.p2l[ppn], self.t_of[ppn], self.seed[lpn] = ppn, lpn, t, seed
+            self.valid[b] += 1
+            self.written_at[b] = self.counters.host_writes
+            if self.fill[b] == len(self.pages[mode]):
+                self.state[b] = BlockState.FULL
+                self.open[stream] = self._take_free()
+            return
+
+    def _invalidate(self, lpn: int) -> None:
+        old = int(self.l2p[lpn])
+        if old != UNMAPPED:
+            self.p2l[old] = UNMAPPED
+            self.valid[old // self.ppb] -= 1
+
+    def _read_page(self, ppn: int, seed: int) -> bool:
+        b, page = divmod(ppn, self.ppb)
+        t = int(self.t_of[ppn])
+        r = self.flash.read(b, page, seed, t)
+        c = self.counters
+        c.flash_reads += 1
+        c.busy_ns += r.busy_ns
+        c.bit_errors += r.raw_errors
+        c.bits_read += self.flash.geometry.page_bytes * 8
+        c.silent_caught += r.miscorrected
+        return r.uncorrectable == 0 and r.miscorrected == 0
+
+    def _take_free(self) -> int:
+        """Dynamic wear leveling: the least-worn free block, opened in the mode the policy gives its wear."""
+        free = np.flatnonzero(self.state == BlockState.FREE)
+        if not len(free):
+            raise NandrigError("the flash has no free block left: every spare block is retired (end of life)")
+        b = int(free[np.argmin(self.pe[free])])
+        if not self.clean[b]:  # what it held before the FTL (an earlier campaign's pages) goes first
+            self._erase(b)
+            if self.state[b] == BlockState.RETIRED:
+                return self._take_free()
+        self.state[b] = BlockState.OPEN
+        self.clean[b] = False
+        self.mode[b] = self.policy.mode_for(int(self.pe[b]))
+        self.fill[b] = 0
+        return b
+
+    # -- reclaiming ------------------------------------------------------------------------------------------
+    def _collect(self) -> None:
+        while int(np.sum(self.state == BlockState.FREE)) < self.config.gc_free_blocks:
+            victim = self._victim()
+            if victim is None:
+                return
+            self._reclaim(victim, "gc")
+        self._level()
+
+    def _victim(self) -> int | None:
+        full = np.flatnonzero(self.state == BlockState.FULL)
+        if not len(full):
+            return None
+        capacity = np.array([len(self.pages[BlockMode(m)]) for m in self.mode[full]])
+        u = self.valid[full] / capacity
+        if self.config.victim == Victim.GREEDY:
+            return int(full[np.argmin(u)])
+        age = self.counters.host_writes - self.written_at[full] + 1
+        score = np.where(u == 0, np.inf, (1.0 - u) * age / (2.0 * np.maximum(u, 1e-12)))
+        return int(full[np.argmax(score)])
+
+    def _level(self) -> None:
+        """Static wear leveling: when the most-worn block in use has seen ``static_wl_spread`` more erases than
+        the least-worn full one, that one's (cold) data moves so its block joins the free pool."""
+        spread = self.config.static_wl_spread
+        full = np.flatnonzero(self.state == BlockState.FULL)
+        in_use = np.flatnonzero(np.isin(self.state, (BlockState.FULL, BlockState.OPEN, BlockState.FREE)))
+        if spread is None or not len(full) or self.pe[in_use].max() - self.pe[full].min() <= spread:
+            return
+        self._reclaim(int(full[np.argmin(self.pe[full])]), "wl")
+
+    def _reclaim(self, b: int, why: str) -> None:
+        """Move block ``b``'s valid pages to the move stream, then erase it."""
+        for ppn in range(b * self.ppb, (b + 1) * self.ppb):
+            lpn = int(self.p2l[ppn])
+            if lpn == UNMAPPED:
+                continue
+            if not self._read_page(ppn, int(self.seed[lpn])):
+                self.counters.lost_pages += 1
+                self.lost[lpn] = True  # moved as it was read: a later host read reports it lost
+            self._place(lpn, int(self.seed[lpn]), "move")
+            if why == "gc":
+                self.counters.gc_moves += 1
+            else:
+                self.counters.wl_moves += 1
+        self._erase(b)
+
+    def _erase(self, b: int) -> None:
+        r = self.flash.erase(b)
+        self.counters.erases += 1
+        self.counters.busy_ns += r.busy_ns
+        self.pe[b] += 1
+        self.valid[b] = 0
+        self.clean[b] = not r.fail
+        if r.fail:
+            self.state[b] = BlockState.RETIRED
+            self.counters.retired_blocks += 1
+        else:
+            self.state[b] = BlockState.FREE
+
+    def _retire(self, b: int, stream: str) -> None:
+        """A program failed on ``b``: it takes no more data; its valid pages move and it is retired."""
+        self.state[b] = BlockState.RETIRED
+        self.counters.retired_blocks += 1
+        self.open[stream] = self._take_free()
+        for ppn in range(b * self.ppb, (b + 1) * self.ppb):
+            lpn = int(self.p2l[ppn])
+            if lpn != UNMAPPED:
+                if not self._read_page(ppn, int(self.seed[lpn])):
+                    self.counters.lost_pages += 1
+                    self.lost[lpn] = True
+                self._place(lpn, int(self.seed[lpn]), "move")
+        self.valid[b] = 0
+
+    def _check(self, lpn: int) -> None:
+        if not 0 <= lpn < self.logical_pages:
+            raise NandrigError(f"logical page {lpn} is outside 0..{self.logical_pages - 1}")
+
+    def erase_counts(self) -> np.ndarray:
+        return self.pe.copy()
