@@ -1,0 +1,1 @@
+"""Workloads for the FTL: traces and synthetic request streams (trace.py)."""
