@@ -9,9 +9,11 @@ never returned as data.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
+from nandrig import protocol as P
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.pattern import page_seed, prbs31_bytes
 
@@ -62,6 +64,9 @@ class Flash(Protocol):
 
     def factory_bad(self) -> set[int]: ...
 
+    def idle(self, ns: float) -> None:
+        """Time passes with the chip idle at room temperature: its data ages."""
+
 
 class RigFlash:
     """A :class:`Flash` over an open :class:`~nandrig.host.link.rig.Rig` (its selected target), on ``blocks``."""
@@ -69,6 +74,7 @@ class RigFlash:
     def __init__(self, rig, blocks: range) -> None:
         info = rig.info()
         self.rig, self.blocks = rig, blocks
+        self.virtual_time = bool(info.capabilities & P.Cap.VIRTUAL_TIME)
         self.t_max = info.t_max
         self.codeword_bytes, self.raw_page_bytes = info.codeword_bytes, info.raw_page_bytes
         self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
@@ -86,6 +92,13 @@ class RigFlash:
         r = self.rig.read(self.blocks[block], page, seed=seed, t=t, raw=True)
         want = prbs31_bytes(page_seed(seed, self.blocks[block], page), self.raw_page_bytes)[:self.geometry.page_bytes]
         return page_read(r, t, self.codeword_bytes, want)
+
+    def idle(self, ns: float) -> None:
+        """On a simulated rig its clock moves on; a real chip ages in real time, so the replay waits it out."""
+        if self.virtual_time:
+            self.rig.advance(hours=ns / 3.6e12)
+        else:
+            time.sleep(ns / 1e9)
 
     def factory_bad(self) -> set[int]:
         marked = set(self.rig.scan_bad(self.blocks.start, len(self.blocks)))

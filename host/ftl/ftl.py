@@ -65,6 +65,8 @@ class FtlCounters:
     bit_errors: int = 0  # raw, on every page read
     bits_read: int = 0
     busy_ns: int = 0  # the array's time, all operations
+    decoded_reads: int = 0  # page reads through the decoder (t > 0)
+    decoded_t: int = 0  # the sum of their t (a decoder's time grows with t)
 
     @property
     def write_amplification(self) -> float:
@@ -126,6 +128,11 @@ class Ftl:
             self.counters.uncorrectable_reads += 1
         return ok
 
+    def holds(self, lpn: int) -> bool:
+        """Whether logical page ``lpn`` holds data (written and not trimmed since)."""
+        self._check(lpn)
+        return bool(self.l2p[lpn] != UNMAPPED)
+
     def trim(self, lpn: int) -> None:
         self._check(lpn)
         self._invalidate(lpn)
@@ -177,6 +184,8 @@ class Ftl:
         c.bit_errors += r.raw_errors
         c.bits_read += self.flash.geometry.page_bytes * 8
         c.silent_caught += r.miscorrected
+        c.decoded_reads += t > 0
+        c.decoded_t += t
         return r.uncorrectable == 0 and r.miscorrected == 0
 
     def _take_free(self) -> int:

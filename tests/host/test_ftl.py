@@ -62,6 +62,9 @@ class MemoryFlash:
     def factory_bad(self):
         return set(self.bad)
 
+    def idle(self, ns):
+        self.idled = getattr(self, "idled", 0.0) + ns
+
 
 def replay(ftl: Ftl, n: int, hot: float = 0.0, read_share: float = 0.5, seed: int = 1) -> dict[int, int]:
     """Random writes and reads (``hot``: the share of writes to the first tenth of the logical pages); every
