@@ -34,12 +34,12 @@ class JobControl:
 
     job: Job
     boot: int
-    abort_at_start: set[int]
+    abort_at_start: set[tuple[int, int]]
 
     def _start(self, req: Frame, total: int) -> Job:
         self.job = Job(req.op, req.seq, 0, total, True, target=req.target if req.op in P.TARGETED else 0)
-        if self.job.target in self.abort_at_start and req.op == P.Opcode.CYCLE:  # aborted while it waited to start
-            self.abort_at_start.discard(self.job.target)
+        if (self.job.target, req.seq) in self.abort_at_start:  # a kept CYCLE aborted while it waited to start
+            self.abort_at_start.discard((self.job.target, req.seq))
             self.job.abort = True
         return self.job
 

@@ -99,8 +99,8 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
         self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
-        self.deferred: list[Frame] = []  # requests that came while a command ran and start after it (handle_deferred)
-        self.abort_at_start: set[int] = set()  # targets whose deferred CYCLE was aborted before it started
+        self.deferred: list[Frame] = []  # CYCLEs that came while a command ran, to start after it (take_deferred)
+        self.abort_at_start: set[tuple[int, int]] = set()  # (target, seq) of kept CYCLEs aborted before they started
         self.kind = P.RigKind.VIRTUAL
         self.clk_hz, self.capture_steps = clk_hz, capture_steps
         self.capture_step_ps = round(1e12 / clk_hz / capture_steps)
@@ -305,9 +305,9 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                 if f.target == self.job.target:
                     self.job.abort = True
                 elif waiting is not None:
-                    self.abort_at_start.add(f.target)
+                    self.abort_at_start.add((f.target, waiting.seq))
                 io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(int(f.target == self.job.target or waiting is not None))))
-            elif (f.seq, f.op) == (self.job.seq, self.job.op) or any((d.seq, d.op) == (f.seq, f.op) for d in self.deferred):
+            elif (f.seq, f.op) in {(self.job.seq, self.job.op), *((d.seq, d.op) for d in self.deferred)}:
                 continue  # a retry of the running command or of one kept: its reply comes when it ends
             elif self._runs_beside(f):
                 self.deferred.append(f)

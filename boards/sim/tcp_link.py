@@ -5,7 +5,8 @@ Several connections at once, each reply to the connection that asked; the
 rig itself decides who may use it (HELLO: one host session holds it, others
 are refused unless they take over, an observer only looks). A long command
 keeps reading every socket between block operations, so it answers STATUS
-and ABORT and tells other requests BUSY. Nothing a client sends can stop the
+and ABORT, keeps a CYCLE on another target to serve right after it (the
+firmware runs it beside), and tells other requests BUSY. Nothing a client sends can stop the
 server: bad frames are dropped, bad requests answered with errors, and an
 unexpected failure inside a command is answered with INTERNAL.
 """
