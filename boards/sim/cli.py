@@ -39,7 +39,7 @@ def bench_rig_cmd(as_json, profile, seed, repeats, board, counts, virtual, alike
     cycles on several targets at once against the shared bus's floor."""
     from nandrig.virtual_chip.profile import load_profile
     from nandrig.boards.sim.rtl.bench import bench_rig, bench_targets
-    from nandrig.boards.sim.bench_targets import bench_targets_virtual
+    from nandrig.boards.sim.benches.targets import bench_targets_virtual
     from nandrig.protocol import Limit
 
     echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))

@@ -4,7 +4,7 @@ stay within a few transfers of it; a link to the virtual rig sees CYCLEs on seve
 import numpy as np
 import pytest
 
-from nandrig.boards.sim.bench_targets import bench_targets_virtual
+from nandrig.boards.sim.benches.targets import bench_targets_virtual
 from nandrig.boards.sim.bus_schedule import JobOps, alone_ns, job_ends, shared_bus_ends
 
 

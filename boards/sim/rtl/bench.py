@@ -117,9 +117,9 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
 
 def bench_targets(profile: str = "mlc-small", seed: int = 1, counts: tuple[int, ...] = (1, 2, 4, 8), rounds: int = 2,
                   echo=lambda s: None, board: str | None = None, alike: bool = False) -> dict:
-    """Block cycles on 1, 2, 4, 8 targets of one RTL rig at once (boards/sim/bench_targets.py), each target's bus
+    """Block cycles on 1, 2, 4, 8 targets of one RTL rig at once (boards/sim/benches/targets.py), each target's bus
     cycles as the bridge counted them and its array time as its chip model ran it."""
-    from nandrig.boards.sim.bench_targets import Spent, bench_targets_on, socket_seeds
+    from nandrig.boards.sim.benches.targets import Spent, bench_targets_on, socket_seeds
     from nandrig.host.link.rig import Rig
 
     chips = {k: VirtualChip(profile, s) for k, s in socket_seeds(seed, max(counts), alike).items()}
