@@ -266,9 +266,13 @@ class ChipCommands:
         pw = self.chip.profile.power
         return P.ENERGY_REPLY.pack(*self.chip.energy.take(), round(pw.icc_idle_ma * pw.vcc_v * 1000))
 
+    def _mode_cycles(self):
+        """The controller's cycle counts at the chip's timing mode."""
+        return mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz, steps=self.capture_steps)
+
     def _bus(self, n_bytes: int, write: bool) -> None:
         """Supply energy of moving bytes on the bus, at the cycle the controller runs the chip's mode at."""
-        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz, steps=self.capture_steps)
+        c = self._mode_cycles()
         ns = n_bytes * ((c.wp + c.wh) if write else (c.rp + c.reh)) * 1e9 / self.clk_hz
         pw = self.chip.profile.power
         self.chip.energy.add_transfer(round(ns), pw.icc_io_ma, pw.vcc_v)
@@ -358,7 +362,7 @@ class ChipCommands:
         erase and the mean program split by page type in the profile's proportion (lower pages program ~6x
         faster). A transfer carries its command, address and data cycles at the chip's mode, the waits between
         them (tADL, tWB), and the status read of the operation before (70h, tWHR, one byte)."""
-        c = mode_cycles(self.chip.get_features(FEATURE_TIMING_MODE)[0] & 0x0F, self.clk_hz, steps=self.capture_steps)
+        c = self._mode_cycles()
         ns = 1e9 / self.clk_hz if self.bus_time else 0.0
         write, status = (c.wp + c.wh) * ns, (c.wp + c.wh + c.whr + c.rp + c.reh) * ns
         erase_bus = round(5 * write + c.wb * ns + status)

@@ -110,10 +110,11 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.select(0)
         self.launch_ns = self.clock_ns  # when the next CYCLE starts: beside the CYCLEs not yet placed on the bus
 
-    def select(self, target: int) -> None:
-        """Serve ``target`` from now on; its chip catches up with the rig's clock (it aged while others worked)."""
+    def select(self, target: int, until: int | None = None) -> None:
+        """Serve ``target`` from now on; its chip catches up with the rig's clock (it aged while others worked), or
+        with ``until``."""
         self.at = self.targets[target]
-        lag = self.clock_ns - self.at.chip.clock_ns
+        lag = (self.clock_ns if until is None else until) - self.at.chip.clock_ns
         if lag > 0:
             self.at.chip.advance_ns(lag)
 
@@ -257,8 +258,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                 raise Reject(Err.OUT_OF_RANGE)  # no chip on that CE#
             target = req.target if op in P.TARGETED else 0
             if op == Opcode.CYCLE:  # its target's job: it starts beside the CYCLEs of other targets not yet placed
-                self.at = self.targets[target]
-                self.at.chip.advance_ns(max(0, self.launch_ns - self.at.chip.clock_ns))
+                self.select(target, until=self.launch_ns)
             elif op in QUIET:
                 self.at = self.targets[target]
             else:  # a bus operation, a clock reading or a wait: after every CYCLE

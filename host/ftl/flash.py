@@ -16,6 +16,7 @@ from typing import Protocol
 from nandrig import protocol as P
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.chip.pattern import page_seed, prbs31_bytes
+from nandrig.host.link.rig import ChipResult
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,6 @@ class FlashGeometry:
 
     def page_type(self, page: int) -> PageType:
         return self.page_map.page_type(page)
-
-
-@dataclass(frozen=True)
-class Programmed:
-    fail: bool
-    busy_ns: int
 
 
 @dataclass(frozen=True)
@@ -56,9 +51,9 @@ class Flash(Protocol):
     geometry: FlashGeometry
     t_max: int
 
-    def erase(self, block: int) -> Programmed: ...
+    def erase(self, block: int) -> ChipResult: ...
 
-    def program(self, block: int, page: int, seed: int, t: int) -> Programmed: ...
+    def program(self, block: int, page: int, seed: int, t: int) -> ChipResult: ...
 
     def read(self, block: int, page: int, seed: int, t: int) -> PageRead: ...
 
@@ -80,13 +75,11 @@ class RigFlash:
         self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
                                       PageMap.shuffled_mlc(info.pages_per_block))
 
-    def erase(self, block: int) -> Programmed:
-        r = self.rig.erase(self.blocks[block])
-        return Programmed(r.fail, r.busy_ns)
+    def erase(self, block: int) -> ChipResult:
+        return self.rig.erase(self.blocks[block])
 
-    def program(self, block: int, page: int, seed: int, t: int) -> Programmed:
-        r = self.rig.program(self.blocks[block], page, seed=seed, t=t)
-        return Programmed(r.fail, r.busy_ns)
+    def program(self, block: int, page: int, seed: int, t: int) -> ChipResult:
+        return self.rig.program(self.blocks[block], page, seed=seed, t=t)
 
     def read(self, block: int, page: int, seed: int, t: int) -> PageRead:
         r = self.rig.read(self.blocks[block], page, seed=seed, t=t, raw=True)

@@ -237,6 +237,16 @@ class Ftl:
 
     def _reclaim(self, b: int, why: str) -> None:
         """Move block ``b``'s valid pages to the move stream, then erase it."""
+        moved = self._move_valid(b)
+        if why == "gc":
+            self.counters.gc_moves += moved
+        else:
+            self.counters.wl_moves += moved
+        self._erase(b)
+
+    def _move_valid(self, b: int) -> int:
+        """Block ``b``'s valid pages, each read and checked, to the move stream; how many."""
+        moved = 0
         for ppn in range(b * self.ppb, (b + 1) * self.ppb):
             lpn = int(self.p2l[ppn])
             if lpn == UNMAPPED:
@@ -245,11 +255,8 @@ class Ftl:
                 self.counters.lost_pages += 1
                 self.lost[lpn] = True  # moved as it was read: a later host read reports it lost
             self._place(lpn, int(self.seed[lpn]), "move")
-            if why == "gc":
-                self.counters.gc_moves += 1
-            else:
-                self.counters.wl_moves += 1
-        self._erase(b)
+            moved += 1
+        return moved
 
     def _erase(self, b: int) -> None:
         r = self.flash.erase(b)
@@ -269,18 +276,9 @@ class Ftl:
         self.state[b] = BlockState.RETIRED
         self.counters.retired_blocks += 1
         self.open[stream] = self._take_free()
-        for ppn in range(b * self.ppb, (b + 1) * self.ppb):
-            lpn = int(self.p2l[ppn])
-            if lpn != UNMAPPED:
-                if not self._read_page(ppn, int(self.seed[lpn])):
-                    self.counters.lost_pages += 1
-                    self.lost[lpn] = True
-                self._place(lpn, int(self.seed[lpn]), "move")
+        self._move_valid(b)
         self.valid[b] = 0
 
     def _check(self, lpn: int) -> None:
         if not 0 <= lpn < self.logical_pages:
             raise NandrigError(f"logical page {lpn} is outside 0..{self.logical_pages - 1}")
-
-    def erase_counts(self) -> np.ndarray:
-        return self.pe.copy()

@@ -9,10 +9,10 @@ from nandrig.boards.sim.server import VirtualRig
 from nandrig.characterization.rber import load_params
 from nandrig.chip.geometry import PageMap, PageType
 from nandrig.errors import NandrigError
-from nandrig.host.ftl.flash import FlashGeometry, PageRead, Programmed, RigFlash
+from nandrig.host.ftl.flash import FlashGeometry, PageRead, RigFlash
 from nandrig.host.ftl.ftl import BlockState, Ftl, FtlConfig, Victim
 from nandrig.host.ftl.policy import BlockMode, FixedT, FlaresT, make_policy
-from nandrig.host.link.rig import Rig
+from nandrig.host.link.rig import ChipResult, Rig
 from nandrig.host.link.transport import InProcessTransport
 from nandrig.virtual_chip.chip import VirtualChip
 
@@ -43,7 +43,7 @@ class MemoryFlash:
             self.pages.pop((block, p), None)
         self.last.pop(block, None)
         self.erased.add(block)
-        return Programmed(fail, 3_000_000)
+        return ChipResult(int(fail), 3_000_000)
 
     def program(self, block, page, seed, t):
         fail = self._count("program", block)
@@ -53,7 +53,7 @@ class MemoryFlash:
         self.last[block] = page
         if not fail:
             self.pages[(block, page)] = seed
-        return Programmed(fail, 800_000)
+        return ChipResult(int(fail), 800_000)
 
     def read(self, block, page, seed, t):
         intact = self.pages.get((block, page)) == seed
