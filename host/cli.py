@@ -10,6 +10,7 @@ import click
 
 from nandrig import jsonsafe
 from nandrig.errors import NandrigError
+from nandrig.host.workload.trace import PROFILES
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.lab.oven import SCPI, make_oven
 from nandrig.protocol import Cap, Limit
@@ -398,6 +399,33 @@ def bench_policy_cmd(profile, dies, scale, bound, jobs, as_json) -> None:
         return
     for line in summary_lines(res):
         click.echo(line)
+
+
+@click.command("workload")
+@click.option("--requests", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Requests replayed, after the drive is filled once.")
+@click.option("--workload", type=click.Choice(sorted(PROFILES)), default="zipf", show_default=True,
+              help="The synthetic trace's profile.")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Virtual chip profile.")
+@click.option("--blocks", type=click.IntRange(min=4), default=64, show_default=True,
+              help="Blocks the FTL manages (at most the chip's).")
+@click.option("--t", "ecc_t", type=click.IntRange(min=0), default=8, show_default=True, help="ECC strength, fixed.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True, help="Runs; the median reported.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def bench_workload_cmd(requests, workload, profile, blocks, ecc_t, repeats, as_json) -> None:
+    """Replay speed of the FTL over the virtual rig (in process, statistical reads): requests per wall second."""
+    from nandrig.host.workload.bench import bench_workload
+
+    res = bench_workload(requests, workload, profile, blocks=blocks, t=ecc_t, repeats=repeats)
+    if as_json:
+        click.echo(jsonsafe.dumps(res, indent=2))
+        return
+    r = res["replay"]
+    click.echo(f"{requests} {workload} requests on {profile} ({res['blocks']} blocks, t {ecc_t}): "
+               f"{res['wall_s']} s wall (median of {repeats}), {res['requests_per_s']} requests/s, "
+               f"{res['wall_per_1M_requests_min']} min per million")
+    click.echo(f"replayed: write amplification {res['ftl']['write_amplification']}, "
+               f"{r['damaged_reads']} reads lost, {res['ftl']['silent_caught']} miscorrections caught")
 
 
 # -- campaigns ------------------------------------------------------------------------

@@ -49,6 +49,7 @@ def _register() -> None:
     bench.add_command(sim.bench_rig_cmd)
     bench.add_command(host.bench_link_cmd)
     bench.add_command(host.bench_policy_cmd)
+    bench.add_command(host.bench_workload_cmd)
     from nandrig.boards import bench_cli
 
     bench.add_command(bench_cli.bench_bch_cmd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import struct
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from nandrig import __version__
 from nandrig import protocol as P
 from nandrig.boards.sim import ecc_layout
+from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import table_for
 from nandrig.errors import NandrigError
@@ -205,8 +207,8 @@ class ChipCommands:
         self._bus(g.raw_page_bytes, write=True)
         if not flags & ProgramFlag.EXPLICIT:
             seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
-            if t == 0 and not self.wiring.dq_faulty:
-                r = self.chip.program(block, page, seed=seed)
+            if (t == 0 or self.stat_reads) and not self.wiring.dq_faulty:
+                r = self.chip.program(block, page, seed=seed, ecc_t=t)
                 return self._chip_result(r.status, r.busy_ns)
             raw = prbs31_bytes(seed, g.raw_page_bytes)
         r = self.chip.program(block, page, self.wiring.apply_bytes(ecc_layout.encode_page(raw, g.page_bytes, t) if t else raw))
@@ -221,10 +223,74 @@ class ChipCommands:
         if t > self.t_max or (flags & ReadFlag.RAW and P.read_reply_bytes(g.page_bytes, g.spare_bytes,
                                                                           self.codeword_bytes) > P.MAX_PAYLOAD):
             raise Reject(Err.BAD_PARAMETER)
+        content = self.chip.content(block, page)
+        if content is not None and content.ecc_t and not self.wiring.dq_faulty:
+            return self._stat_read_reply(content, block, page, t, flags, seed)
         r = self.chip.read(block, page)
         if self.wiring.dq_faulty:
             r = dataclasses.replace(r, data=self.wiring.apply_bytes(r.data))
         return self._read_reply(r, block, page, t, flags, seed)[0]
+
+    def _stat_read_reply(self, content, block: int, page: int, t: int, flags: int, seed: int) -> bytes:
+        """READ's reply on the statistical path (``stat_reads``), for a page programmed from a pattern under ECC:
+        the page's error count drawn from the chip's exact per-bit error probabilities (its MEASURE path), the
+        errors put on bits of the page drawn at random, each codeword decoded by count: corrected when its data
+        and parity hold at most t errors, else uncorrectable, or, with the chance that a random word lies within
+        t of another codeword (about (n / 2^m)^t / t! for a code shortened to n bits), miscorrected by up to t
+        more bits. The decoded bytes are the pattern with each undecoded codeword's errors (and a
+        miscorrection's changes) in place; the spare's parity reads as pattern."""
+        g, chip = self.chip.geometry, self.chip
+        m = chip.measure(block, [page])
+        self._bus(g.raw_page_bytes, write=False)
+        e10, e01 = int(m.err_1to0[0]), int(m.err_0to1[0])
+        blk = chip.blocks[block]
+        gen = random.Random(rng.key(rng.STAT_DECODE, chip.seed, block, page, blk.pe, blk.reads))
+        cw_bits, data_bits = 8 * self.codeword_bytes, 8 * g.page_bytes
+        n_cw = g.page_bytes // self.codeword_bytes
+        ecc = ecc_layout.ecc_area(g.page_bytes, content.ecc_t)
+        parity = [ecc_layout.parity_slice(g.page_bytes, k, content.ecc_t) for k in range(n_cw)]
+        in_data: list[list[int]] = [[] for _ in range(n_cw + 1)]  # per codeword, then the spare beside the ECC area
+        in_parity = [0] * n_cw
+        for bit in gen.sample(range(8 * g.raw_page_bytes), min(e10 + e01, 8 * g.raw_page_bytes)):
+            if bit < data_bits:
+                in_data[bit // cw_bits].append(bit)
+            elif not 8 * ecc.start <= bit < 8 * ecc.stop:
+                in_data[n_cw].append(bit)
+            else:
+                in_parity[next((k for k, p in enumerate(parity) if 8 * p.start <= bit < 8 * p.stop), 0)] += 1
+        ones_share = e10 / (e10 + e01) if e10 + e01 else 0.5
+        same = content.seed == page_seed(seed, block, page)
+        data = bytearray(prbs31_bytes(content.seed, g.raw_page_bytes))
+        out = bytearray(P.READ_HEAD.pack(chip.status, int(m.busy_ns[0]), n_cw + 1))
+        for k, errors in enumerate(in_data):
+            corrected, changed = 0, errors
+            if k < n_cw and t:
+                total = len(errors) + in_parity[k]
+                shortened = (cw_bits + 8 * (parity[k].stop - parity[k].start)) / 2.0 ** ecc_layout.CONFIG.m
+                if t != content.ecc_t:
+                    corrected = -1  # parity of another t: no decode
+                elif total <= t:
+                    corrected, changed = total, []
+                elif gen.random() < shortened ** t / math.factorial(t):
+                    corrected = gen.randint(1, t)
+                    changed = errors + gen.sample(range(k * cw_bits, (k + 1) * cw_bits), corrected)
+                else:
+                    corrected = -1
+            for bit in changed:
+                data[bit // 8] ^= 0x80 >> (bit % 8)
+            if not flags & ReadFlag.COMPARE:
+                c10 = c01 = 0
+            elif same:
+                c10 = sum(gen.random() < ones_share for _ in errors)
+                c01 = len(errors) - c10
+            else:  # another pattern than the page holds: about half its bits differ
+                half = (cw_bits if k < n_cw else 8 * g.spare_bytes) // 2
+                c10, c01 = gen.getrandbits(half).bit_count(), gen.getrandbits(half).bit_count()
+            out += P.CODEWORD_COUNTS.pack(min(c10, 0xFFFF), min(c01, 0xFFFF), corrected)
+        self.page_buffer = bytes(data)
+        if flags & ReadFlag.RAW:
+            out += data
+        return bytes(out)
 
     def _cmd_read_buffer(self, req: Frame, io: RigIO) -> bytes:
         offset, count = self._args(req, P.READ_BUFFER_REQ)

@@ -73,12 +73,16 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
                  clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
                  bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None,
-                 socket_wiring: Mapping[int, Wiring] | None = None, bus_time: bool = True) -> None:
+                 socket_wiring: Mapping[int, Wiring] | None = None, bus_time: bool = True,
+                 stat_reads: bool = False) -> None:
         """``chip`` on target 0 and ``others`` on theirs (CE# k, sharing the bus and the rig's clock and oven);
         ``clk_hz``: the controller clock the read-capture calibration is for, in ``capture_steps`` per cycle;
         ``wiring``: the adapter, and ``socket_wiring`` a target's own where it differs (its traces' delay);
         ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with; ``bus_time``: CYCLEs' transfers
-        take time on the clock (False: none, as on the firmware's parity stub, whose bus is instant)."""
+        take time on the clock (False: none, as on the firmware's parity stub, whose bus is instant);
+        ``stat_reads``: a page PROGRAMmed from a pattern under ECC is read back on the statistical path, its errors
+        drawn by count and decoded by count (``ChipCommands._stat_read_reply``), about ten times faster than
+        drawing every cell: for the workload replays, whose pages the host only checks against their pattern."""
         chips = {0: chip, **(others or {})}
         if not all(0 <= k < Limit.TARGETS_MAX for k in chips):
             raise NandrigError(f"a rig's targets are 0..{Limit.TARGETS_MAX - 1}")
@@ -92,6 +96,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.codeword_bytes = ecc_layout.CODEWORD_BYTES
         self.exact = exact
         self.bus_time = bus_time
+        self.stat_reads = stat_reads
         self.state_path = Path(state_path) if state_path else None
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()

@@ -133,10 +133,12 @@ static void launched(struct cycle_job *j, uint8_t phase)
 }
 
 /* One bus operation of a job: a launch, or the status of what its target finished (nothing while it works).
- * Each page's seed is computed while the chip is busy with the page before it. A chip with cache program takes
- * each next page while its array programs the one before (80h-15h, the last page of the set 10h); a failure
- * then shows one page late (FAILC), and the page after it has been programmed too. */
-static void step(struct cycle_job *j, const struct chip *c)
+ * Nonzero when it read a status and launched nothing: the caller launches the next operation at once, not a sweep
+ * of the other targets later (their transfers would leave this array idle). The next page's seed is computed
+ * while this page goes in. A chip with cache program takes each next page while its array programs the one before
+ * (80h-15h, the last page of the set 10h); a failure then shows one page late (FAILC), and the page after it has
+ * been programmed too. */
+static int step(struct cycle_job *j, const struct chip *c)
 {
 	uint32_t block = j->first + j->i;
 	switch (j->phase) {
@@ -145,39 +147,41 @@ static void step(struct cycle_job *j, const struct chip *c)
 			next_block(j);
 		if (j->abort || j->round >= j->cycles) {
 			end(j);
-			return;
+			return 0;
 		}
 		block = j->first + j->i;
 		onfi_launch_erase(c, block);
 		launched(j, ERASING);
 		j->next_seed = page_seed(j->seed, block, 0);
+		onfi_launch_wait();
 		j->page = 0;
 		j->fail_mask = ONFI_STATUS_FAIL;  /* FAILC is defined in cache operations only */
-		return;
+		return 0;
 	case ERASING:
 		if (waiting(j, c))
-			return;
+			return 0;
 		if (onfi_read_status().status & ONFI_STATUS_FAIL)
 			block_done(j, 1);
 		else
 			j->phase = AT_PAGE;
-		return;
+		return 1;
 	case AT_PAGE:
 		for (; j->page < c->pages_per_block && !in_set(j, j->page); j->page++)
 			j->next_seed = page_seed(j->seed, block, j->page + 1);
 		if (j->page >= c->pages_per_block) {
 			block_done(j, 0);
-			return;
+			return 1;
 		}
 		if (j->cache && j->page != j->last)
 			j->fail_mask = ONFI_STATUS_FAIL | ONFI_STATUS_FAILC;
 		onfi_launch_program(c, block, j->page, j->next_seed, j->cache && j->page != j->last);
 		launched(j, PROGRAMMING);
-		j->next_seed = page_seed(j->seed, block, j->page + 1);
-		return;
+		j->next_seed = page_seed(j->seed, block, j->page + 1);  /* while the page goes in */
+		onfi_launch_wait();
+		return 0;
 	case PROGRAMMING: {
 		if (waiting(j, c))
-			return;
+			return 0;
 		int failed = (onfi_read_status().status & j->fail_mask) != 0;
 		if (failed && j->cache && j->page != j->last)
 			launched(j, DRAINING);  /* left early: the array finishes the page it holds before anything else */
@@ -187,13 +191,16 @@ static void step(struct cycle_job *j, const struct chip *c)
 			j->page++;
 			j->phase = AT_PAGE;
 		}
-		return;
+		return j->phase != DRAINING;
 	}
 	case DRAINING:
-		if (onfi_read_status().status & ONFI_STATUS_ARDY || rig_clock_ns() - j->busy_since_ns >= TIMEOUT_NS)
+		if (onfi_read_status().status & ONFI_STATUS_ARDY || rig_clock_ns() - j->busy_since_ns >= TIMEOUT_NS) {
 			block_done(j, 1);
-		return;
+			return 1;
+		}
+		return 0;
 	}
+	return 0;
 }
 
 void cycle_jobs_step(void)
@@ -203,7 +210,8 @@ void cycle_jobs_step(void)
 		if (jobs[t].state == CYCLE_RUNNING) {
 			const struct chip *c = &rig.chips[t];
 			onfi_select(c);
-			step(&jobs[t], c);
+			while (step(&jobs[t], c) && jobs[t].state == CYCLE_RUNNING)
+				;
 			stepped = 1;
 		}
 	if (stepped)

@@ -31,7 +31,7 @@ size_t cobs_encode(const uint8_t *in, size_t n, uint8_t *out)
 			code = 1;
 		} else {
 			out[o++] = in[i];
-			if (++code == 0xFF) {
+			if (++code == 0xFF && i + 1 < n) {  /* a full run that ends the input takes no further code */
 				out[code_at] = code;
 				code_at = o++;
 				code = 1;

@@ -252,13 +252,19 @@ static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, i
 void onfi_launch_erase(const struct chip *c, uint32_t block)
 {
 	row(c, block, 0);
-	run(ONFI_OP_ERASE_LAUNCH);
+	start(ONFI_OP_ERASE_LAUNCH);
 }
 
 void onfi_launch_program(const struct chip *c, uint32_t block, uint32_t page, uint32_t seed, int cache)
 {
 	page_transfer(c, block, page, ONFI_SRC_PRBS, seed, c->page_bytes + c->spare_bytes);
-	run(cache ? ONFI_OP_CACHE_PROGRAM_LAUNCH : ONFI_OP_PROGRAM_LAUNCH);
+	start(cache ? ONFI_OP_CACHE_PROGRAM_LAUNCH : ONFI_OP_PROGRAM_LAUNCH);
+}
+
+void onfi_launch_wait(void)
+{
+	while (onfi_busy_read())
+		;
 }
 
 int onfi_ready(const struct chip *c) { return onfi_ready_read() >> c->target & 1; }

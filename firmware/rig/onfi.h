@@ -69,11 +69,13 @@ void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int
 void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                      uint16_t cw_bytes);
 struct op_result onfi_finish(void);
-/* launches (several targets at once): the command, address and data cycles, back once the bus is free with the
- * target busy (its R/B# low); onfi_ready says when it is done, onfi_read_status then gives its result. A cache
- * program's R/B# rises once the chip takes the next page (its array still busy: ARDY in the status). */
+/* launches (several targets at once): the command, address and data cycles, back as soon as they start so the
+ * caller's own work overlaps them; onfi_launch_wait before anything else touches the bus, which leaves the target
+ * busy (its R/B# low). onfi_ready says when it is done, onfi_read_status then gives its result. A cache program's
+ * R/B# rises once the chip takes the next page (its array still busy: ARDY in the status). */
 void onfi_launch_erase(const struct chip *c, uint32_t block);
 void onfi_launch_program(const struct chip *c, uint32_t block, uint32_t page, uint32_t seed, int cache);
+void onfi_launch_wait(void);
 int onfi_ready(const struct chip *c);
 struct op_result onfi_read_status(void);
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01);

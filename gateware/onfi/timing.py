@@ -16,6 +16,7 @@ twice the PHY's); the capture point and its trim are counted in those steps.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 
 from nandrig.chip.timing import EDO_BELOW_NS, MODES, TimingMode, data_valid_until
@@ -125,6 +126,7 @@ def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
     return centred_point(first + mid, last + mid, step_ps), setup / 1000, hold / 1000
 
 
+@lru_cache(maxsize=64)  # every command on the virtual rig asks for its mode's
 def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAULT_BOARD, steps: int = 1) -> ModeCycles:
     """``steps``: DQ samples per PHY cycle (the capture point's and the trim's unit)."""
     t = MODES[mode]

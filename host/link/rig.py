@@ -272,9 +272,10 @@ class Rig:
 
     @classmethod
     def open(cls, url: str, *, chip: str = "mlc-3x", seed: int = 0, state: str | None = None,
-             exact: bool = False, wiring: str | None = None, **kw) -> "Rig":
+             exact: bool = False, wiring: str | None = None, stat_reads: bool = False, **kw) -> "Rig":
         """``sim`` for an in-process virtual rig (``chip``, ``seed``, optional ``state`` file and ``wiring``, a
-        :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec); ``labgrid://[HOST:PORT/]PLACE`` for a place
+        :meth:`~nandrig.boards.sim.wiring.Wiring.parse` spec, ``stat_reads`` its statistical READ path);
+        ``labgrid://[HOST:PORT/]PLACE`` for a place
         acquired through labgrid (:mod:`nandrig.host.link.place`; released when the rig closes); else a pyserial URL."""
         if url.startswith(PLACE_SCHEME):
             lease = PlaceLease(url)
@@ -294,7 +295,7 @@ class Rig:
             hold = hold_state(state)  # a chip with state is driven by one process at a time
             hold.__enter__()
             try:
-                vr = VirtualRig.open(chip, seed, state, exact=exact, wiring=Wiring.parse(wiring))
+                vr = VirtualRig.open(chip, seed, state, exact=exact, wiring=Wiring.parse(wiring), stat_reads=stat_reads)
             except BaseException:
                 hold.__exit__(None, None, None)
                 raise

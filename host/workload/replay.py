@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nandrig.chip.pattern import key
+from nandrig.chip.timing import limit_ns
 from nandrig.host.ftl.ftl import Ftl
 from nandrig.host.workload.trace import IoOp, Request, pages_of
 
@@ -43,6 +44,14 @@ class BusTiming:
     t_wc_ns: float
     t_rc_ns: float
     raw_page_bytes: int
+
+    @classmethod
+    def of(cls, rig) -> "BusTiming":
+        """The rig's chip at the timing mode it runs: ONFI's cycle times for that mode, which the rig's
+        controller meets exactly at its 100 MHz clock (docs/onfi.md)."""
+        info = rig.info()
+        t_wc, t_rc = limit_ns(info.timing_mode)
+        return cls(t_wc, t_rc, info.raw_page_bytes)
 
 
 @dataclass

@@ -54,7 +54,7 @@ def flips(want: np.ndarray, got: np.ndarray) -> tuple[int, int]:
     return int(np.sum((want == 1) & (got == 0))), int(np.sum((want == 0) & (got == 1)))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)  # a replay reads back the pages it wrote: host and virtual rig both make them
 def prbs31_bytes(seed: int, nbytes: int) -> bytes:
     seed &= _SEED_MASK
     seed = seed or _SEED_MASK

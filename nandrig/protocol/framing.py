@@ -4,6 +4,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
+from cobs import cobs
+
 from nandrig.protocol.spec import (FRAME_CRC_BYTES, FRAME_HEAD, MAX_BODY, MAX_PAYLOAD, MIN_BODY, REPLY_TYPE,
                                    REQUEST_TYPE, Err, Opcode)
 
@@ -11,41 +13,17 @@ __all__ = ["Frame", "Deframer", "cobs_encode", "cobs_decode", "request", "reply"
 
 
 def cobs_encode(data: bytes) -> bytes:
-    out = bytearray()
-    block = bytearray()
-    for b in data:
-        if b == 0:
-            out.append(len(block) + 1)
-            out += block
-            block.clear()
-        else:
-            block.append(b)
-            if len(block) == 254:
-                out.append(255)
-                out += block
-                block.clear()
-    out.append(len(block) + 1)
-    out += block
-    return bytes(out)
+    """COBS (Cheshire and Baker) as the `cobs` library encodes it: a run of 254 non-zero bytes at the end takes
+    no further code byte. The firmware's encoder (frame.c) is tested byte-equal with it."""
+    return cobs.encode(data)
 
 
 def cobs_decode(data: bytes) -> bytes | None:
     """None for input that is not valid COBS."""
-    out = bytearray()
-    i, n = 0, len(data)
-    while i < n:
-        code = data[i]
-        end = i + code
-        if code == 0 or end > n:
-            return None
-        chunk = data[i + 1:end]
-        if 0 in chunk:
-            return None
-        out += chunk
-        i = end
-        if code < 255 and i < n:
-            out.append(0)
-    return bytes(out)
+    try:
+        return cobs.decode(data)
+    except cobs.DecodeError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -61,10 +61,13 @@ STATE_VERSION = 2  # 2: blocks keep their wear apart from their P/E count
 @record
 @dataclass
 class PageData:
-    """What a page holds: a PRBS pattern seed (cheap) or explicit bytes."""
+    """What a page holds: a PRBS pattern seed (cheap) or explicit bytes. ``ecc_t``: a pattern page whose spare
+    holds BCH parity at that t, as the virtual rig writes it on its statistical read path, which draws the page's
+    errors and decodes by count, never making its bytes (its spare reads back as pattern on the byte path)."""
 
     seed: int | None = None
     raw: bytes | None = None
+    ecc_t: int = 0
 
     def bytes(self, n: int) -> bytes:
         return self.raw if self.raw is not None else prbs31_bytes(self.seed, n)
@@ -312,8 +315,10 @@ class VirtualChip:
         self.blocks[block] = Block(pe=blk.pe + 1, wear=blk.wear + self._cycle_stress(block, blk))
         return self._done(STATUS_FAIL if fail else 0, busy, "erase")
 
-    def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None) -> ChipOp:
-        """Program a page with explicit bytes (data + spare, shorter data pads with 0xFF) or a PRBS seed."""
+    def program(self, block: int, page: int, data: bytes | None = None, *, seed: int | None = None,
+                ecc_t: int = 0) -> ChipOp:
+        """Program a page with explicit bytes (data + spare, shorter data pads with 0xFF) or a PRBS seed (``ecc_t``:
+        parity at that t in its spare, see :class:`PageData`)."""
         self._check_page(block, page)
         g = self.geometry
         if (data is None) == (seed is None):
@@ -323,7 +328,7 @@ class VirtualChip:
                 raise NandrigError(f"page data is {len(data)} bytes; a page holds {g.raw_page_bytes}")
             content = PageData(raw=bytes(data) + b"\xff" * (g.raw_page_bytes - len(data)))
         else:
-            content = PageData(seed=int(seed) & 0x7FFFFFFF)
+            content = PageData(seed=int(seed) & 0x7FFFFFFF, ecc_t=ecc_t)
         blk = self.blocks.setdefault(block, Block())
         wl_idx, upper = page_map(page, g.pages_per_block)
         wl = blk.wls.get(wl_idx)
@@ -368,6 +373,14 @@ class VirtualChip:
         for nb in (wl_idx - 1, wl_idx + 1):
             if 0 <= nb < self.geometry.wordlines:
                 blk.wls.setdefault(nb, Wordline(n=blk.wear)).pd += 1
+
+    def content(self, block: int, page: int) -> PageData | None:
+        """What the page was last programmed with (None: erased or never programmed)."""
+        self._check_page(block, page)
+        blk = self.blocks.get(block)
+        wl_idx, upper = page_map(page, self.geometry.pages_per_block)
+        wl = blk.wls.get(wl_idx) if blk else None
+        return None if wl is None else wl.msb if upper else wl.lsb
 
     def read(self, block: int, page: int) -> ChipRead:
         """Byte path: every cell drawn from its Vth distribution, read at the current references."""

@@ -140,7 +140,8 @@ class PageCondition:
 def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
     """Mixture components per page, state and component: (weight, mean, sd), each (P, S, 2).
 
-    ``lm``: state 2 stands for the lower-page-only intermediate state.
+    ``lm``: state 2 stands for the lower-page-only intermediate state. Built whole rather than state by state:
+    the statistical read path asks for one page at a time, where numpy's per-call cost is all there is.
     """
     n = np.atleast_1d(np.asarray(c.n, float))
     t_h = np.broadcast_to(np.asarray(c.t_h, float), n.shape)
@@ -149,24 +150,18 @@ def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm:
     w_tail = ph.tail_w(n)
     dist = ph.read_disturb(np.broadcast_to(np.asarray(c.reads, float), n.shape), np.asarray(c.onset, float), n)
     dist = dist + ph.pd_shift * np.asarray(c.pd, float)
-    ws, ms, ss = [], [], []
-    for s in states:
-        if s == 0:
-            mean = ph.mu[0] + dist
-            sd = np.full(n.shape, math.sqrt(ph.sigma_erase**2 + ph.sigma_read**2))
-            ws.append(np.stack([np.ones(n.shape), np.zeros(n.shape)], -1))
-            ms.append(np.stack([mean, mean], -1))
-            ss.append(np.stack([sd, sd], -1))
-            continue
-        k = ph.ret_k[3] if (lm and s == 2) else ph.ret_k[s]
-        mu = ph.mu_lm if (lm and s == 2) else ph.mu[s]
-        mean = mu - k * shift
-        var_core = core**2 + k * var_add + ph.sigma_read**2
-        var_tail = (core * ph.tail_scale) ** 2 + k * var_add + ph.sigma_read**2
-        ws.append(np.stack([1.0 - w_tail, w_tail], -1))
-        ms.append(np.stack([mean, mean], -1))
-        ss.append(np.stack([np.sqrt(var_core), np.sqrt(var_tail)], -1))
-    return np.stack(ws, 1), np.stack(ms, 1), np.stack(ss, 1)
+    lm_state = [lm and s == 2 for s in states]
+    k = np.array([0.0 if s == 0 else ph.ret_k[3] if is_lm else ph.ret_k[s] for s, is_lm in zip(states, lm_state)])
+    mu = np.array([ph.mu[0] if s == 0 else ph.mu_lm if is_lm else ph.mu[s] for s, is_lm in zip(states, lm_state)])
+    erased = np.array([s == 0 for s in states])
+    mean = np.where(erased, mu + dist[:, None], mu - k * shift[:, None])  # (P, S)
+    read2 = ph.sigma_read**2
+    var_ret = k * var_add[:, None] + read2
+    sd_core = np.sqrt(np.where(erased, ph.sigma_erase**2 + read2, (core**2)[:, None] + var_ret))
+    sd_tail = np.sqrt(np.where(erased, ph.sigma_erase**2 + read2, ((core * ph.tail_scale) ** 2)[:, None] + var_ret))
+    w_t = np.where(erased, 0.0, w_tail[:, None])
+    w = np.stack([1.0 - w_t, w_t], -1)
+    return w, np.stack([mean, mean], -1), np.stack([sd_core, sd_tail], -1)
 
 
 def _vref(ph: Physics, c: PageCondition, size: int) -> np.ndarray:
@@ -181,15 +176,17 @@ def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarr
     neighbour's), as the rig's PRBS patterns make them.
     """
     w, m, s = state_components(ph, c, (0, 1, 2, 3))  # (P, 4, 2)
-    vref = _vref(ph, c, m.shape[0])[:, None, None, :]  # (P, 1, 1, 3)
+    vref = _vref(ph, c, m.shape[0])  # (P, 3)
     steps = ph.coupling * ph.interference_steps()  # neighbour's final state j -> shift
-    coupled = np.broadcast_to(np.asarray(c.coupled, bool), (m.shape[0],))[:, None, None]
+    coupled = np.broadcast_to(np.asarray(c.coupled, bool), (m.shape[0],))
+    shift = np.where(coupled[:, None], steps[None, :], 0.0)  # (P, J)
+    # P(read below each reference) for page p, neighbour state j, state s, component c: (P, J, S, C, 3)
+    below = ndtr((vref[:, None, None, None, :] - m[:, None, :, :, None] - shift[:, :, None, None, None])
+                 / s[:, None, :, :, None])
+    regions = np.concatenate([below[..., :1], np.diff(below, axis=-1), 1.0 - below[..., -1:]], axis=-1)
     bits = MSB_OF_STATE if msb else LSB_OF_STATE
     wrong = (bits[:, None] != bits[None, :]).astype(float)  # [stored state, read region]
-    total = np.zeros(m.shape[:2])
-    for j in range(4):
-        pr = region_probs(m + np.where(coupled, steps[j], 0.0), s, vref)  # (P, 4, 2, 4)
-        total += 0.25 * np.sum(w * np.einsum("pscr,sr->psc", pr, wrong), axis=-1)
+    total = 0.25 * np.einsum("pjscr,sr,psc->ps", regions, wrong, w)
     return total[:, bits == 1].mean(-1), total[:, bits == 0].mean(-1)
 
 

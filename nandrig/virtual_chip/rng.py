@@ -22,4 +22,4 @@ def uniform(*parts: int) -> float:
 
 
 # purposes: keep distinct so streams never collide
-PROGRAM_NOISE, TAIL, RETENTION, READ_NOISE, TIMING, STAT_READ, VARIATION, DEFECT, COMPOSITION = range(1, 10)
+PROGRAM_NOISE, TAIL, RETENTION, READ_NOISE, TIMING, STAT_READ, VARIATION, DEFECT, COMPOSITION, STAT_DECODE = range(1, 11)

@@ -42,6 +42,8 @@ def samples():
     yield b"\x00"
     yield b"\x00" * 300
     yield bytes(range(1, 256)) * 3  # runs of 254 non-zero bytes and more
+    yield b"\x01" * 254  # full runs that end the input: no code byte after them
+    yield b"\x00" + b"\x07" * 508
     for n in (1, 253, 254, 255, 508, 16394):
         yield bytes(rng.choice((0, rng.randrange(256))) for _ in range(n))
 

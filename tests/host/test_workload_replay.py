@@ -1,11 +1,13 @@
 """Replaying a workload on the FTL (host/workload/replay.py): a request's latency is its wait plus what its
 operations cost on the chip, bus and decoder; idle time reaches the chip; on the virtual rig every read of a
 replay checks out."""
+import dataclasses
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from nandrig import protocol as P
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.host.ftl.flash import RigFlash
 from nandrig.host.ftl.ftl import Ftl, FtlConfig
@@ -53,3 +55,54 @@ def test_a_zipf_workload_on_the_virtual_rig_reads_back_what_it_wrote():
     r = replay(ftl, synthetic(profile, span, 400, seed=2), BUS)
     assert r.requests == 400 and r.damaged_reads == 0 and ftl.counters.silent_caught == 0
     assert r.throughput_mb_s() > 0 and r.iops() > 0 and ftl.counters.host_reads > 0
+
+
+class DecoderMiss(VirtualRig):
+    """A virtual rig whose decoder, on the next READ, returns a codeword decoded to other data while reporting
+    it corrected: what a BCH decoder does with more than t errors now and then."""
+
+    miss_next = False
+
+    def handle(self, frame):
+        rep = super().handle(frame)
+        if self.miss_next and frame.op == P.Opcode.READ and rep.status == P.Err.OK:
+            self.miss_next = False
+            n = P.READ_HEAD.unpack_from(rep.payload)[2]
+            at = P.READ_HEAD.size + n * P.CODEWORD_COUNTS.size + 100  # a byte of the first codeword's data
+            body = bytearray(rep.payload)
+            body[at] ^= 0x04
+            rep = dataclasses.replace(rep, payload=bytes(body))
+        return rep
+
+
+def test_a_decoder_miss_is_reported_lost_not_returned_as_data():
+    vr = DecoderMiss(VirtualChip("mlc-small", 5))
+    ftl = Ftl(RigFlash(Rig(InProcessTransport(vr)), range(16)), FixedT(8), FtlConfig())
+    r = replay(ftl, [Request(0, IoOp.WRITE, k * 2048, 2048) for k in range(8)], BUS)
+    assert replay(ftl, [Request(0, IoOp.READ, 3 * 2048, 2048)], BUS).damaged_reads == 0
+    vr.miss_next = True
+    r = replay(ftl, [Request(0, IoOp.READ, 3 * 2048, 2048), Request(0, IoOp.READ, 4 * 2048, 2048)], BUS)
+    assert r.damaged_reads == 1 and ftl.counters.silent_caught == 1 and ftl.counters.uncorrectable_reads == 1
+
+
+def test_statistical_reads_give_the_byte_paths_errors_and_decodes():
+    """The same worn, aged pages read on both paths: raw errors, failed codewords and miscorrections at t 2
+    (lib/bch.c's on the byte path, the count model's on the statistical one) agree within their counting noise."""
+    found = {}
+    for stat in (False, True):
+        rig = Rig(InProcessTransport(VirtualRig(VirtualChip("mlc-small", 5), stat_reads=stat)))
+        flash = RigFlash(rig, range(16))
+        rig.cycle(3, 1, 9000, seed=1)
+        flash.erase(3)
+        for p in range(32):
+            flash.program(3, p, 77, 2)
+        rig.advance(hours=24 * 365)
+        reads = [flash.read(3, p, 77, 2) for _ in range(6) for p in range(32)]
+        found[stat] = (np.array([r.raw_errors for r in reads]), sum(r.uncorrectable for r in reads),
+                       sum(r.miscorrected for r in reads))
+    (byte_err, byte_fail, byte_mis), (stat_err, stat_fail, stat_mis) = found[False], found[True]
+    assert byte_err.mean() > 2  # errors enough for the comparison to say something
+    se = np.sqrt(byte_err.var() / len(byte_err) + stat_err.var() / len(stat_err))
+    assert abs(byte_err.mean() - stat_err.mean()) < 4 * se
+    assert abs(byte_fail - stat_fail) < 4 * np.sqrt(byte_fail + stat_fail) + 1
+    assert byte_mis > 0 and abs(byte_mis - stat_mis) < 4 * np.sqrt(byte_mis + stat_mis) + 1
