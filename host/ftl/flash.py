@@ -62,6 +62,14 @@ class Flash(Protocol):
     def idle(self, ns: float) -> None:
         """Time passes with the chip idle at room temperature: its data ages."""
 
+    def energy_pj(self) -> int | None:
+        """The chip's supply energy over the FTL's own operations since last asked (bulk wear left out); None
+        where the rig has no meter."""
+
+    def wear(self, block: int, cycles: int, pslc: bool) -> tuple[int, bool]:
+        """``cycles`` erase + program rounds on ``block`` at once (the chip's bulk cycling), every page or the lower
+        ones: the rounds done (a failing one counted: it wore the block) and whether one failed, which ends them."""
+
 
 class RigFlash:
     """A :class:`Flash` over an open :class:`~nandrig.host.link.rig.Rig` (its selected target), on ``blocks``."""
@@ -74,6 +82,8 @@ class RigFlash:
         self.codeword_bytes, self.raw_page_bytes = info.codeword_bytes, info.raw_page_bytes
         self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
                                       PageMap.shuffled_mlc(info.pages_per_block))
+        self.metered = bool(info.capabilities & P.Cap.ENERGY)
+        self._energy_pj = 0  # the meter's reading, kept while bulk wear runs (its own energy is dropped)
 
     def erase(self, block: int) -> ChipResult:
         return self.rig.erase(self.blocks[block])
@@ -92,6 +102,31 @@ class RigFlash:
             self.rig.advance(hours=ns / 3.6e12)
         else:
             time.sleep(ns / 1e9)
+
+    def energy_pj(self) -> int | None:
+        if not self.metered:
+            return None
+        out, self._energy_pj = self._energy_pj + self._meter(), 0
+        return out
+
+    def _meter(self) -> int:
+        """ENERGY's busy and transfer energy since the last ENERGY (which zeroes the meter)."""
+        e = self.rig.energy()
+        return e[0] + e[2]
+
+    def wear(self, block: int, cycles: int, pslc: bool) -> tuple[int, bool]:
+        pages = list(self.geometry.lower_pages()) if pslc else None
+        b, done = self.blocks[block], 0
+        if self.metered:
+            self._energy_pj += self._meter()
+        while done < cycles:  # a CYCLE request takes up to CYCLE_MAX_ROUNDS
+            r = self.rig.cycle(b, 1, min(cycles - done, P.Limit.CYCLE_MAX_ROUNDS), seed=done + 1, pages=pages)
+            done += r.done[b]
+            if r.failed[b]:
+                break
+        if self.metered:
+            self._meter()  # the bulk cycling's own
+        return done, r.failed[b]
 
     def factory_bad(self) -> set[int]:
         marked = set(self.rig.scan_bad(self.blocks.start, len(self.blocks)))

@@ -20,6 +20,10 @@ from nandrig.host.ftl.policy import BlockMode, EccPolicy
 UNMAPPED = -1
 
 
+class FlashFull(NandrigError):
+    """No free block is left to write into: every spare has been retired (the end of the flash's life)."""
+
+
 class BlockState(enum.IntEnum):
     FREE = 0
     OPEN = 1
@@ -67,6 +71,8 @@ class FtlCounters:
     busy_ns: int = 0  # the array's time, all operations
     decoded_reads: int = 0  # page reads through the decoder (t > 0)
     decoded_t: int = 0  # the sum of their t (a decoder's time grows with t)
+    pslc_refused: int = 0  # blocks the policy wanted in pseudo-SLC that opened as MLC: no room left for them
+    bulk_cycles: int = 0  # P/E cycles given in bulk before an erase (``Ftl.age_evenly``)
 
     @property
     def write_amplification(self) -> float:
@@ -103,7 +109,8 @@ class Ftl:
         self.fill = np.zeros(g.blocks, np.int64)  # pages of its mode's order programmed so far
         self.counters = FtlCounters()
         self.clean = np.zeros(g.blocks, bool)  # erased by the FTL since: a block is erased before its first use
-        self.open = {"host": self._take_free(), "move": self._take_free()}
+        self.owed = np.zeros(g.blocks, np.int64)  # cycles a block is aged by (counted in pe) but not yet given
+        self.open: dict[str, int | None] = {"host": None, "move": None}  # opened when a page needs one
         self.lost = np.zeros(self.logical_pages, bool)
 
     # -- the host's view -------------------------------------------------------------------------------------
@@ -111,9 +118,9 @@ class Ftl:
         """Logical page ``lpn`` now holds the page the pattern ``seed`` makes."""
         self._check(lpn)
         self.counters.host_writes += 1
+        self._collect()  # first: the host opens its next block only from what collection leaves free
         self._place(lpn, seed, "host")
         self.lost[lpn] = False
-        self._collect()
 
     def read(self, lpn: int) -> bool:
         """Read logical page ``lpn`` and check it end to end; whether its data came back intact (an unwritten or
@@ -147,6 +154,10 @@ class Ftl:
         """Program the next page of the stream's open block with ``seed`` for ``lpn``; a program that fails retires
         the block, its valid pages move, and the page goes to a fresh block."""
         while True:
+            if self.open[stream] is None:
+                if stream == "host":  # collection keeps its free blocks after the host takes one
+                    self._collect(keep=self.config.gc_free_blocks + 1)
+                self.open[stream] = self._take_free()
             b = self.open[stream]
             mode = BlockMode(self.mode[b])
             page = int(self.pages[mode][self.fill[b]])
@@ -165,7 +176,7 @@ class Ftl:
             self.written_at[b] = self.counters.host_writes
             if self.fill[b] == len(self.pages[mode]):
                 self.state[b] = BlockState.FULL
-                self.open[stream] = self._take_free()
+                self.open[stream] = None  # the next one is opened when a page needs it
             return
 
     def _invalidate(self, lpn: int) -> None:
@@ -192,7 +203,7 @@ class Ftl:
         """Dynamic wear leveling: the least-worn free block, opened in the mode the policy gives its wear."""
         free = np.flatnonzero(self.state == BlockState.FREE)
         if not len(free):
-            raise NandrigError("the flash has no free block left: every spare block is retired (end of life)")
+            raise FlashFull("the flash has no free block left: every spare block is retired (end of life)")
         b = int(free[np.argmin(self.pe[free])])
         if not self.clean[b]:  # what it held before the FTL (an earlier campaign's pages) goes first
             self._erase(b)
@@ -201,12 +212,27 @@ class Ftl:
         self.state[b] = BlockState.OPEN
         self.clean[b] = False
         self.mode[b] = self.policy.mode_for(int(self.pe[b]))
+        if self.mode[b] == BlockMode.PSLC and not self._room_for_pslc(b):
+            self.mode[b] = BlockMode.MLC  # the drive's capacity is fixed: density gives way to it
+            self.counters.pslc_refused += 1
         self.fill[b] = 0
         return b
 
+    def _room_for_pslc(self, b: int) -> bool:
+        """Whether block ``b`` can open as pseudo-SLC and the flash still hold every logical page beside the
+        blocks collection keeps free and the two open ones (free blocks counted in MLC)."""
+        alive = np.isin(self.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL))
+        alive[b] = False
+        pages = np.where(self.mode == BlockMode.PSLC, len(self.pages[BlockMode.PSLC]), self.ppb)
+        pages[self.state == BlockState.FREE] = self.ppb
+        room = int(pages[alive].sum()) + len(self.pages[BlockMode.PSLC])
+        return room - (self.config.gc_free_blocks + 2) * self.ppb >= self.logical_pages
+
     # -- reclaiming ------------------------------------------------------------------------------------------
-    def _collect(self) -> None:
-        while int(np.sum(self.state == BlockState.FREE)) < self.config.gc_free_blocks:
+    def _collect(self, keep: int | None = None) -> None:
+        """Reclaim blocks while fewer than ``keep`` (``gc_free_blocks``) are free: a move that finds no free block
+        is the flash's end, so collection always starts with one to spare beside a victim that retires."""
+        while int(np.sum(self.state == BlockState.FREE)) < (keep or self.config.gc_free_blocks):
             victim = self._victim()
             if victim is None:
                 return
@@ -258,7 +284,27 @@ class Ftl:
             moved += 1
         return moved
 
+    def age_evenly(self, cycles: int) -> int:
+        """Every block in use counts ``cycles`` more P/E at once, as if the workload had gone on that long with
+        the wear evenly spread (host/workload/lifetime.py); the chip gives each block its cycles in bulk just
+        before the FTL next erases it, when what it holds is no longer needed (a free block is erased again
+        first). How many blocks were aged."""
+        alive = np.flatnonzero(np.isin(self.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL)))
+        self.pe[alive] += cycles
+        self.owed[alive] += cycles
+        self.clean[self.state == BlockState.FREE] = False
+        return len(alive)
+
     def _erase(self, b: int) -> None:
+        owed, self.owed[b] = int(self.owed[b]), 0
+        if owed:  # the cycles it was aged by, in the mode it was last opened in, before this erase
+            done, failed = self.flash.wear(b, owed, self.mode[b] == BlockMode.PSLC)
+            self.counters.bulk_cycles += done
+            if failed:  # worn out on the way
+                self.pe[b] -= owed - done
+                self.state[b], self.valid[b] = BlockState.RETIRED, 0
+                self.counters.retired_blocks += 1
+                return
         r = self.flash.erase(b)
         self.counters.erases += 1
         self.counters.busy_ns += r.busy_ns
@@ -275,7 +321,7 @@ class Ftl:
         """A program failed on ``b``: it takes no more data; its valid pages move and it is retired."""
         self.state[b] = BlockState.RETIRED
         self.counters.retired_blocks += 1
-        self.open[stream] = self._take_free()
+        self.open[stream] = None
         self._move_valid(b)
         self.valid[b] = 0
 

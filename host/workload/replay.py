@@ -64,6 +64,7 @@ class ReplayResult:
     read_latency_ns: list[float] = field(default_factory=list)
     write_latency_ns: list[float] = field(default_factory=list)
     end_ns: float = 0.0  # when the last request finished (from the first's arrival)
+    service_ns: float = 0.0  # the device's time serving the requests (their waits apart)
 
     def percentiles(self, op: IoOp) -> dict[str, float]:
         lat = np.array(self.read_latency_ns if op == IoOp.READ else self.write_latency_ns)
@@ -77,6 +78,11 @@ class ReplayResult:
     def iops(self) -> float:
         return self.requests / self.end_ns * 1e9 if self.end_ns else 0.0
 
+    def device_mb_s(self) -> float:
+        """What the device sustains on this mix: bytes over its service time (the trace's idle time apart), where
+        ``throughput_mb_s`` is what the trace offered when the device kept up."""
+        return (self.bytes_read + self.bytes_written) / self.service_ns * 1e3 if self.service_ns else 0.0
+
 
 def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: EngineLatency = EngineLatency(),
            result: ReplayResult | None = None) -> ReplayResult:
@@ -85,7 +91,7 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
     out = result or ReplayResult()
     page_bytes = ftl.flash.geometry.page_bytes
     c = ftl.counters
-    free_at = idle_ns = 0.0
+    free_at, idle_ns = out.end_ns, 0.0  # a replay in parts goes on from where the last part left the device
     for req in requests:
         if req.time_ns > free_at:  # the device idles until the request: the stored data ages
             idle_ns += req.time_ns - free_at
@@ -109,6 +115,7 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
                    + engine.ns(c.decoded_reads - before[3], c.decoded_t - before[4], page_bytes))
         start = max(float(req.time_ns), free_at)
         free_at = start + service
+        out.service_ns += service
         (out.read_latency_ns if req.op == IoOp.READ else out.write_latency_ns).append(free_at - req.time_ns)
         out.requests += 1
         out.bytes_read += req.length if req.op == IoOp.READ else 0

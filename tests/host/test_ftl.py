@@ -20,9 +20,10 @@ from nandrig.virtual_chip.chip import VirtualChip
 class MemoryFlash:
     """A flash that keeps each page's pattern seed and enforces NAND's rules: a page is programmed once after
     its block's erase, a block's pages in rising order, a factory bad block is never touched. ``fail_program``
-    and ``fail_erase``: (block, nth operation on it) that fail."""
+    and ``fail_erase``: (block, nth operation on it) that fail; ``endurance``: per block, the P/E after which its
+    erases fail (wear-out)."""
 
-    def __init__(self, blocks=48, ppb=32, bad=(), fail_program=(), fail_erase=()):
+    def __init__(self, blocks=48, ppb=32, bad=(), fail_program=(), fail_erase=(), endurance=None):
         self.geometry = FlashGeometry(blocks, ppb, 2048, PageMap.shuffled_mlc(ppb))
         self.t_max = 40
         self.bad = set(bad)
@@ -31,6 +32,8 @@ class MemoryFlash:
         self.erased = set()
         self.ops = {"program": {}, "erase": {}}
         self.fail = {"program": set(fail_program), "erase": set(fail_erase)}
+        self.endurance = endurance
+        self.pe = [0] * blocks
 
     def _count(self, kind, block):
         assert block not in self.bad, f"{kind} on factory bad block {block}"
@@ -38,7 +41,8 @@ class MemoryFlash:
         return (block, n) in self.fail[kind]
 
     def erase(self, block):
-        fail = self._count("erase", block)
+        fail = self._count("erase", block) or self._worn(block)
+        self.pe[block] += 1
         for p in range(self.geometry.pages_per_block):
             self.pages.pop((block, p), None)
         self.last.pop(block, None)
@@ -64,6 +68,22 @@ class MemoryFlash:
 
     def idle(self, ns):
         self.idled = getattr(self, "idled", 0.0) + ns
+
+    def energy_pj(self):
+        return None
+
+    def _worn(self, block):
+        return self.endurance is not None and self.pe[block] >= self.endurance[block]
+
+    def wear(self, block, cycles, pslc):
+        self.pages = {k: v for k, v in self.pages.items() if k[0] != block}  # it ends holding other data
+        self.last[block] = self.geometry.pages_per_block
+        for done in range(1, cycles + 1):
+            failed = self._worn(block)
+            self.pe[block] += 1
+            if failed:
+                return done, True  # the failing round wore it too
+        return cycles, False
 
 
 def replay(ftl: Ftl, n: int, hot: float = 0.0, read_share: float = 0.5, seed: int = 1) -> dict[int, int]:
