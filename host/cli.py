@@ -10,7 +10,9 @@ import click
 
 from nandrig import jsonsafe
 from nandrig.errors import NandrigError
-from nandrig.host.workload.trace import PROFILES
+from nandrig.host.ftl.policy import POLICIES
+from nandrig.host.workload.evaluate import CACHE_CONTROLLERS
+from nandrig.host.workload.trace import PROFILES, Synthetic
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.lab.oven import SCPI, make_oven
 from nandrig.protocol import Cap, Limit
@@ -426,6 +428,82 @@ def bench_workload_cmd(requests, workload, profile, blocks, ecc_t, repeats, as_j
                f"{res['wall_per_1M_requests_min']} min per million")
     click.echo(f"replayed: write amplification {res['ftl']['write_amplification']}, "
                f"{r['damaged_reads']} reads lost, {res['ftl']['silent_caught']} miscorrections caught")
+
+
+@click.group("workload")
+def workload_grp() -> None:
+    """Workloads replayed on an FTL over the rig: policies compared to the end of the flash's life."""
+
+
+@workload_grp.command("lifetime")
+@click.option("--chip", "profile", default="mlc-small", show_default=True, help="Virtual chip profile.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Virtual chip seed (every policy on this die).")
+@click.option("--workload", type=click.Choice(sorted(PROFILES)), default="zipf", show_default=True,
+              help="The synthetic trace's profile.")
+@click.option("--reads", type=click.FloatRange(0.0, 1.0), help="Share of reads (default: the profile's).")
+@click.option("--gap-us", type=click.FloatRange(min=0.0), help="Mean time between requests (default: the profile's).")
+@click.option("--policies", default=",".join(POLICIES), show_default=True, help="ECC/density policies, comma-separated.")
+@click.option("--models", default="mlc-3x-demo", show_default=True,
+              help="Lower- and upper-page RBER models the policies' t comes from (a name or a `fit --save` file).")
+@click.option("--rated-pe", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="The wear fixed t is provisioned for.")
+@click.option("--skip", type=click.IntRange(min=0), default=500, show_default=True,
+              help="P/E cycles every block is aged by between replayed windows (0: every write replayed).")
+@click.option("--over-provisioning", type=click.FloatRange(0.01, 0.89), default=0.1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print every figure, windows and P/E map included, as JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, writable=True),
+              help="Write one row per policy and window here.")
+def workload_lifetime_cmd(profile, seed, workload, reads, gap_us, policies, models, rated_pe, skip,
+                          over_provisioning, as_json, csv_path) -> None:
+    """Each policy on a fresh virtual chip of one die, the workload run to the flash's end: side by side."""
+    import dataclasses
+
+    from nandrig.host.workload.evaluate import lifetime_per_policy, summary_lines, write_csv
+
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown or not names:
+        raise click.UsageError(f"--policies: {', '.join(unknown) or 'none'}; choose from {', '.join(POLICIES)}")
+    shape = PROFILES[workload]
+    shape = dataclasses.replace(shape, **{k: v for k, v in (("reads", reads), ("gap_us", gap_us)) if v is not None})
+    res = lifetime_per_policy(names, shape, profile, seed, models, rated_pe, skip, over_provisioning)
+    if csv_path:
+        write_csv(res, csv_path)
+    if as_json:
+        click.echo(jsonsafe.dumps(res, indent=2))
+        return
+    for line in summary_lines(res):
+        click.echo(line)
+
+
+@workload_grp.command("cache")
+@click.option("--chip", "profile", default="mlc-small", show_default=True, help="Virtual chip profile.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Virtual chip seed (every controller on this die).")
+@click.option("--controllers", default=",".join(CACHE_CONTROLLERS), show_default=True,
+              help="bch1 (Kgil's baseline), fixed, flares, flares+density; comma-separated.")
+@click.option("--reads", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True, help="Share of reads.")
+@click.option("--zipf", "zipf_s", type=click.FloatRange(1.0, min_open=True), default=1.2, show_default=True,
+              help="The server workload's zipf exponent over a working set twice the flash.")
+@click.option("--window", type=click.IntRange(min=100), default=5000, show_default=True, help="Requests per window.")
+@click.option("--skip", type=click.IntRange(min=0), default=200_000, show_default=True,
+              help="Requests' worth of wear given in bulk between windows (0: every request replayed).")
+@click.option("--json", "as_json", is_flag=True, help="Print every figure, windows included, as JSON.")
+def workload_cache_cmd(profile, seed, controllers, reads, zipf_s, window, skip, as_json) -> None:
+    """Kgil's flash disk cache on a synthetic server workload: hit rate and lifetime per controller."""
+    from nandrig.host.workload.evaluate import cache_lifetime_per_controller, cache_summary_lines
+
+    names = [p.strip() for p in controllers.split(",") if p.strip()]
+    unknown = [n for n in names if n not in CACHE_CONTROLLERS]
+    if unknown or not names:
+        raise click.UsageError(f"--controllers: {', '.join(unknown) or 'none'}; choose from "
+                               f"{', '.join(CACHE_CONTROLLERS)}")
+    shape = Synthetic("zipf", reads=reads, size=2048, zipf_s=zipf_s, gap_us=1000.0)
+    res = cache_lifetime_per_controller(names, shape, profile, seed, window=window, skip=skip)
+    if as_json:
+        click.echo(jsonsafe.dumps(res, indent=2))
+        return
+    for line in cache_summary_lines(res):
+        click.echo(line)
 
 
 # -- campaigns ------------------------------------------------------------------------

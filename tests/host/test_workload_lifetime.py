@@ -50,3 +50,20 @@ def test_the_count_is_the_fill_the_replayed_writes_and_what_each_skip_stands_for
         per_erase = before.host_writes / before.erases
         assert s.skipped_cycles == 25 and s.stood_for == round(25 * 32 * per_erase) or s.retired_blocks
     assert ftl.counters.bulk_cycles > 0 and life.stages[-1].max_pe >= 400 - 3 * 25
+
+
+def test_workload_lifetime_prints_the_policies_side_by_side_and_writes_its_windows(run_cli, tmp_path):
+    """On the virtual chip (mlc-small): a fixed-t drive and one with density control, big skips; both reach their
+    end, every read checked and none returned wrong."""
+    csv_path = tmp_path / "windows.csv"
+    out = run_cli("workload", "lifetime", "--policies", "fixed,flares+density", "--skip", "6000", "--gap-us", "2000",
+                  "--csv", csv_path)
+    assert out.code == 0, out.err
+    lines = out.out.splitlines()
+    rows = {ln.split()[0]: ln.split() for ln in lines if ln.split()[:1] in (["fixed"], ["flares+density"])
+            and "against" not in ln}
+    assert set(rows) == {"fixed", "flares+density"} and all(r[1] in ("spares", "uncorrectable") for r in rows.values())
+    assert any("flares+density against fixed: lifetime x" in ln for ln in lines)
+    assert any(ln.startswith("end to end:") and ", 0 returned wrong" in ln for ln in lines)
+    windows = csv_path.read_text().splitlines()
+    assert windows[0].startswith("policy,window,skipped_cycles") and len(windows) > 4
