@@ -116,17 +116,15 @@ class RigFlash:
 
     def wear(self, block: int, cycles: int, pslc: bool) -> tuple[int, bool]:
         pages = list(self.geometry.lower_pages()) if pslc else None
-        b, done = self.blocks[block], 0
+        b, done, failed = self.blocks[block], 0, False
         if self.metered:
             self._energy_pj += self._meter()
-        while done < cycles:  # a CYCLE request takes up to CYCLE_MAX_ROUNDS
+        while done < cycles and not failed:  # a CYCLE request takes up to CYCLE_MAX_ROUNDS
             r = self.rig.cycle(b, 1, min(cycles - done, P.Limit.CYCLE_MAX_ROUNDS), seed=done + 1, pages=pages)
-            done += r.done[b]
-            if r.failed[b]:
-                break
+            done, failed = done + r.done[b], r.failed[b]
         if self.metered:
             self._meter()  # the bulk cycling's own
-        return done, r.failed[b]
+        return done, failed
 
     def factory_bad(self) -> set[int]:
         marked = set(self.rig.scan_bad(self.blocks.start, len(self.blocks)))
