@@ -15,13 +15,38 @@ from nandrig.boards.sim.rtl import bridge
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.boards.sim.rtl.build import RTL_BCH, RTL_TARGETS, build, build_dir, sim_config
 from nandrig.boards.catalog import board_clocks
+from nandrig import protocol as P
 from nandrig.errors import NandrigError
+from nandrig.protocol import Deframer, Opcode
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def booted(port: int, timeout_s: float) -> bool:
+    """Whether the firmware answers a STATUS on the UART port within ``timeout_s`` (it needs no session, so the
+    probe takes nothing from the client that follows; its connection closes before that one opens). The port
+    listens from the simulator's start, the firmware answers once it has identified its chips: with several
+    targets and a loaded machine that is longer than a host's first HELLO waits."""
+    probe = P.request(Opcode.STATUS, 1).encode()
+    deframer = Deframer()
+    end = time.monotonic() + timeout_s
+    with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
+        s.sendall(probe)
+        while time.monotonic() < end:
+            try:
+                data = s.recv(4096)
+            except socket.timeout:
+                s.sendall(probe)
+                continue
+            if not data:
+                return False
+            if any(f.type == P.REPLY_TYPE for f in deframer.feed(data)):
+                return True
+    return False
 
 
 def listening(port: int) -> bool:
@@ -91,6 +116,9 @@ class RtlRig:
                 self.__exit__()
                 raise NandrigError("the RTL rig did not open its UART port within 60 s")
             time.sleep(0.1)
+        if not booted(self.port, 300.0):
+            self.__exit__()
+            raise NandrigError(f"the RTL rig's firmware did not answer within 300 s (see {self.run_dir / 'sim.log'})")
         return self
 
     def __exit__(self, *exc) -> None:
