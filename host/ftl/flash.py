@@ -30,6 +30,10 @@ class FlashGeometry:
         """A block's pages in pseudo-SLC mode (lower pages only), in program order."""
         return self.page_map.of_type(PageType.LOWER)
 
+    def pages_in(self, pslc: bool) -> tuple[int, ...]:
+        """A block's pages in program order: the lower ones in pseudo-SLC, else all."""
+        return self.lower_pages() if pslc else tuple(range(self.pages_per_block))
+
     def page_type(self, page: int) -> PageType:
         return self.page_map.page_type(page)
 

@@ -94,7 +94,7 @@ class Ftl:
             self.state[b] = BlockState.BAD
         self.pe = np.zeros(g.blocks, np.int64) if self.initial_wear is None else np.array(self.initial_wear, np.int64)
         self.mode = np.full(g.blocks, BlockMode.MLC, dtype=np.int8)
-        self.pages = {m: self._pages_in(m) for m in BlockMode}
+        self.pages = {m: np.array(g.pages_in(m == BlockMode.PSLC), np.int64) for m in BlockMode}
         good = int(np.sum(self.state == BlockState.FREE))
         spare = self.config.gc_free_blocks + 2  # the two open blocks and collection's headroom never hold host data
         self.logical_pages = int((good - spare) * self.ppb * (1.0 - self.config.over_provisioning))
@@ -146,10 +146,6 @@ class Ftl:
         self.l2p[lpn] = UNMAPPED
 
     # -- placement -------------------------------------------------------------------------------------------
-    def _pages_in(self, mode: BlockMode) -> np.ndarray:
-        g = self.flash.geometry
-        return np.array(g.lower_pages() if mode == BlockMode.PSLC else range(g.pages_per_block), np.int64)
-
     def _place(self, lpn: int, seed: int, stream: str) -> None:
         """Program the next page of the stream's open block with ``seed`` for ``lpn``; a program that fails retires
         the block, its valid pages move, and the page goes to a fresh block."""

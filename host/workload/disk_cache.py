@@ -175,13 +175,13 @@ class DiskCache:
             if r.open is None:
                 ns += self._open(r)
             b = r.open
-            pages = self._pages(BlockMode(self.mode[b]))
+            pages = self.flash.geometry.pages_in(self.mode[b] == BlockMode.PSLC)
             page = pages[r.fill]
             seed = key(lba, self.version.get(lba, 0)) & 0x7FFF_FFFF
             t = self.policy.t_for(int(self.pe[b]), self.flash.geometry.page_type(page), BlockMode(self.mode[b]))
             res = self.flash.program(b, page, seed, t)
             self.counters.flash_programs += 1
-            ns += res.busy_ns + self.bus.raw_page_bytes * self.bus.t_wc_ns
+            ns += res.busy_ns + self.bus.page_in_ns
             r.fill += 1
             if r.fill == len(pages):
                 r.log.append(b)
@@ -198,13 +198,9 @@ class DiskCache:
         t = self.t_of[ppn]
         r = self.flash.read(b, page, self.seed[ppn], t)
         self.counters.flash_reads += 1
-        ns = r.busy_ns + self.bus.raw_page_bytes * self.bus.t_rc_ns + \
+        ns = r.busy_ns + self.bus.page_out_ns + \
             self.engine.ns(1 if t else 0, t, self.flash.geometry.page_bytes)
         return r.uncorrectable == 0 and r.miscorrected == 0, ns
-
-    def _pages(self, mode: BlockMode) -> tuple[int, ...]:
-        g = self.flash.geometry
-        return g.lower_pages() if mode == BlockMode.PSLC else tuple(range(g.pages_per_block))
 
     def _open(self, r: Region) -> float:
         """A block to write into: a free one, else the region's oldest evicted; erased, its mode from the

@@ -45,6 +45,14 @@ class BusTiming:
     t_rc_ns: float
     raw_page_bytes: int
 
+    @property
+    def page_in_ns(self) -> float:
+        return self.raw_page_bytes * self.t_wc_ns
+
+    @property
+    def page_out_ns(self) -> float:
+        return self.raw_page_bytes * self.t_rc_ns
+
     @classmethod
     def of(cls, rig) -> "BusTiming":
         """The rig's chip at the timing mode it runs: ONFI's cycle times for that mode, which the rig's
@@ -110,8 +118,8 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
                     out.damaged_reads += 1
             else:
                 ftl.trim(lpn)
-        service = ((c.busy_ns - before[0]) + (c.flash_programs - before[1]) * bus.raw_page_bytes * bus.t_wc_ns
-                   + (c.flash_reads - before[2]) * bus.raw_page_bytes * bus.t_rc_ns
+        service = ((c.busy_ns - before[0]) + (c.flash_programs - before[1]) * bus.page_in_ns
+                   + (c.flash_reads - before[2]) * bus.page_out_ns
                    + engine.ns(c.decoded_reads - before[3], c.decoded_t - before[4], page_bytes))
         start = max(float(req.time_ns), free_at)
         free_at = start + service
