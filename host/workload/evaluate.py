@@ -107,6 +107,11 @@ def summary_lines(res: dict) -> list[str]:
         out.append(f"{r['policy']} against {base['policy']}: lifetime x{r['lifetime_host_writes_gb'] / base['lifetime_host_writes_gb']:.2f}, "
                    f"device throughput x{r['device_mb_s'] / base['device_mb_s']:.3f}, energy per GB "
                    f"x{(r['energy_per_gb_j'] or 0) / (base['energy_per_gb_j'] or 1):.3f}")
+    shortest = min(r["pe_at_end"]["mean"] for r in runs)
+    if res["skip_cycles"] > 0.05 * shortest:
+        out.append(f"skips too coarse: {res['skip_cycles']} P/E is {res['skip_cycles'] / shortest:.0%} of the shortest "
+                   f"life here, and an end inside a skip is counted at its end: rerun with --skip "
+                   f"{max(1, int(0.025 * shortest))} or less for figures to compare")
     checked = sum(r["replayed_reads"] for r in runs)
     caught = sum(r["silent_caught"] for r in runs)
     out.append(f"end to end: {checked} page reads checked against what was written, 0 returned wrong "
