@@ -12,7 +12,8 @@ from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 from nandrig.host.ftl.policy import POLICIES
 from nandrig.host.workload.evaluate import CACHE_CONTROLLERS
-from nandrig.host.workload.trace import PROFILES, Synthetic
+from nandrig.host.ftl.ftl import Victim
+from nandrig.host.workload.trace import FORMATS, PROFILES, Synthetic
 from nandrig.host.kinds import KINDS, CampaignKind
 from nandrig.host.lab.oven import SCPI, make_oven
 from nandrig.protocol import Cap, Limit
@@ -780,6 +781,75 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
         finally:
             store.close()
     _validation_said(result, as_json)
+
+
+@run_grp.command("workload")
+@click.option("--rig", "url", required=True, help="sim, socket://host:port, or a serial port.")
+@click.option("--db", type=DatabaseLocation(), required=True,
+              help="The chip's database: the blocks are reserved there, every request journaled (resume continues "
+                   "after a kill), the result stored for `nandrig report`.")
+@click.option("--chip", "profile", default="mlc-small", show_default=True, help="Chip profile (--rig sim).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Chip seed (--rig sim).")
+@click.option("--chip-label", help="Name of this physical chip in --db (real rigs; default: its unique ID).")
+@click.option("--blocks", required=True, help="Blocks the FTL manages (reserved): ranges A-B and blocks, "
+              "comma-separated; factory bad blocks among them are left out.")
+@click.option("--workload", type=click.Choice(sorted(PROFILES)), default="zipf", show_default=True,
+              help="A synthetic trace's profile (without --trace).")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), help="A block trace file to replay instead.")
+@click.option("--format", "trace_format", type=click.Choice(FORMATS), help="The trace file's format (with --trace).")
+@click.option("--requests", type=click.IntRange(min=1), help="Requests replayed after the fill (a trace: its first "
+              "ones; default: all of it).  [synthetic default: 10000]")
+@click.option("--reads", type=click.FloatRange(0.0, 1.0), help="Share of reads (synthetic; default: the profile's).")
+@click.option("--gap-us", type=click.FloatRange(min=0.0), help="Mean time between requests (synthetic; default: the "
+              "profile's).")
+@click.option("--trace-seed", type=int, default=1, show_default=True, help="Seed of the synthetic trace.")
+@click.option("--policy", type=click.Choice(POLICIES), default="flares", show_default=True,
+              help="ECC/density policy: t and pseudo-SLC per block (docs/workloads.md).")
+@click.option("--models", default="mlc-3x-demo", show_default=True,
+              help="Lower- and upper-page RBER models the policy's t comes from (a name or a `fit --save` file).")
+@click.option("--rated-pe", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="The wear fixed t is provisioned for.")
+@click.option("--over-provisioning", type=click.FloatRange(0.01, 0.89), default=0.1, show_default=True)
+@click.option("--victim", type=click.Choice([v.value for v in Victim]), default="greedy", show_default=True,
+              help="Garbage collection's choice of block.")
+@click.option("--fill/--no-fill", default=True, show_default=True,
+              help="Write every logical page once before the trace (a drive in use, not a new one).")
+@click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def run_workload(url, db, profile, seed, chip_label, blocks, workload, trace_path, trace_format, requests, reads,
+                 gap_us, trace_seed, policy, models, rated_pe, over_provisioning, victim, fill, take_over,
+                 as_json) -> None:
+    """Replay a workload on the FTL over reserved blocks of the rig's chip: throughput, latency, energy, write
+    amplification, errors and wear, as a resumable campaign."""
+    from nandrig.characterization.rber import load_models
+    from nandrig.host.engine.workload_run import start_campaign, text_lines, trace_of
+    from nandrig.host.storage.store import Store
+
+    if trace_path and (reads is not None or gap_us is not None):
+        raise click.UsageError("--reads and --gap-us shape a synthetic trace: a trace file has its own")
+    if bool(trace_path) != bool(trace_format):
+        raise click.UsageError("--trace and --format go together: the file and its format (msr, blkparse or fio)")
+    if trace_path:
+        trace = trace_of(trace_path, trace_format, requests)
+    else:
+        shape = PROFILES[workload]
+        shape = dataclasses.replace(shape, **{k: v for k, v in (("reads", reads), ("gap_us", gap_us)) if v is not None})
+        trace = {"synthetic": dataclasses.asdict(shape), "seed": trace_seed, "requests": requests or 10_000}
+    found = load_models(models)
+    lower, upper = found if len(found) == 2 else (found[0], found[0])  # one model: both page types'
+    echo = (lambda s: None) if as_json else (lambda s: click.echo(s, err=True))
+    store = Store(db)  # what Ctrl-C leaves running is said from it
+    try:
+        result, _ = _interruptible(store, None, lambda: start_campaign(
+            db, url, profile, seed, chip_label, take_over, blocks, trace, policy, models, lower, upper, rated_pe,
+            over_provisioning, victim, fill, echo))
+    finally:
+        store.close()
+    if as_json:
+        click.echo(jsonsafe.dumps(result, indent=2))
+        return
+    for line in text_lines(result):
+        click.echo(line)
 
 
 def _validation_said(result: dict, as_json: bool) -> None:

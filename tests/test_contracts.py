@@ -145,6 +145,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
                       "ALTER TABLE journal DROP COLUMN boot; ALTER TABLE blocks DROP COLUMN pe_uncertain;"
                       "ALTER TABLE measurements DROP COLUMN pe_uncertain;"
                       "DROP TABLE bit_errors; DROP TABLE op_energy; DROP TABLE rig_calls;"
+                      "DROP TABLE program_states; DROP TABLE campaign_results;"
                       "ALTER TABLE flares_runs DROP COLUMN campaign_id; ALTER TABLE campaigns DROP COLUMN target;"
                       "UPDATE meta SET value='1' WHERE key='schema_version';")  # as schema 1
     con.close()
@@ -156,6 +157,7 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
         version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
         assert int(version) == SCHEMA_VERSION and store.bit_errors(1) == [] and store.op_energy(1) == []
         assert store.rig_calls(1) == [] and store.flares_run_of(1) is None
+        assert store.program_state(1) is None and store.result_of(1) is None
         assert store.campaign(1).target == 0  # rigs of schema 7 drove one chip
     finally:
         store.close()

@@ -153,7 +153,9 @@ def test_the_virtual_chip_stands_on_the_chips_facts_and_the_characterization_cor
 def test_the_hosts_roles_stack():
     """host/'s subpackages in layers: each imports only the host packages below it."""
     below = {"link": set(), "lab": set(), "storage": set(), "kinds": {"lab", "storage", "link"},
-             "engine": {"kinds", "lab", "link", "storage"}, "views": {"engine", "kinds", "lab", "link", "storage"}}
+             "ftl": {"link"}, "workload": {"ftl", "link"},
+             "engine": {"kinds", "lab", "link", "storage", "ftl", "workload"},
+             "views": {"engine", "kinds", "lab", "link", "storage", "ftl", "workload"}}
     g = package_graph()
     for role, allowed in below.items():
         used = {t.split(".")[2] for t in g[f"nandrig.host.{role}"] if t.startswith("nandrig.host.")}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from nandrig.boards.sim import ecc_layout, rig_flares
 from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.virtual_chip.power import EnergyMeter
 from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
@@ -191,6 +192,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                     t.flares = rig_flares.RigFlares.from_state(saved[k]["flares"])
                 if not rig.volatile:
                     t.cycle_reply = saved[k].get("cycle_reply")
+                    t.chip.energy = EnergyMeter(*saved[k].get("energy", (0, 0, 0, 0)))
             if not rig.volatile:  # a rig that stayed up between two host processes
                 rig.boot = int(st.get("boot", rig.boot))
                 rig.cache = OrderedDict(st["cache"])
@@ -228,7 +230,9 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         state = {"boot": self.boot, "cache": list(self.cache.items()), "session": self.session, "holder": self.holder}
         same: set[tuple] = set()
         for k, t in self.targets.items():
-            part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state(), "cycle_reply": t.cycle_reply}
+            # the meter is the rig's, not the chip's: a rig that stays up keeps what ENERGY has not yet taken
+            part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state(), "cycle_reply": t.cycle_reply,
+                    "energy": list(t.chip.energy.reading())}
             if k:
                 state.setdefault("targets", {})[k] = part
             else:

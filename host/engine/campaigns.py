@@ -23,7 +23,7 @@ import numpy as np
 from nandrig import protocol as P
 from nandrig.chip.geometry import Geometry
 from nandrig.errors import NandrigError
-from nandrig.host.engine import flares_validate
+from nandrig.host.engine import flares_validate, workload_run
 from nandrig.host.engine.chip_access import format_blocks, note_session, open_for_campaign, versions
 from nandrig.host.engine.recorder import CallRecorder
 from nandrig.host.kinds import KINDS, KindParams, kind
@@ -80,7 +80,8 @@ def check_plan(store: Store, chip_id: int, kind_name: str, params: KindParams | 
 
 
 # the kinds a program drives instead of a plan (host/engine/recorder.py): run(store, rig, id, echo)
-PROGRAMS: Mapping[str, Callable[..., object]] = {flares_validate.KIND: flares_validate.run_campaign}
+PROGRAMS: Mapping[str, Callable[..., object]] = {flares_validate.KIND: flares_validate.run_campaign,
+                                                 workload_run.KIND: workload_run.run_campaign}
 
 
 def run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int, int], None] = True,

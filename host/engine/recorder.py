@@ -9,6 +9,10 @@ session and sequence number (or executed, if it never arrived), then the program
 program must decide from its parameters and the replies alone (its randomness seeded): then a resumed run asks
 and receives exactly what an uninterrupted one would, and no cycle is lost or counted twice.
 
+A long program (a workload replay: millions of requests) checkpoints: it hands :meth:`CallRecorder.checkpoint`
+its own state between two requests, and a resumed run starts from the last one, with the calls since then
+(the calls before it are dropped with the checkpoint, so the record stays the size of one checkpoint's span).
+
 What this cannot carry over is a rig restart: the state a program builds up in the rig (FLARES' tables and page
 histories, a real rig's clock) starts over, so a restart ends the campaign as failed, its wear recorded (the
 request in flight at the restart as uncertain wear).
@@ -22,7 +26,7 @@ from nandrig.errors import NandrigError
 from nandrig.host.engine.chip_access import note_session
 from nandrig.host.link.rig import ChipResult, Rig, RigError, RigHeld, decode_cycle_reply
 from nandrig.host.storage.databases import Database
-from nandrig.host.storage.store import Campaign, Pending, RigCall, Store
+from nandrig.host.storage.store import Campaign, Pending, ProgramState, RigCall, Store
 from nandrig.protocol import Err, Frame, HelloFlag, Opcode
 
 
@@ -38,8 +42,10 @@ class CallRecorder:
 
     def __init__(self, store: Store, rig: Rig, campaign: Campaign) -> None:
         self.store, self.rig, self.c = store, rig, campaign
+        self.saved = store.program_state(campaign.id)  # the program goes on from here (None: from its start)
+        self.base = self.saved.n if self.saved else 0  # the request the record starts at
         self.calls = store.rig_calls(campaign.id)
-        self.n = 0  # the program's next request
+        self.n = self.base  # the program's next request
 
     def __enter__(self) -> "CallRecorder":
         self.store.save_context(self.c.id, note_session(self.c.context, self.rig.session))
@@ -52,12 +58,21 @@ class CallRecorder:
 
     @property
     def replaying(self) -> bool:
-        return self.n < len(self.calls)
+        return self.n < self.base + len(self.calls)
+
+    def checkpoint(self, state: bytes) -> None:
+        """The program's own state, as it stands after its requests so far: a resumed run starts here (its
+        :attr:`saved`). Taken only past the record (a resumed run reaches its next one on the rig)."""
+        if self.replaying:
+            return
+        self.saved = ProgramState(self.n, self.rig.boot, state)
+        self.store.save_program_state(self.c.id, self.saved)
+        self.base, self.calls = self.n, []
 
     def __call__(self, op: Opcode, payload: bytes, ok: tuple[Err, ...]) -> Frame:
         n, self.n = self.n, self.n + 1
-        if n < len(self.calls):
-            call = self.calls[n]
+        if n < self.base + len(self.calls):
+            call = self.calls[n - self.base]
             if (call.op, call.payload) != (int(op), bytes(payload)):
                 raise NandrigError(f"campaign {self.c.id} ({self.c.kind}) asks for {op.name} as its request {n}, where "
                                    f"its record has {_name(call.op)} with other fields: it was started by "
@@ -72,8 +87,8 @@ class CallRecorder:
         """A value the program takes from the host's side rather than the rig (a virtual chip's oracle), recorded
         in its place among the requests, so that a resumed run reads what the first one saw."""
         n, self.n = self.n, self.n + 1
-        if n < len(self.calls):
-            call = self.calls[n]
+        if n < self.base + len(self.calls):
+            call = self.calls[n - self.base]
             if (call.op, call.payload) != (HOST_NOTE, key):
                 raise NandrigError(f"campaign {self.c.id} ({self.c.kind}) takes a host note as its request {n}, where "
                                    f"its record has {_name(call.op)}: it was started by another nandrig version, "
@@ -100,12 +115,13 @@ class CallRecorder:
         gave is counted (resume and cancel both begin here); a rig that restarted since ends the campaign."""
         pending = self.store.pending(self.c.id)
         if pending is None:
-            if self.calls and self.calls[-1].boot != self.rig.boot:
+            last = self.calls[-1].boot if self.calls else self.saved.boot if self.saved else self.rig.boot
+            if last != self.rig.boot:
                 self._fail("its rig restarted since its last request")
             return
-        if pending.step != len(self.calls):
+        if pending.step != self.base + len(self.calls):
             raise NandrigError(f"campaign {self.c.id}'s journal (request {pending.step}) does not follow its record "
-                               f"({len(self.calls)} requests): the database was changed by hand")
+                               f"({self.base + len(self.calls)} requests): the database was changed by hand")
         if pending.boot not in (None, self.rig.boot):
             self._restarted(pending)
         new_session = self.rig.session

@@ -9,8 +9,10 @@ never returned as data.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol
 
 from nandrig import protocol as P
@@ -76,9 +78,10 @@ class Flash(Protocol):
 
 
 class RigFlash:
-    """A :class:`Flash` over an open :class:`~nandrig.host.link.rig.Rig` (its selected target), on ``blocks``."""
+    """A :class:`Flash` over an open :class:`~nandrig.host.link.rig.Rig` (its selected target), on ``blocks`` (the
+    chip's block numbers, the FTL's blocks 0, 1, ... in their order)."""
 
-    def __init__(self, rig, blocks: range) -> None:
+    def __init__(self, rig, blocks: Sequence[int]) -> None:
         info = rig.info()
         self.rig, self.blocks = rig, blocks
         self.virtual_time = bool(info.capabilities & P.Cap.VIRTUAL_TIME)
@@ -131,7 +134,11 @@ class RigFlash:
         return done, failed
 
     def factory_bad(self) -> set[int]:
-        marked = set(self.rig.scan_bad(self.blocks.start, len(self.blocks)))
+        marked: set[int] = set()
+        # only the blocks it was given are read: a scan per run of consecutive ones
+        for _, run in itertools.groupby(enumerate(sorted(self.blocks)), lambda kb: kb[1] - kb[0]):
+            run = [b for _, b in run]
+            marked.update(self.rig.scan_bad(run[0], len(run)))
         return {k for k, b in enumerate(self.blocks) if b in marked}
 
 

@@ -9,7 +9,7 @@ chosen when it is opened, from the policy and the block's wear, and holds until 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from nandrig.host.ftl.flash import Flash
 from nandrig.host.ftl.policy import BlockMode, EccPolicy
 
 UNMAPPED = -1
+_STATE_ARRAYS = ("state", "pe", "mode", "l2p", "p2l", "seed", "t_of", "valid", "written_at", "fill", "clean", "owed",
+                 "lost")
 
 
 class FlashFull(NandrigError):
@@ -63,6 +65,7 @@ class FtlCounters:
     gc_moves: int = 0  # pages garbage collection moved
     wl_moves: int = 0  # pages static wear leveling moved
     uncorrectable_reads: int = 0  # host reads reported lost (the decoder gave up)
+    uncorrectable_codewords: int = 0  # on every page read: the decoder gave up, or decoded wrong (caught)
     lost_pages: int = 0  # logical pages whose data was lost (read uncorrectable during a move)
     silent_caught: int = 0  # codewords decoded to other data than was written, caught by the end-to-end check
     retired_blocks: int = 0
@@ -85,12 +88,13 @@ class Ftl:
     policy: EccPolicy
     config: FtlConfig = field(default_factory=FtlConfig)
     initial_wear: np.ndarray | None = None  # P/E per block before the FTL's first erase
+    factory_bad: frozenset[int] | None = None  # the flash's factory bad blocks where known (None: scanned)
 
     def __post_init__(self) -> None:
         g = self.flash.geometry
         self.ppb, self.n_blocks = g.pages_per_block, g.blocks
         self.state = np.full(g.blocks, BlockState.FREE, dtype=np.int8)
-        for b in self.flash.factory_bad():
+        for b in self.flash.factory_bad() if self.factory_bad is None else self.factory_bad:
             self.state[b] = BlockState.BAD
         self.pe = np.zeros(g.blocks, np.int64) if self.initial_wear is None else np.array(self.initial_wear, np.int64)
         self.mode = np.full(g.blocks, BlockMode.MLC, dtype=np.int8)
@@ -112,6 +116,21 @@ class Ftl:
         self.owed = np.zeros(g.blocks, np.int64)  # cycles a block is aged by (counted in pe) but not yet given
         self.open: dict[str, int | None] = {"host": None, "move": None}  # opened when a page needs one
         self.lost = np.zeros(self.logical_pages, bool)
+
+    # -- its state, as a checkpoint keeps it ---------------------------------------------------------------------
+    def snapshot(self) -> tuple[dict[str, np.ndarray], dict]:
+        """What the FTL knows (the flash holds the rest): its arrays, and its counters and open blocks."""
+        return {k: getattr(self, k) for k in _STATE_ARRAYS}, {"counters": asdict(self.counters), "open": self.open}
+
+    def restore(self, arrays: dict[str, np.ndarray], rest: dict) -> None:
+        """Take up a :meth:`snapshot` of an FTL over the same flash, policy and configuration."""
+        for k in _STATE_ARRAYS:
+            mine = getattr(self, k)
+            if arrays[k].shape != mine.shape:
+                raise NandrigError(f"an FTL snapshot's {k} has shape {arrays[k].shape}, this FTL's {mine.shape}")
+            setattr(self, k, arrays[k].astype(mine.dtype))
+        self.counters = FtlCounters(**rest["counters"])
+        self.open = dict(rest["open"])
 
     # -- the host's view -------------------------------------------------------------------------------------
     def write(self, lpn: int, seed: int) -> None:
@@ -191,6 +210,7 @@ class Ftl:
         c.bit_errors += r.raw_errors
         c.bits_read += self.flash.geometry.page_bytes * 8
         c.silent_caught += r.miscorrected
+        c.uncorrectable_codewords += r.uncorrectable + r.miscorrected
         c.decoded_reads += t > 0
         c.decoded_t += t
         return r.uncorrectable == 0 and r.miscorrected == 0

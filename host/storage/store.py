@@ -17,10 +17,12 @@ from typing import NamedTuple
 
 from nandrig.chip.geometry import Geometry, PageMap
 from nandrig.host.storage.databases import Database, connection_errors, database_errors, first_line, held, open_database
+from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 8  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
-# 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns; 8: the rig's target
+SCHEMA_VERSION = 9  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+# 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns; 8: the rig's target;
+# 9: program-driven campaigns' checkpoints and results
 
 OP_ENERGY_TABLE = """CREATE TABLE op_energy (  -- the chip's supply energy over one request (rigs with a current sense)
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
@@ -52,6 +54,18 @@ RIG_CALLS_TABLE = """CREATE TABLE rig_calls (  -- every request and reply of a c
     reply BLOB NOT NULL,
     boot INTEGER NOT NULL,               -- the rig's boot id when it answered
     PRIMARY KEY (campaign_id, n)
+);
+"""
+
+PROGRAM_TABLES = """CREATE TABLE program_states (  -- a program-driven campaign's own state at its last checkpoint
+    campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+    n INTEGER NOT NULL,                  -- its requests before the checkpoint (their rig_calls are dropped)
+    boot INTEGER NOT NULL,               -- the rig's boot id then
+    state BLOB NOT NULL                  -- the program's own encoding: it goes on from here
+);
+CREATE TABLE campaign_results (          -- what a program-driven campaign found, stored as it ends
+    campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+    result TEXT NOT NULL                 -- JSON
 );
 """
 
@@ -155,7 +169,7 @@ CREATE TABLE events (
     detail TEXT NOT NULL
 );
 CREATE INDEX checkpoints_by_campaign ON checkpoints(campaign_id);
-""" + BIT_ERRORS_TABLE + OP_ENERGY_TABLE + RIG_CALLS_TABLE
+""" + BIT_ERRORS_TABLE + OP_ENERGY_TABLE + RIG_CALLS_TABLE + PROGRAM_TABLES
 
 # added within schema 1: created on open when missing
 FLARES_TABLE = """CREATE TABLE IF NOT EXISTS flares_runs (
@@ -227,6 +241,14 @@ class RigCall(NamedTuple):
     status: int
     reply: bytes
     boot: int
+
+
+class ProgramState(NamedTuple):
+    """A program-driven campaign's checkpoint: its state after its first ``n`` requests, the rig's boot then."""
+
+    n: int
+    boot: int
+    state: bytes
 
 
 class MeasurementRow(NamedTuple):
@@ -307,8 +329,14 @@ def _targets(db: Database) -> None:
     db.execute("ALTER TABLE campaigns ADD COLUMN target INTEGER NOT NULL DEFAULT 0")
 
 
+def _program_states(db: Database) -> None:
+    """Schema 8's program-driven campaigns kept every call from their start: they resume from it as before."""
+    for table in PROGRAM_TABLES.split(";")[:-1]:
+        db.ddl(table)
+
+
 MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy, 6: _rig_calls,
-              7: _targets}  # from schema N to N + 1
+              7: _targets, 8: _program_states}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 
@@ -714,9 +742,33 @@ class Store:
 
     # -- program-driven campaigns: their requests and replies ---------------------------
     def rig_calls(self, campaign_id: int) -> list[RigCall]:
+        """The calls since the campaign's last checkpoint (:meth:`program_state`), or its start."""
         return [RigCall(op, bytes(payload), status, bytes(reply), boot) for op, payload, status, reply, boot in
                 self.db.execute("SELECT op, payload, status, reply, boot FROM rig_calls WHERE campaign_id=? "
                                 "ORDER BY n", (campaign_id,))]
+
+    def program_state(self, campaign_id: int) -> ProgramState | None:
+        row = self.db.execute("SELECT n, boot, state FROM program_states WHERE campaign_id=?",
+                              (campaign_id,)).fetchone()
+        return ProgramState(row[0], row[1], bytes(row[2])) if row else None
+
+    def save_program_state(self, campaign_id: int, at: ProgramState) -> None:
+        """A checkpoint: the program's state after its first ``at.n`` requests, which it replaces (a resumed run
+        starts from it, so their calls are dropped in the same transaction)."""
+        with self.tx() as db:
+            db.execute("INSERT INTO program_states (campaign_id, n, boot, state) VALUES (?,?,?,?) ON CONFLICT "
+                       "(campaign_id) DO UPDATE SET n=excluded.n, boot=excluded.boot, state=excluded.state",
+                       (campaign_id, at.n, at.boot, at.state))
+            db.execute("DELETE FROM rig_calls WHERE campaign_id=? AND n<?", (campaign_id, at.n))
+
+    def set_result(self, db: Database, campaign_id: int, result: dict) -> None:
+        """Inside the transaction that ends the campaign."""
+        db.execute("INSERT INTO campaign_results (campaign_id, result) VALUES (?,?)",
+                   (campaign_id, jsonsafe.dumps(result, sort_keys=True)))
+
+    def result_of(self, campaign_id: int) -> dict | None:
+        row = self.db.execute("SELECT result FROM campaign_results WHERE campaign_id=?", (campaign_id,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def add_rig_call(self, db: Database, campaign_id: int, n: int, call: RigCall) -> None:
         """Inside the call's transaction (with its wear and :meth:`finish_step`)."""

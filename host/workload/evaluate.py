@@ -14,7 +14,7 @@ from nandrig.host.ftl.ftl import Ftl, FtlConfig
 from nandrig.host.ftl.policy import FixedT, make_policy
 from nandrig.host.link.rig import Rig
 from nandrig.host.workload.lifetime import run_to_end
-from nandrig.host.workload.replay import BusTiming
+from nandrig.host.workload.replay import BusTiming, ReplayResult
 from nandrig.host.workload.trace import IoOp, Synthetic, synthetic
 
 GB = 1e9
@@ -49,8 +49,28 @@ def _fresh(names: list[str], chip: str, seed: int, models: str, rated_pe: int) -
                                      make_policy(name, lower, upper, flash.t_max, info.codeword_bytes, rated_pe))
 
 
+def figures(ftl: Ftl, r: ReplayResult) -> dict:
+    """What a replay measured, as every workload output gives it: throughput, latency, the FTL's work and wear,
+    and the end-to-end check's counts."""
+    c = ftl.counters
+    return {
+        "device_mb_s": r.device_mb_s(), "offered_mb_s": r.throughput_mb_s(), "iops": r.iops(),
+        "read_latency_us": r.percentiles(IoOp.READ), "write_latency_us": r.percentiles(IoOp.WRITE),
+        "write_amplification_all": c.write_amplification, "gc_moves": c.gc_moves, "wl_moves": c.wl_moves,
+        "erases": c.erases, "retired_blocks": c.retired_blocks, "pslc_refused": c.pslc_refused,
+        "decode_failures": c.uncorrectable_reads, "silent_caught": c.silent_caught, "lost_pages": c.lost_pages,
+        "damaged_reads": r.damaged_reads, "replayed_reads": c.flash_reads,
+        "lost_read_rate": r.damaged_reads / c.host_reads if c.host_reads else 0.0,  # reported, never returned
+        "raw_ber": c.bit_errors / c.bits_read if c.bits_read else 0.0,
+        # JEDEC JESD218's UBER: data errors (codewords not returned as written) per bit read
+        "uber": c.uncorrectable_codewords / c.bits_read if c.bits_read else 0.0,
+        "pe_at_end": {"mean": float(np.mean(ftl.pe)), "max": int(np.max(ftl.pe))},
+        "pe_map": ftl.pe.tolist(), "block_modes": ftl.mode.tolist(), "block_states": ftl.state.tolist(),
+    }
+
+
 def _summary(name: str, ftl: Ftl, life, policy) -> dict:
-    c, r = ftl.counters, life.replay
+    c = ftl.counters
     windows = life.stages
     # per window (each stands for the same span of wear): the life's median, where totals would be the last
     # windows' (a flash about to run out of blocks collects all the time)
@@ -61,20 +81,11 @@ def _summary(name: str, ftl: Ftl, life, policy) -> dict:
         "lifetime_host_writes_pages": life.host_writes,
         "lifetime_host_writes_gb": life.host_writes * ftl.flash.geometry.page_bytes / GB,
         "replayed_writes_pages": life.replayed_writes, "windows": len(windows),
-        "pe_at_end": {"mean": float(np.mean(ftl.pe)), "max": int(np.max(ftl.pe))},
-        "pe_map": ftl.pe.tolist(), "block_modes": ftl.mode.tolist(), "block_states": ftl.state.tolist(),
-        "device_mb_s": r.device_mb_s(), "offered_mb_s": r.throughput_mb_s(), "iops": r.iops(),
-        "read_latency_us": r.percentiles(IoOp.READ), "write_latency_us": r.percentiles(IoOp.WRITE),
+        **figures(ftl, life.replay),
         "energy_per_gb_j": float(np.median(per_gb)) if per_gb else None,
         "energy_per_gb_j_first_last": [per_gb[0], per_gb[-1]] if per_gb else None,
         "write_amplification": float(np.median(wa)) if wa else c.write_amplification,
         "write_amplification_first_last": [wa[0], wa[-1]] if wa else None,
-        "write_amplification_all": c.write_amplification, "gc_moves": c.gc_moves, "wl_moves": c.wl_moves,
-        "retired_blocks": c.retired_blocks, "pslc_refused": c.pslc_refused,
-        "decode_failures": c.uncorrectable_reads, "silent_caught": c.silent_caught, "lost_pages": c.lost_pages,
-        "damaged_reads": r.damaged_reads, "replayed_reads": c.flash_reads,
-        "lost_read_rate": r.damaged_reads / c.host_reads if c.host_reads else 0.0,  # reported, never returned
-        "raw_ber": c.bit_errors / c.bits_read if c.bits_read else 0.0,
         "stages": [asdict(s) for s in windows],
     }
 

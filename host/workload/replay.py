@@ -73,6 +73,7 @@ class ReplayResult:
     write_latency_ns: list[float] = field(default_factory=list)
     end_ns: float = 0.0  # when the last request finished (from the first's arrival)
     service_ns: float = 0.0  # the device's time serving the requests (their waits apart)
+    unaged_ns: float = 0.0  # idle time not yet given to the chip (it is given in steps of IDLE_STEP_NS)
 
     def percentiles(self, op: IoOp) -> dict[str, float]:
         lat = np.array(self.read_latency_ns if op == IoOp.READ else self.write_latency_ns)
@@ -99,13 +100,13 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
     out = result or ReplayResult()
     page_bytes = ftl.flash.geometry.page_bytes
     c = ftl.counters
-    free_at, idle_ns = out.end_ns, 0.0  # a replay in parts goes on from where the last part left the device
+    free_at = out.end_ns  # a replay in parts goes on from where the last part left the device
     for req in requests:
         if req.time_ns > free_at:  # the device idles until the request: the stored data ages
-            idle_ns += req.time_ns - free_at
-            if idle_ns >= IDLE_STEP_NS:
-                ftl.flash.idle(idle_ns)
-                idle_ns = 0.0
+            out.unaged_ns += req.time_ns - free_at
+            if out.unaged_ns >= IDLE_STEP_NS:
+                ftl.flash.idle(out.unaged_ns)
+                out.unaged_ns = 0.0
         before = (c.busy_ns, c.flash_programs, c.flash_reads, c.decoded_reads, c.decoded_t)
         for lpn in pages_of(req, page_bytes):
             lpn %= ftl.logical_pages  # a trace addressing more than the FTL holds wraps onto it

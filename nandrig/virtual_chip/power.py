@@ -42,7 +42,11 @@ class EnergyMeter:
         self.transfer_pj += round(ma * vcc * ns)
         self.transfer_ns += int(ns)
 
+    def reading(self) -> tuple[int, int, int, int]:
+        """What :meth:`take` would return, the meter left as it is."""
+        return self.busy_pj, self.busy_ns, self.transfer_pj, self.transfer_ns
+
     def take(self) -> tuple[int, int, int, int]:
-        out = (self.busy_pj, self.busy_ns, self.transfer_pj, self.transfer_ns)
+        out = self.reading()
         self.busy_pj = self.busy_ns = self.transfer_pj = self.transfer_ns = 0
         return out
