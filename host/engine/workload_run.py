@@ -43,6 +43,7 @@ from nandrig.host.workload.trace import IoOp, Request, Synthetic, read_trace, sy
 
 KIND = "workload"
 CHECKPOINT_S = 5.0  # wall time between checkpoints: what a resumed run does again at most (from the record)
+MIN_BLOCKS = 6
 CHUNK = 64  # requests replayed between looks at the clock
 _LATENCIES = ("read_latency_ns", "write_latency_ns")
 
@@ -154,18 +155,19 @@ def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None
         store.check_integrity()
         known = known_chip(store, url, profile, seed, chip_label)
         if known is not None:  # refused from the database alone, before a rig is taken
-            _check_free(store, known, parse_blocks(blocks, store.chip(known)["blocks"]))
+            wanted = parse_blocks(blocks, store.chip(known)["blocks"])
+            _check_free(store, known, wanted)
+            _enough(wanted, wanted)
         rig, chip_id = open_for_chip(store, url, profile, seed, chip_label, take_over=take_over)
         with rig:
             wanted = parse_blocks(blocks, rig.info().blocks)
             states = _check_free(store, chip_id, wanted)
+            _enough(wanted, wanted)
             for run_ in contiguous(store.unscanned(chip_id, wanted)):  # factory marks before anything is worn
                 store.record_scan(chip_id, run_, rig.scan_bad(run_[0], len(run_)))
             bad = set(store.factory_bad(chip_id, wanted))
             good = tuple(b for b in wanted if b not in bad)
-            if len(good) < 6:
-                raise NandrigError(f"blocks {format_blocks(wanted)} hold {len(good)} good blocks: the FTL needs at "
-                                   "least 6 (two open, collection's headroom, and room for data)")
+            _enough(wanted, good)
             p = WorkloadParams(good, tuple(states[b].pe if b in states else 0 for b in good), trace, policy, models,
                                lower.as_dict(), upper.as_dict(), rated_pe, over_provisioning, victim, fill)
             cid = store.create_campaign(chip_id, KIND, p.to_mapping(), sorted(good), url, rig.hello_info.identity,
@@ -176,6 +178,12 @@ def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None
                 return run_campaign(store, rig, cid, echo), cid
     finally:
         store.close()
+
+
+def _enough(wanted: list[int], good) -> None:
+    if len(good) < MIN_BLOCKS:
+        raise NandrigError(f"blocks {format_blocks(wanted)} hold {len(good)} good blocks: the FTL needs at least "
+                           f"{MIN_BLOCKS} (two open, collection's headroom, and room for data)")
 
 
 def _check_free(store: Store, chip_id: int, blocks: list[int]) -> dict:
