@@ -454,8 +454,10 @@ def workload_grp() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print every figure, windows and P/E map included, as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, writable=True),
               help="Write one row per policy and window here.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write a report page here (index.html): the policies against wear, as EF3S plots them.")
 def workload_lifetime_cmd(profile, seed, workload, reads, gap_us, policies, models, rated_pe, skip,
-                          over_provisioning, as_json, csv_path) -> None:
+                          over_provisioning, as_json, csv_path, report_dir) -> None:
     """Each policy on a fresh virtual chip of one die, the workload run to the flash's end: side by side."""
     import dataclasses
 
@@ -470,6 +472,10 @@ def workload_lifetime_cmd(profile, seed, workload, reads, gap_us, policies, mode
     res = lifetime_per_policy(names, shape, profile, seed, models, rated_pe, skip, over_provisioning)
     if csv_path:
         write_csv(res, csv_path)
+    if report_dir:
+        from nandrig.host.views.report_workload import lifetime_page
+
+        click.echo(f"report: {lifetime_page(res, summary_lines(res), report_dir)}", err=True)
     if as_json:
         click.echo(jsonsafe.dumps(res, indent=2))
         return

@@ -60,6 +60,7 @@ class FtlCounters:
     host_writes: int = 0
     host_reads: int = 0
     flash_programs: int = 0
+    programmed_t: int = 0  # the sum of the programs' t
     flash_reads: int = 0
     erases: int = 0
     gc_moves: int = 0  # pages garbage collection moved
@@ -179,6 +180,7 @@ class Ftl:
             t = self.policy.t_for(int(self.pe[b]), self.flash.geometry.page_type(page), mode)
             r = self.flash.program(b, page, seed, t)
             self.counters.flash_programs += 1
+            self.counters.programmed_t += t
             self.counters.busy_ns += r.busy_ns
             self.fill[b] += 1
             if r.fail:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import json
-import time
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +15,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nandrig import __version__  # noqa: E402
 from nandrig.characterization.fitting import FitResult, fit_page_types, fit_summary, fit_table  # noqa: E402
 from nandrig.characterization.plots import plot_rber_vs_pe, plot_required_t  # noqa: E402
 from nandrig.characterization.tables import CorrTable  # noqa: E402
@@ -26,7 +24,9 @@ from nandrig.host.engine.campaigns import summaries  # noqa: E402
 from nandrig.host.views.export import export_rows, measurements  # noqa: E402
 from nandrig.host.engine.flares_validate import verdict  # noqa: E402
 from nandrig.host.views.report_data import data_section  # noqa: E402
-from nandrig.host.views.report_page import Report  # noqa: E402
+from nandrig.host.views.report_page import Report, page_html  # noqa: E402
+from nandrig.host.views.report_workload import workload_section  # noqa: E402
+from nandrig.host.engine.workload_run import KIND as WORKLOAD  # noqa: E402
 from nandrig.host.storage.store import Campaign, Store  # noqa: E402
 
 UBER = 1e-11
@@ -186,6 +186,10 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
                 f"{chip['blocks']} blocks (identity from its ONFI parameter page).")
             model_section(r, chip_id, mine)
             for c in mine:
+                if c.kind == WORKLOAD and (res := store.result_of(c.id)) is not None:
+                    r.h2(f"Campaign {c.id}: {c.kind}")
+                    workload_section(r, c.id, res)
+                    continue
                 if not store.rows(c.id) and not store.op_times(c.id):
                     continue
                 r.h2(f"Campaign {c.id}: {c.kind}")
@@ -207,7 +211,7 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
         if flares_runs:
             flares_section(r, flares_runs)
         page = out / "index.html"
-        page.write_text(_page(r.sections, str(db)))
+        page.write_text(page_html(r.sections, f"<code>{html.escape(str(db))}</code>"))
         return page
     finally:
         store.close()
@@ -216,23 +220,6 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
 def _failures(events) -> str:
     bad = [d for _, k, d in events if k in ("block_failed", "program_fail")]
     return ("; " + html.escape("; ".join(bad[:5]))) if bad else ""
-
-
-def _page(sections: list[str], db: str) -> str:
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime())
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>nandrig report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 72em; margin: 2em auto; color: #222; }}
-h1 {{ border-bottom: 2px solid #ccc; }} table {{ border-collapse: collapse; margin: 1em 0; }}
-td, th {{ border: 1px solid #ddd; padding: .3em .6em; text-align: left; vertical-align: top; font-size: 90%; }}
-figure {{ margin: 1em 0; }} figcaption {{ color: #555; font-size: 90%; }} img {{ max-width: 100%; }}
-code {{ font-size: 85%; }}
-</style></head><body>
-<p>nandrig {__version__} report of <code>{html.escape(db)}</code>, {when}.</p>
-{chr(10).join(sections)}
-</body></html>
-"""
 
 
 __all__ = ["write_report"]

@@ -3,6 +3,7 @@ Each campaign kind writes its own section through it (host/kinds/*), the report 
 from __future__ import annotations
 
 import html
+import time
 from pathlib import Path
 
 import matplotlib
@@ -10,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from nandrig import __version__  # noqa: E402
 from nandrig.host.views.export import export_rows  # noqa: E402
 from nandrig.host.storage.store import Campaign, Store  # noqa: E402
 
@@ -49,3 +51,21 @@ class Report:
         self.figures += 1
         self.sections.append(f'<figure><img src="{Path(path).name}" alt="{html.escape(caption)}">'
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def page_html(sections: list[str], of: str) -> str:
+    """The page around ``sections``; ``of``: what it reports (HTML)."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime())
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>nandrig report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 72em; margin: 2em auto; color: #222; }}
+h1 {{ border-bottom: 2px solid #ccc; }} table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ddd; padding: .3em .6em; text-align: left; vertical-align: top; font-size: 90%; }}
+figure {{ margin: 1em 0; }} figcaption {{ color: #555; font-size: 90%; }} img {{ max-width: 100%; }}
+code {{ font-size: 85%; }}
+</style></head><body>
+<p>nandrig {__version__} report of {of}, {when}.</p>
+{chr(10).join(sections)}
+</body></html>
+"""

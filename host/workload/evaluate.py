@@ -4,6 +4,7 @@ amplification, moves, losses and the P/E map, side by side (`nandrig workload li
 from __future__ import annotations
 
 from collections.abc import Iterator
+import dataclasses
 from dataclasses import asdict
 
 import numpy as np
@@ -13,7 +14,7 @@ from nandrig.host.ftl.flash import RigFlash
 from nandrig.host.ftl.ftl import Ftl, FtlConfig
 from nandrig.host.ftl.policy import FixedT, make_policy
 from nandrig.host.link.rig import Rig
-from nandrig.host.workload.lifetime import run_to_end
+from nandrig.host.workload.lifetime import Stage, run_to_end
 from nandrig.host.workload.replay import BusTiming, ReplayResult
 from nandrig.host.workload.trace import IoOp, Synthetic, synthetic
 
@@ -135,8 +136,7 @@ def write_csv(res: dict, path: str) -> None:
     """One row per policy and window: what the flash had become and what the window measured."""
     import csv
 
-    fields = ["policy", "window", "skipped_cycles", "stood_for", "host_writes", "erases", "write_amplification",
-              "mean_pe", "max_pe", "retired_blocks", "rber", "damaged_reads", "host_bytes", "energy_pj"]
+    fields = ["policy", "window", *(f.name for f in dataclasses.fields(Stage))]
     with open(path, "w", newline="") as f:
         out = csv.DictWriter(f, fields)
         out.writeheader()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nandrig.host.ftl.ftl import BlockState, FlashFull, Ftl
+from nandrig.host.ftl.policy import BlockMode
 from nandrig.host.workload.replay import BusTiming, ReplayResult, replay
 from nandrig.host.workload.trace import IoOp, Request
 
@@ -40,6 +41,9 @@ class Stage:
     damaged_reads: int  # host reads reported lost in the window
     host_bytes: int  # read and written by the window's requests
     energy_pj: int | None  # the chip's supply energy over the window's operations (None: the rig has no meter)
+    service_ns: float  # the device's time serving the window's requests (their waits apart)
+    mean_t: float  # the mean ECC strength of the window's page programs
+    pslc_blocks: int  # blocks in pseudo-SLC among those in use, at the window's end
 
 
 @dataclass
@@ -66,7 +70,7 @@ def run_to_end(ftl: Ftl, requests: Iterator[Request], bus: BusTiming, window_wri
     for k in range(max_windows + 1):
         aged = ftl.age_evenly(skip) if k and skip else 0
         before = (c.host_writes, c.erases, c.bit_errors, c.bits_read, out.damaged_reads, c.lost_pages,
-                  c.flash_programs)
+                  c.flash_programs, out.service_ns, c.programmed_t)
         per_erase = life.stages[-1].host_writes / max(life.stages[-1].erases, 1) if life.stages else 0.0
         stood_for = int(round(skip * aged * per_erase))
         target = warm if k == 0 else c.host_writes + window_writes
@@ -77,13 +81,17 @@ def run_to_end(ftl: Ftl, requests: Iterator[Request], bus: BusTiming, window_wri
         except FlashFull:
             life.end = "spares exhausted"
         writes = c.host_writes - before[0]
-        in_use = ftl.pe[np.isin(ftl.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL))]
+        alive = np.isin(ftl.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL))
+        in_use = ftl.pe[alive]
+        programs = c.flash_programs - before[6]
         life.stages.append(Stage(
             skip if aged else 0, stood_for, writes, c.erases - before[1],
-            (c.flash_programs - before[6]) / writes if writes else 0.0, float(in_use.mean()) if len(in_use) else 0.0,
+            programs / writes if writes else 0.0, float(in_use.mean()) if len(in_use) else 0.0,
             int(in_use.max()) if len(in_use) else 0, c.retired_blocks,
             (c.bit_errors - before[2]) / max(c.bits_read - before[3], 1), out.damaged_reads - before[4],
-            out.bytes_read + out.bytes_written - host_bytes, ftl.flash.energy_pj()))
+            out.bytes_read + out.bytes_written - host_bytes, ftl.flash.energy_pj(), out.service_ns - before[7],
+            (c.programmed_t - before[8]) / programs if programs else 0.0,
+            int(np.sum(alive & (ftl.mode == BlockMode.PSLC)))))
         life.host_writes += stood_for + writes
         life.replayed_writes += writes
         if life.end == "workload ended" and (out.damaged_reads > before[4] or c.lost_pages > before[5]):

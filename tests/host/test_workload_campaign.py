@@ -84,6 +84,10 @@ def test_sigkill_three_times_then_resume_gives_the_same_statistics_and_wear(tmp_
     assert query(db, "SELECT state FROM campaigns WHERE id=1")[0][0] == "done"
     assert query(db, "SELECT count(*) FROM blocks WHERE reserved_by IS NOT NULL")[0][0] == 0
     assert query(db, "SELECT count(*) FROM rig_calls")[0][0] < 2000  # the record spans a checkpoint, not the run
+    page = run_cli("report", "--db", db, "--out", tmp_path / "rep")
+    text = (tmp_path / "rep" / "index.html").read_text()
+    assert page.code == 0 and "Campaign 1: workload" in text and "page reads checked" in text
+    assert (tmp_path / "rep" / "workload_1_pe_map.png").exists()
 
 
 def test_its_blocks_are_reserved_and_a_changed_trace_is_refused_on_resume(tmp_path, run_cli):

@@ -57,7 +57,7 @@ def test_workload_lifetime_prints_the_policies_side_by_side_and_writes_its_windo
     end, every read checked and none returned wrong."""
     csv_path = tmp_path / "windows.csv"
     out = run_cli("workload", "lifetime", "--policies", "fixed,flares+density", "--skip", "6000", "--gap-us", "2000",
-                  "--csv", csv_path)
+                  "--csv", csv_path, "--report", tmp_path / "page")
     assert out.code == 0, out.err
     lines = out.out.splitlines()
     rows = {ln.split()[0]: ln.split() for ln in lines if ln.split()[:1] in (["fixed"], ["flares+density"])
@@ -67,3 +67,7 @@ def test_workload_lifetime_prints_the_policies_side_by_side_and_writes_its_windo
     assert any(ln.startswith("end to end:") and ", 0 returned wrong" in ln for ln in lines)
     windows = csv_path.read_text().splitlines()
     assert windows[0].startswith("policy,window,skipped_cycles") and len(windows) > 4
+    assert "service_ns" in windows[0] and "mean_t" in windows[0]
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "EF3S Fig. 3" in page and "EF3S Fig. 5" in page and "flares+density against fixed" in page
+    assert {p.name for p in (tmp_path / "page").glob("*.png")} == {"lifetime_against_wear.png", "pe_map.png"}
