@@ -5,12 +5,14 @@ A flash rated for thousands of P/E takes millions of page writes to wear out, so
 flash can be aged at once: every block in use counts ``skip`` more P/E cycles (``Ftl.age_evenly``), given by
 the chip's bulk cycling just before the FTL next erases it. Such a skip stands for the host writes that many
 cycles took in the window before it (its host writes per erase, times the cycles, times the blocks aged), so a
-policy's write amplification, mode and retirements at each age carry into the count. Each window is replayed
-operation by operation at the wear reached, so the policy's t, its errors, its retired blocks and the end
-itself are the chip's. What a skip does not keep: the spread of wear across blocks grows only in the windows
-(skips age every block alike, as wear leveling aims to), and data does not age over the time a skip stands for.
-An end inside a skip is counted at the skip's end: the count is over by at most one skip's worth.
-``tests/host/test_workload_lifetime.py`` checks the whole against replaying every write.
+policy's write amplification, mode and retirements at each age carry into the count. It also stands for the time
+those writes took at the window's pace: the chip's clock moves on by it, so the data kept across the skip ages
+as data nobody rewrote would (cold data's truth; hot data, rewritten in the next window, is older than it would
+be until then: retention is counted at its upper bound). Each window is replayed operation by operation at the
+wear reached, so the policy's t, its errors, its retired blocks and the end itself are the chip's. What a skip
+does not keep: the spread of wear across blocks grows only in the windows (skips age every block alike, as wear
+leveling aims to). An end inside a skip is counted at the skip's end: the count is over by at most one skip's
+worth. ``tests/host/test_workload_lifetime.py`` checks the whole against replaying every write.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class Stage:
 
     skipped_cycles: int  # every block in use aged by this many first
     stood_for: int  # the host page writes the skip stands for
+    stood_for_s: float  # and the time they took at the window before's pace (the chip's clock moved on by it)
     host_writes: int  # page writes replayed in the window
     erases: int
     write_amplification: float
@@ -67,12 +70,17 @@ def run_to_end(ftl: Ftl, requests: Iterator[Request], bus: BusTiming, window_wri
     life = Lifetime(c.host_writes, 0, "workload ended", out)
     warm = c.host_writes + int(warm_up * ftl.logical_pages)
     stream = iter(requests)
+    last_span_ns = 0.0  # the trace time the last window took
     for k in range(max_windows + 1):
         aged = ftl.age_evenly(skip) if k and skip else 0
         before = (c.host_writes, c.erases, c.bit_errors, c.bits_read, out.damaged_reads, c.lost_pages,
                   c.flash_programs, out.service_ns, c.programmed_t)
         per_erase = life.stages[-1].host_writes / max(life.stages[-1].erases, 1) if life.stages else 0.0
         stood_for = int(round(skip * aged * per_erase))
+        stood_for_ns = stood_for * last_span_ns / life.stages[-1].host_writes if stood_for else 0.0
+        if stood_for_ns:
+            ftl.flash.idle(stood_for_ns)
+        start_ns = out.end_ns
         target = warm if k == 0 else c.host_writes + window_writes
         host_bytes = out.bytes_read + out.bytes_written
         ftl.flash.energy_pj()  # from here: the window's own
@@ -84,8 +92,9 @@ def run_to_end(ftl: Ftl, requests: Iterator[Request], bus: BusTiming, window_wri
         alive = np.isin(ftl.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL))
         in_use = ftl.pe[alive]
         programs = c.flash_programs - before[6]
+        last_span_ns = out.end_ns - start_ns
         life.stages.append(Stage(
-            skip if aged else 0, stood_for, writes, c.erases - before[1],
+            skip if aged else 0, stood_for, stood_for_ns / 1e9, writes, c.erases - before[1],
             programs / writes if writes else 0.0, float(in_use.mean()) if len(in_use) else 0.0,
             int(in_use.max()) if len(in_use) else 0, c.retired_blocks,
             (c.bit_errors - before[2]) / max(c.bits_read - before[3], 1), out.damaged_reads - before[4],

@@ -49,6 +49,9 @@ def test_the_count_is_the_fill_the_replayed_writes_and_what_each_skip_stands_for
     for before, s in zip(life.stages, later):
         per_erase = before.host_writes / before.erases
         assert s.skipped_cycles == 25 and s.stood_for == round(25 * 32 * per_erase) or s.retired_blocks
+    # the time a skip stands for reaches the chip's clock: the writes it stands for at the windows' pace
+    stood = sum(s.stood_for_s for s in later)
+    assert stood > 0 and ftl.flash.idled >= stood * 1e9 * 0.999
     assert ftl.counters.bulk_cycles > 0 and life.stages[-1].max_pe >= 400 - 3 * 25
 
 
