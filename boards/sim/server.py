@@ -32,6 +32,7 @@ from pathlib import Path
 from nandrig.boards.sim import ecc_layout, rig_flares
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.virtual_chip.power import EnergyMeter
+from nandrig.virtual_chip.profile import load_profile
 from nandrig.boards.sim.state_file import load_state, save_state
 from nandrig.boards.sim.commands import ChipCommands
 from nandrig.boards.sim.flares_ops import FlaresCommands
@@ -168,10 +169,12 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
              others: Mapping[int, tuple[str, int]] | None = None, **kw) -> "VirtualRig":
         """A rig over a fresh chip (profile, seed) on target 0 and ``others`` (target: (profile, seed)), or over
         the chips saved at ``state_path`` when it exists (a ``volatile`` rig: powered up over them)."""
-        want = {k: tuple(v) for k, v in {0: (profile, seed), **(others or {})}.items()}
+        asked = {k: tuple(v) for k, v in {0: (profile, seed), **(others or {})}.items()}
         if not (state_path and Path(state_path).exists()):
             return cls(VirtualChip(profile, seed), state_path=state_path,
-                       others={k: VirtualChip(*v) for k, v in want.items() if k}, **kw)
+                       others={k: VirtualChip(*v) for k, v in asked.items() if k}, **kw)
+        # a profile given as a file (a twin's) is known in the state by the name inside it
+        want = {k: (load_profile(p).name if p.endswith(".json") else p, s) for k, (p, s) in asked.items()}
         st = load_state(state_path)
         try:
             saved = {0: st, **{int(k): t for k, t in st.get("targets", {}).items()}}

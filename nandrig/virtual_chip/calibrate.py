@@ -47,22 +47,32 @@ def population_rber(ph: Physics, profile: ChipProfile, pe, hours) -> np.ndarray:
     return out
 
 
-def calibrate(profile: ChipProfile, target: RberParams, starts: int = 3) -> Physics:
+def calibrate(profile: ChipProfile, target: RberParams, starts: int = 3, max_nfev: int | None = None) -> Physics:
+    """The profile's physics with its FREE constants fitted to ``target`` over P/E 0-10k and retention 0-1 year
+    (``max_nfev``: at most that many iterations a start, for a target the physics can only approach)."""
     pe, hours = (a.ravel() for a in np.meshgrid(GRID_PE, GRID_H))
-    want = np.log(target.rber(pe, hours))
+    return fit_points(profile, pe, hours, target.rber(pe, hours), None, starts, max_nfev)
+
+
+def fit_points(profile: ChipProfile, pe: np.ndarray, hours: np.ndarray, rber: np.ndarray,
+               weights: np.ndarray | None = None, starts: int = 3, max_nfev: int | None = None) -> Physics:
+    """The profile's physics with its FREE constants fitted, in log space, to block RBER ``rber`` measured at
+    (``pe``, ``hours``), each point's log residual weighted by ``weights`` (None: alike)."""
+    want = np.log(rber)
+    w = np.ones(len(want)) if weights is None else np.asarray(weights, float)
     base = profile.physics
 
     def make(x: np.ndarray) -> Physics:
         return dataclasses.replace(base, **{k: float(np.exp(v)) for k, v in zip(FREE, x)})
 
     def resid(x: np.ndarray) -> np.ndarray:
-        return np.log(population_rber(make(x), profile, pe, hours)) - want
+        return w * (np.log(population_rber(make(x), profile, pe, hours)) - want)
 
     x0 = np.log([getattr(base, k) for k in FREE])
     rng = np.random.default_rng(0)
     best = None
     for s in range(starts):
-        r = optimize.least_squares(resid, x0 + (rng.normal(0, 0.3, x0.size) if s else 0.0))
+        r = optimize.least_squares(resid, x0 + (rng.normal(0, 0.3, x0.size) if s else 0.0), max_nfev=max_nfev)
         if best is None or r.cost < best.cost:
             best = r
     return make(best.x)
