@@ -217,8 +217,10 @@ def _power(prof: dict, base: ChipProfile, metered: list) -> list[Part]:
             continue
         ma = np.array([e[0] / e[1] / vcc for e in rows])
         pw[field] = float(ma.mean())
-        out.append(Part(f"power.{field}", pw[field], _ci(pw[field], ma.std(ddof=1) / math.sqrt(len(ma)) if len(ma) > 1
-                                                         else 0.0), f"{len(rows):,} metered {op}s"))
+        se = ma.std(ddof=1) / math.sqrt(len(ma)) if len(ma) > 1 else 0.0
+        step = 0.5 / min(e[1] for e in rows) / vcc  # the meter counts whole pJ: its resolution bounds the mean's
+        lo, hi = _ci(pw[field], se)
+        out.append(Part(f"power.{field}", pw[field], (lo - step, hi + step), f"{len(rows):,} metered {op}s"))
     rows = [e for _, (_, e) in metered if e[3] > 0]
     if rows:
         pw["icc_io_ma"] = float(sum(e[2] for e in rows) / sum(e[3] for e in rows) / vcc)

@@ -64,7 +64,6 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
 
     checks = check_rber(_rows(db, 3), _rows(twin_db, 1))
     table = "\n".join(f"{c.pe:>6} {c.retention_h:>7.0f} h {c.measured:.3e} {c.twin:.3e} z {c.z:+.2f}" for c in checks)
-    print(table)
     assert len(checks) == 12
     assert sum(abs(c.z) <= 2 for c in checks) >= 0.9 * len(checks), table
 
@@ -75,6 +74,33 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
     for k in times:
         assert abs(twin_times[k] / times[k] - 1) <= 0.02, (k, twin_times[k], times[k])
         assert abs(twin_energy[k] / energy[k] - 1) <= 0.05, (k, twin_energy[k], energy[k])
+
+    # a twin of the twin: the training campaigns on the twin, fitted again, give back the twin's own values
+    on_twin = ("--chip", str(twin), "--seed", "0")
+    _run(run_cli, twin_db, "latency", "--blocks", "0-1", "--checkpoints", "1,10000", chip=on_twin)
+    _run(run_cli, twin_db, "retention", "--blocks", "2-25", "--wear", "1000,3000,6000,10000", "--times",
+         "1h,1d,1mo,1y", chip=on_twin)
+    again = tmp_path / "twin2.json"
+    r = run_cli("sim", "profile", "--from-db", twin_db, "--chip", f"sim:{twin}:0", "--out", again,
+                "--campaign", "3", "--campaign", "4", "--json")
+    assert r.code == 0, r.err
+    first, second = json.loads(twin.read_text()), json.loads(again.read_text())
+    outside = [(p["field"], p["ci95"], first[p["field"].split(".")[0]][p["field"].split(".")[1]])
+               for p in json.loads(r.out)["parts"] if p["field"].startswith(("timing.", "power.")) and p["ci95"]
+               and not p["ci95"][0] <= first[p["field"].split(".")[0]][p["field"].split(".")[1]] <= p["ci95"][1]]
+    assert len(outside) <= 1, outside  # 95 % intervals: one of a dozen may miss by chance
+    from nandrig.virtual_chip.calibrate import GRID_H, GRID_PE, population_rber
+    from nandrig.virtual_chip.profile import ChipProfile
+
+    # the wear and retention laws (eq. 5) the data identify: the first twin's within the second's intervals
+    laws = [p for p in second["twin"]["parts"] if p["field"].startswith("rber.") and p["ci95"]]
+    assert len(laws) >= 3 and all(p["ci95"][0] <= parts[p["field"]]["value"] <= p["ci95"][1] for p in laws), laws
+    # the physics' constants have no intervals; their RBER where the training measured (1,000-10,000 P/E, a day
+    # to a year) comes back within 25 % (measured: 25 % at 1,000 P/E and a day, 11 % from a month on)
+    pe, hours = (a.ravel() for a in np.meshgrid(GRID_PE[2:], GRID_H[1:]))
+    p1, p2 = ChipProfile.from_mapping(first), ChipProfile.from_mapping(second)
+    ratio = population_rber(p2.physics, p2, pe, hours) / population_rber(p1.physics, p1, pe, hours)
+    assert np.all(np.abs(ratio - 1) <= 0.3), ratio
 
 
 def test_a_database_without_the_campaigns_a_part_needs_names_them(run_cli, tmp_path):
