@@ -194,5 +194,5 @@ def profile_cmd(db, label, out, name, campaign_ids, as_json) -> None:
     click.echo(f"twin of {label}: {out}")
     for p in twin.parts:
         ci = f" [{p.ci95[0]:.4g}, {p.ci95[1]:.4g}]" if p.ci95 else ""
-        value = "" if p.field == "geometry" else f" = {p.value:.4g}{ci}"
+        value = "" if p.value is None else f" = {p.value:.4g}{ci}"
         click.echo(f"  {p.field}{value}: {p.source}")

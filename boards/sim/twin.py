@@ -49,7 +49,7 @@ class Part:
     """One fitted (or kept) value of the twin's profile."""
 
     field: str  # its place in the profile, e.g. "timing.t_r_us"
-    value: float
+    value: float | None  # None: not one number (the geometry, the verify levels)
     ci95: tuple[float, float] | None
     source: str  # what identified it, or why it is the generic value
 
@@ -58,9 +58,6 @@ class Part:
 class Twin:
     profile: dict  # a chip profile mapping (nandrig/virtual_chip/profile.py), with the parts under "twin"
     parts: list[Part]
-
-    def kept(self) -> list[Part]:
-        return [p for p in self.parts if p.ci95 is None and p.source.startswith("not identified")]
 
 
 def _linear(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -93,7 +90,8 @@ def fit_twin(store: Store, label: str, name: str | None = None, campaign_ids: li
     if campaign_ids and (other := sorted(set(campaign_ids) - {c.id for c in campaigns})):
         raise NandrigError(f"campaign {other[0]} is not one of chip {label}'s in {store.name}")
     base = load_profile(GENERIC)
-    page = decode_dump(bytes(row["param_page"])).page
+    decoded = decode_dump(bytes(row["param_page"]))
+    page = decoded.page
     endurance = page.endurance_cycles or base.onfi["endurance_cycles"]
     parts: list[Part] = []
     prof = json.loads(json.dumps(dataclasses.asdict(base)))  # a plain mapping to fill in
@@ -107,14 +105,13 @@ def fit_twin(store: Store, label: str, name: str | None = None, campaign_ids: li
     prof["onfi"] = {**base.onfi, "timing_modes": list(page.timing_modes), "endurance_cycles": endurance,
                     "programs_per_page": page.programs_per_page, "max_bad_blocks": page.max_bad_blocks_per_lun,
                     "t_ccs_ns": page.t_ccs_ns}
-    decoded = decode_dump(bytes(row["param_page"]))
     if decoded.ecc is not None:
         prof["onfi"]["ecc_bits"], prof["onfi"]["ecc_step_bytes"] = decoded.ecc.bits, decoded.ecc.step_bytes
-    parts.append(Part("geometry", 0.0, None, "the parameter page (exact)"))
+    parts.append(Part("geometry", None, None, "the parameter page (exact)"))
     ops = [(c.id, o) for c in campaigns for o in store.op_times(c.id)]
-    parts += _timing(prof, base, ops, pm, endurance)
-    parts += _power(prof, base, [(c.id, e) for c in campaigns for e in store.op_energy(c.id)])
-    parts += _physics(prof, base, store, [c for c in campaigns if c.kind in RBER_KINDS])
+    parts += _timing(prof, ops, pm, endurance)
+    parts += _power(prof, [(c.id, e) for c in campaigns for e in store.op_energy(c.id)])
+    parts += _physics(prof, store, [c for c in campaigns if c.kind in RBER_KINDS])
     prof["timing"]["chip_sigma"] = 0.0  # the twin is this die, whatever its seed
     prof["variation"].update(chip_sigma=0.0, place_sigma=0.0, wear_sigma=0.0)
     for f, why in (("physics.rd_shift", "read disturb: `nandrig run read-disturb` measures it; not fitted by "
@@ -126,7 +123,7 @@ def fit_twin(store: Store, label: str, name: str | None = None, campaign_ids: li
                                               "fitted by this version")):
         section, key = f.split(".")
         v = prof[section][key]
-        parts.append(Part(f, float(np.mean(v)) if isinstance(v, list) else float(v), None,
+        parts.append(Part(f, None if isinstance(v, list) else float(v), None,
                           f"not identified: {GENERIC}'s value kept ({why})"))
     prof["twin"] = {"chip": label, "database": store.name, "campaigns": [c.id for c in campaigns],
                     "parts": [dataclasses.asdict(p) for p in parts]}
@@ -139,7 +136,7 @@ def _kept(field: str, value: float, campaign: str) -> Part:
                                     "chip identifies it")
 
 
-def _timing(prof: dict, base: ChipProfile, ops: list, pm, endurance: int) -> list[Part]:
+def _timing(prof: dict, ops: list, pm, endurance: int) -> list[Part]:
     t = prof["timing"]
     out: list[Part] = []
     src = lambda rows: (f"{len(rows):,} timed operations of campaign{'s' if len({c for c, _ in rows}) > 1 else ''} "  # noqa: E731
@@ -205,7 +202,7 @@ def _timing(prof: dict, base: ChipProfile, ops: list, pm, endurance: int) -> lis
     return out
 
 
-def _power(prof: dict, base: ChipProfile, metered: list) -> list[Part]:
+def _power(prof: dict, metered: list) -> list[Part]:
     pw = prof["power"]
     vcc = pw["vcc_v"]  # a current sense integrates current x its own supply: energy is what it pins
     out: list[Part] = []
@@ -236,7 +233,7 @@ def _power(prof: dict, base: ChipProfile, metered: list) -> list[Part]:
     return out
 
 
-def _physics(prof: dict, base: ChipProfile, store: Store, campaigns: list) -> list[Part]:
+def _physics(prof: dict, store: Store, campaigns: list) -> list[Part]:
     rows = [r for c in campaigns for r in export_rows(store, c) if r["reads"] == 0 and r["offset"] == 0]
     levels = {(r["pe"], r["retention_h"]) for r in rows}
     if len({pe for pe, _ in levels}) < 2 or not any(h > 0 for _, h in levels):

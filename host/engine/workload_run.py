@@ -216,7 +216,7 @@ def run_campaign(store: Store, rig: Rig, campaign_id: int, echo: Callable[[str],
     tty = sys.stderr.isatty()
     with CallRecorder(store, rig, c) as rec:
         run = _Run.decode(rec.saved.state, ftl) if rec.saved else _Run()
-        flash._energy_pj = run.flash_energy_pj
+        flash.kept_pj = run.flash_energy_pj
         n_fill = ftl.logical_pages if p.fill else 0
         fill = (Request(0, IoOp.WRITE, lpn * page, page) for lpn in range(n_fill))
         stream = itertools.islice(itertools.chain(fill, _requests(p.trace, ftl.logical_pages * page)), run.done, None)
@@ -232,7 +232,7 @@ def run_campaign(store: Store, rig: Rig, campaign_id: int, echo: Callable[[str],
             replay(ftl, chunk, bus, result=run.fill if run.done < n_fill else run.trace)
             run.done += len(chunk)
             if time.monotonic() - last >= CHECKPOINT_S and not rec.replaying:
-                run.flash_energy_pj = flash._energy_pj
+                run.flash_energy_pj = flash.kept_pj
                 rec.checkpoint(run.encode(ftl))
                 last = time.monotonic()
                 if tty:

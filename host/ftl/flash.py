@@ -90,7 +90,7 @@ class RigFlash:
         self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
                                       PageMap.shuffled_mlc(info.pages_per_block))
         self.metered = bool(info.capabilities & P.Cap.ENERGY)
-        self._energy_pj = 0  # the meter's reading, kept while bulk wear runs (its own energy is dropped)
+        self.kept_pj = 0  # the meter's reading taken while bulk wear ran, not yet given out (a checkpoint keeps it)
 
     def erase(self, block: int) -> ChipResult:
         return self.rig.erase(self.blocks[block])
@@ -113,7 +113,7 @@ class RigFlash:
     def energy_pj(self) -> int | None:
         if not self.metered:
             return None
-        out, self._energy_pj = self._energy_pj + self._meter(), 0
+        out, self.kept_pj = self.kept_pj + self._meter(), 0
         return out
 
     def _meter(self) -> int:
@@ -125,7 +125,7 @@ class RigFlash:
         pages = list(self.geometry.lower_pages()) if pslc else None
         b, done, failed = self.blocks[block], 0, False
         if self.metered:
-            self._energy_pj += self._meter()
+            self.kept_pj += self._meter()
         while done < cycles and not failed:  # a CYCLE request takes up to CYCLE_MAX_ROUNDS
             r = self.rig.cycle(b, 1, min(cycles - done, P.Limit.CYCLE_MAX_ROUNDS), seed=done + 1, pages=pages)
             done, failed = done + r.done[b], r.failed[b]
