@@ -44,6 +44,9 @@ def _register() -> None:
     for cmd in (chz.fit_cmd, chz.tables_cmd, chz.model_grp, demo_cmd, sim.sim_grp, host.rig_grp, host.run_grp,
                 host.resume_cmd, host.ls_cmd, host.cancel_cmd, host.export_cmd, host.report_cmd, host.serve_cmd, host.workload_grp, ulx3s.board_grp):
         cli.add_command(cmd)
+    from nandrig import twin
+
+    sim.sim_grp.add_command(twin.profile_cmd)
     bench.add_command(chz.bench_fit_cmd)
     bench.add_command(sim.bench_chip_cmd)
     bench.add_command(sim.bench_rig_cmd)

@@ -465,6 +465,9 @@ class Store:
             db.executemany("UPDATE blocks SET factory_bad=? WHERE chip_id=? AND block=?",
                            ((int(b in set(bad)), chip_id, b) for b in blocks))
 
+    def chip_labels(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT label FROM chips ORDER BY id").fetchall()]
+
     def chip(self, chip_id: int) -> dict | None:
         return self.db.row("SELECT * FROM chips WHERE id=?", (chip_id,))
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from nandrig.boards.sim.twin import check_rber
+from nandrig.characterization.twin import check_rber
 from nandrig.host.storage.store import Store
 from nandrig.host.views.export import export_rows
 
