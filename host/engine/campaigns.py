@@ -89,6 +89,7 @@ def run(store: Store, rig: Rig, campaign_id: int, progress: bool | Callable[[int
     """Run a campaign from where it stands. ``progress``: a bar on a terminal (on line ``position`` of those of
     campaigns run at once), or ``progress(done, total)`` in the campaign's own unit."""
     with store.lock(campaign_id):
+        settle_strays(store, rig, campaign_id)
         if (program := PROGRAMS.get(store.campaign(campaign_id).kind)) is not None:
             program(store, rig, campaign_id, echo)
             return store.campaign(campaign_id)
@@ -158,6 +159,26 @@ def cancel(store: Store, campaign_id: int, url: str | None = None, take_over: bo
                 Runner(store, rig, campaign_id, None).settle()
     store.set_state(campaign_id, "cancelled", f"cancelled at {position(store.campaign(campaign_id))}")
     return store.campaign(campaign_id)
+
+
+def settle_strays(store: Store, rig: Rig, campaign_id: int) -> None:
+    """Collect the requests this store's interrupted campaigns left in flight on this rig's chip, before campaign
+    ``campaign_id`` sends its own: a target keeps only its latest CYCLE's reply, so another campaign's CYCLE there
+    would leave their retry to run again (the chip worn twice, recorded once). Their wear is counted now, as a
+    resume or a cancel would count it; they stay resumable."""
+    chip_id = store.campaign(campaign_id).chip_id
+    for c in store.campaigns():
+        if c.id == campaign_id or c.state != "running" or c.chip_id != chip_id or c.target != rig.target:
+            continue
+        pending = store.pending(c.id)
+        if pending is None or pending.boot != rig.boot or store.is_live(c.id):
+            continue  # nothing out, out on a rig since restarted (resume accounts for it), or its process runs
+        with store.lock(c.id):
+            if c.kind in PROGRAMS:
+                CallRecorder(store, rig, c).settle()
+            else:
+                Runner(store, rig, c.id, None).settle()
+        store.event(c.id, "settled", f"its request in flight collected from the rig before campaign {campaign_id} ran there")
 
 
 def summaries(store: Store) -> list[dict]:

@@ -23,6 +23,7 @@ from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.host.engine.campaigns import create
 from nandrig.host.engine.chip_access import open_for_chip
 from nandrig.host.storage.store import Store
+from nandrig.protocol import Opcode
 from tests.host.processes import free_ports, wait_for
 
 CHIP = ("--rig", "sim", "--chip", "mlc-small", "--seed", "5")
@@ -193,6 +194,53 @@ def test_take_over_is_refused_while_the_holder_runs_and_the_chip_agrees_with_the
     for b, pe in recorded.items():
         assert pe <= chip.pe_count(b) <= pe + uncertain, (b, pe, chip.pe_count(b))
     assert recorded[2] == recorded[3] == 50
+
+
+class _Killed(BaseException):
+    """The host gone at a chosen instant (as SIGKILL: nothing after it runs in the campaign's code)."""
+
+
+def test_a_cycle_reply_left_on_the_rig_is_counted_once_after_another_campaign_cycles_there(run_cli, tmp_path,
+                                                                                          monkeypatch):
+    """The host dies after the rig ended a CYCLE and kept its reply, before the store took it. The rig keeps one
+    CYCLE reply per target: a campaign taking the chip over collects the dead one's first, so the cancel that
+    follows finds nothing to send again, and the chip and the database agree to the cycle."""
+    from nandrig.host.engine.campaigns import Runner, run
+
+    db = tmp_path / "k.db"
+    store = Store(db)
+    try:
+        rig, chip_id = open_for_chip(store, "sim", "mlc-small", 5)
+        with rig:
+            cid = create(store, rig, chip_id, "endurance", {"blocks": [0, 1], "seed": 1, "cycles": 300,
+                                                            "checkpoints": [300]}, "sim")
+            apply = Runner._apply
+
+            def killed_at_the_cycle(self, i, step, reply, *rest):
+                if step.op == Opcode.CYCLE:
+                    raise _Killed
+                return apply(self, i, step, reply, *rest)
+
+            monkeypatch.setattr(Runner, "_apply", killed_at_the_cycle)
+            with pytest.raises(_Killed):
+                run(store, rig, cid, progress=False)
+            monkeypatch.undo()
+            assert store.pending(cid).op == Opcode.CYCLE and store.pe_counts(chip_id, [0])[0] == 0
+    finally:
+        store.close()
+    r = run_cli("run", "endurance", *CHIP, "--db", db, "--blocks", "2-3", "--cycles", "50", "--take-over")
+    assert r.code == 0, r.err
+    assert run_cli("cancel", "--db", db, "--campaign", 1).code == 0
+    store = Store(db)
+    try:
+        recorded = store.pe_counts(1, [0, 1, 2, 3])
+        state = store.db.rigs / "mlc-small-seed5.state"
+        assert any(kind == "settled" for _, kind, _ in store.events(1))
+    finally:
+        store.close()
+    chip = VirtualRig.open("mlc-small", 5, state).chip
+    assert recorded == {b: chip.pe_count(b) for b in range(4)} == {0: 300, 1: 300, 2: 50, 3: 50}
+    assert sqlite3.connect(db).execute("SELECT MAX(pe_uncertain) FROM blocks").fetchone()[0] == 0
 
 
 def test_resume_goes_past_a_campaign_it_cannot_resume(run_cli, tmp_path):
