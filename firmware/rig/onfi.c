@@ -350,3 +350,12 @@ void rig_advance(uint64_t ns, int16_t temp)
 #endif
 	advanced_ns += ns;
 }
+
+void rig_idle(int idle)
+{
+#ifdef CSR_VTIME_IDLE_ADDR
+	vtime_idle_write(idle != 0);
+#else
+	(void)idle;
+#endif
+}

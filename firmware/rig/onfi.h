@@ -83,4 +83,7 @@ void onfi_totals(uint32_t *e10, uint32_t *e01);
 volatile uint8_t *onfi_buffer(void);
 uint64_t rig_clock_ns(void);
 void rig_advance(uint64_t ns, int16_t temp);
+/* whether the firmware waits for the host with nothing else to do: the RTL rig's simulation then waits for
+ * the link instead of running the idle loop (nothing on hardware) */
+void rig_idle(int idle);
 #endif

@@ -350,7 +350,13 @@ void server_init(struct chip *chips, struct cycle_job *jobs, uint8_t n, uint8_t 
 void server_step(void)
 {
 	struct request q;
-	while (take_frame(&q))
+	int took = 0;
+	while (take_frame(&q)) {
+		if (!took)
+			rig_idle(0);  /* before a long command: the simulation must not wait through it */
+		took = 1;
 		handle(&q);
+	}
 	cycle_jobs_turn();
+	rig_idle(!took && !cycle_jobs_running());
 }

@@ -30,18 +30,23 @@ NANDBUF_SIZE = Limit.PAGE_BUFFER_BYTES
 
 
 class VirtualTime(Module, AutoCSR):
-    """Simulation only: asks the bridge to move the virtual chip's clock (retention steps)."""
+    """Simulation only: asks the bridge to move the virtual chip's clock (retention steps), and tells the
+    simulation when the firmware waits for the host with nothing else to do (the UART bridge then waits for the
+    link instead of simulating an idle loop)."""
 
-    def __init__(self, pads) -> None:
+    def __init__(self, pads, idle) -> None:
         self._ns = CSRStorage(64, name="ns", description="Nanoseconds to advance the chip's clock by")
         self._temp = CSRStorage(16, name="temp", description="Temperature meanwhile, centi-degrees C (signed)")
         self._go = CSR(1, name="go")
-        self.comb += [pads.adv_ns.eq(self._ns.storage), pads.adv_temp.eq(self._temp.storage), pads.adv_go.eq(self._go.re)]
+        self._idle = CSRStorage(1, name="idle", description="1: the firmware has nothing to do until the host "
+                                                           "sends (no frame, no CYCLE job running)")
+        self.comb += [pads.adv_ns.eq(self._ns.storage), pads.adv_temp.eq(self._temp.storage), pads.adv_go.eq(self._go.re),
+                      idle.eq(self._idle.storage)]
 
 
 class RigSoC(SoCCore):
     def __init__(self, platform, crg, clocks: Clocks, nand_pads, out_dir: Path, *, uart_name: str,
-                 firmware: Path | None = None, sram_size: int = 0x3_0000, vtime_pads=None,
+                 firmware: Path | None = None, sram_size: int = 0x3_0000, vtime_pads=None, vtime_idle=None,
                  bch: BchConfig | None = BchConfig()) -> None:
         """``crg`` provides ``sys`` and, with ``clocks.nand_hz``, the PHY's ``nand`` domain; ``nand_pads``' ``ce_n``
         is as wide as the board has targets (each chip's record and factory marks take a further 4 KiB of SRAM:
@@ -75,7 +80,7 @@ class RigSoC(SoCCore):
         if all(hasattr(nand_pads, p) for p in ADC_PADS):  # an adapter with the supply-current front end
             self.supply = SupplyCore(platform, nand_pads, self.onfi.pins, clocks, out_dir)
         if vtime_pads is not None:
-            self.vtime = VirtualTime(vtime_pads)
+            self.vtime = VirtualTime(vtime_pads, vtime_idle)
         self.add_constant("NANDRIG_SIM" if vtime_pads is not None else "NANDRIG_HW")
 
     def add_csr_bridge(self, name: str = "csr", origin=None, register: bool = False) -> None:

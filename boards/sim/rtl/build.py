@@ -68,6 +68,7 @@ def _io(capture_steps: int = 1):
          Subsignal("dq_o", Pins(8)), Subsignal("dq_i", Pins(8 * capture_steps)),
          Subsignal("adv_go", Pins(1)), Subsignal("adv_ns", Pins(64)), Subsignal("adv_temp", Pins(16)),
          *[Subsignal(n, Pins(1)) for n in ADC_PADS]),
+        ("sim_idle", 0, Pins(1)),  # the firmware's idle mark (VirtualTime), for the UART bridge
     ]
 
 
@@ -101,7 +102,7 @@ def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, 
     cfg.add_clocker("sys_clk", freq_hz=clocks.sys_hz)
     if clocks.nand_hz:
         cfg.add_clocker("nand_clk", freq_hz=clocks.nand_hz)
-    cfg.add_module("uartbridge", "serial", args={"port": uart_port})
+    cfg.add_module("uartbridge", ["serial", "sim_idle"], args={"port": uart_port})
     # the bridge sees the pins at the PHY's clock edges
     cfg.add_module("nandbridge", "nand", clocks="nand_clk" if clocks.nand_hz else "sys_clk",
                    args=bridge_args(chip_port, wiring, clocks, power, delays))
@@ -154,7 +155,8 @@ def _build(out: Path, force: bool, echo, bch: BchConfig | None, clocks: Clocks) 
     platform = SimPlatform("SIM", _io(clocks.capture_steps))
     nand = platform.request("nand")
     soc = RigSoC(platform, _crg(platform, clocks), clocks, nand, out / "amaranth",
-                 uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin", vtime_pads=nand,
+                 uart_name="sim", firmware=out / "software" / "firmware" / "firmware.bin",
+                 vtime_pads=nand, vtime_idle=platform.request("sim_idle"),
                  bch=bch)
     soc.integrated_rom_initialized = True  # no BIOS: the firmware is the ROM
     builder = Builder(soc, output_dir=str(out), compile_gateware=True)

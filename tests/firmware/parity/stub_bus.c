@@ -249,6 +249,7 @@ void onfi_totals(uint32_t *e10, uint32_t *e01) { *e10 = tot10; *e01 = tot01; }
 volatile uint8_t *onfi_buffer(void) { return buffer; }
 uint64_t rig_clock_ns(void) { return hooks.clock_ns(); }
 void rig_advance(uint64_t ns, int16_t temp) { hooks.advance(ns, temp); }
+void rig_idle(int idle) { (void)idle; }
 
 /* the BCH engine's registers (bch.c drives them) */
 static uint32_t bch_op, bch_t, bch_data, bch_parity, bch_fail, bch_erased, bch_corrected;

@@ -5,6 +5,11 @@
  * the simulated UART has taken what came before; nothing is overwritten, as nothing is on a real UART
  * with the host sending no faster than the link. The rig's bytes are written to the socket as the UART
  * gives them. One host at a time; when it disconnects, the next may connect.
+ *
+ * While the firmware marks itself idle (VirtualTime's idle: no frame, no CYCLE job) and the link has been quiet
+ * for QUIET_EDGES, the module waits for the host's next byte (up to WAIT_MS at a time) instead of letting the
+ * simulation run the firmware's idle loop: an idle RTL rig takes no CPU, and its clock does not run on by
+ * however long the host took to send.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +20,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <json-c/json.h>
 #include "error.h"
@@ -22,14 +28,17 @@
 
 #define RX_BYTES 4096
 #define POLL_EDGES 64 /* clock edges between socket polls: the firmware takes a byte in tens of cycles */
+#define QUIET_EDGES 4096 /* after the last byte either way: the firmware has read its UART and marked itself */
+#define WAIT_MS 20
 
 struct session_s {
 	char *sys_clk;
 	char *rx, *rx_valid, *rx_ready; /* into the rig (the UART's sink) */
 	char *tx, *tx_valid, *tx_ready; /* out of the rig (its source) */
+	char *idle; /* the firmware's idle mark (absent: never waits) */
 	clk_edge_state_t edge;
 	int listen_fd, fd;
-	unsigned edges;
+	unsigned edges, quiet;
 	uint8_t buf[RX_BYTES];
 	unsigned head, len;
 };
@@ -76,6 +85,10 @@ static int uartbridge_add_pads(void *sess, struct pad_list_s *plist)
 		s->sys_clk = (char *)pads[0].signal;
 		return RC_OK;
 	}
+	if (!strcmp(plist->name, "sim_idle")) {
+		s->idle = (char *)pads[0].signal;
+		return RC_OK;
+	}
 	if (strcmp(plist->name, "serial"))
 		return RC_OK;
 	for (int i = 0; pads[i].name; i++) {
@@ -115,13 +128,27 @@ static void poll_socket(struct session_s *s)
 	}
 }
 
+/* the firmware idle and the link quiet: wait for the host (or a host to connect) */
+static void wait_for_host(struct session_s *s)
+{
+	struct pollfd p = {.fd = s->fd >= 0 ? s->fd : s->listen_fd, .events = POLLIN};
+	if (poll(&p, 1, WAIT_MS) > 0)
+		poll_socket(s);
+}
+
 static int uartbridge_tick(void *sess, uint64_t time_ps)
 {
 	struct session_s *s = sess;
 	(void)time_ps;
 	if (!clk_pos_edge(&s->edge, *s->sys_clk))
 		return RC_OK;
-	if (++s->edges % POLL_EDGES == 0)
+	if (s->len || (*s->tx_valid & 1))
+		s->quiet = 0;
+	else if (s->quiet < QUIET_EDGES)
+		s->quiet++;
+	if (s->idle && (*s->idle & 1) && s->quiet >= QUIET_EDGES)
+		wait_for_host(s);
+	else if (++s->edges % POLL_EDGES == 0)
 		poll_socket(s);
 	*s->tx_ready = 1;
 	if (*s->tx_valid && s->fd >= 0) {
