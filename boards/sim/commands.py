@@ -88,7 +88,6 @@ class ChipCommands:
                           *(f"t{k}={t.chip.profile.name}:{t.chip.seed}:{t.chip.instance:08x}"
                             for k, t in self.targets.items() if k)]).encode()
         status = Err.OK
-        self.retry_armed = False
         if major != P.VERSION[0]:
             status = Err.VERSION_MISMATCH
         elif flags & ~P.all_flags(P.HelloFlag):
@@ -100,7 +99,6 @@ class ChipCommands:
                 self.holder = 0
         elif self.holder in (0, session) or flags & P.HelloFlag.TAKE_OVER:
             self.session = self.holder = session
-            self.retry_armed = bool(flags & P.HelloFlag.RETRY)
         else:
             status = Err.HELD
         body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), self.holder, self.boot,

@@ -104,7 +104,6 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
         self.session = 0
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
-        self.retry_armed = False  # HELLO's RETRY: the next request (QUIET aside) is a retry, never run again
         self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
         self.deferred: list[Frame] = []  # CYCLEs that came while a command ran, to start after it (take_deferred)
@@ -255,19 +254,12 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         if req.type != P.REQUEST_TYPE:
             return None
         key, before = (req.seq, _crc(req)), (self.session, self.holder)
-        marked = self.retry_armed and req.op not in QUIET
-        if req.op not in QUIET:
-            self.retry_armed = False
         done = self.targets[req.target].cycle_reply if req.op == Opcode.CYCLE and req.target in self.targets else None
         if done is not None and done[:3] == (self.session, *key):  # a retry of a target's last CYCLE
             return done[3]
         hit = self.cache.get(self.session)
         if hit is not None and hit[:2] == key:
             return hit[2]
-        if marked:  # kept nowhere: refused, and the refusal kept for a resend of the same frame
-            rep = P.reply(req, Err.REPLY_GONE)
-            self._keep(rep, key)
-            return rep
         try:
             op = Opcode(req.op)
         except ValueError:
@@ -300,19 +292,15 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             if rep.status in (Err.OK, Err.ABORTED):
                 self.at.cycle_reply = (self.session, *key, rep)
         elif op not in P.UNCACHED:
-            self._keep(rep, key)
+            self.cache.pop(self.session, None)
+            self.cache[self.session] = (*key, rep)
+            while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
+                self.cache.popitem(last=False)
         if op in MUTATING or (self.session, self.holder) != before:  # a HELLO changed who holds the rig
             self.save()
         return rep
 
     # -- helpers ----------------------------------------------------------------
-    def _keep(self, rep: Frame, key: tuple[int, int]) -> None:
-        """The session's latest reply, for its retries."""
-        self.cache.pop(self.session, None)
-        self.cache[self.session] = (*key, rep)
-        while len(self.cache) > Limit.REPLY_CACHE_SESSIONS:
-            self.cache.popitem(last=False)
-
     def _poll(self, io: RigIO) -> None:
         """Between two block operations: answer STATUS and ABORT for the request's target, keep a CYCLE on another
         target to start when this command ends (``deferred``), refuse the rest with BUSY."""
@@ -332,9 +320,8 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                     self.abort_at_start.add((f.target, waiting.seq))
                 io.send(P.reply(f, Err.OK, P.BYTE_REPLY.pack(int(f.target == self.job.target or waiting is not None))))
             elif (f.seq, f.op) in {(self.job.seq, self.job.op), *((d.seq, d.op) for d in self.deferred)}:
-                self.retry_armed = False
                 continue  # a retry of the running command or of one kept: its reply comes when it ends
-            elif self._runs_beside(f) and not self.retry_armed:  # a marked retry waits (BUSY) for the cache
+            elif self._runs_beside(f):
                 self.deferred.append(f)
             else:
                 io.send(P.reply(f, Err.BUSY))

@@ -20,7 +20,6 @@ static uint32_t raw_reply_bytes(void)
 /* who holds the rig after a HELLO of this session with these flags (docs/protocol.md) */
 static int hold(uint32_t session, uint8_t flags)
 {
-	rig.retry_armed = 0;
 	if (flags & ~HELLO_FLAGS_ALL)
 		return E_BAD_PARAMETER;
 	if (flags & HELLO_FLAG_OBSERVE)
@@ -33,7 +32,6 @@ static int hold(uint32_t session, uint8_t flags)
 	if (rig.holder != 0 && rig.holder != session && !(flags & HELLO_FLAG_TAKE_OVER))
 		return E_HELD;
 	rig.session = rig.holder = session;
-	rig.retry_armed = (flags & HELLO_FLAG_RETRY) != 0;
 	return E_OK;
 }
 

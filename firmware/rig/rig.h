@@ -21,7 +21,6 @@ struct rig {
 	uint8_t kind;
 	uint32_t caps, session;
 	uint32_t holder;  /* the host session holding the rig (HELLO), 0 when free */
-	uint8_t retry_armed;  /* HELLO's RETRY: the next request (STATUS, ABORT, INFO, HELLO aside) is a retry */
 	uint8_t t_max;  /* the BCH engine's, limited by what the addressed chip's spare area holds */
 };
 extern struct rig rig;

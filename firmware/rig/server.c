@@ -188,9 +188,8 @@ static void answer_while_busy(void)
 			SET_BYTE_REPLY_VALUE(p, (uint8_t)target_abort(q.target));
 			send_short(&q, E_OK, p, BYTE_REPLY_BYTES);
 		} else if (cycle_retry(&q) || (q.seq == job.seq && q.op == job.op)) {
-			rig.retry_armed = 0;
 			continue;
-		} else if (q.op == OP_CYCLE && q.target != job.target && !waits_for_cycle(&q) && !rig.retry_armed) {
+		} else if (q.op == OP_CYCLE && q.target != job.target && !waits_for_cycle(&q)) {
 			select_target(q.target);
 			st = cycle_job_start(&q, rig.session);
 			select_target(job.target);
@@ -268,19 +267,8 @@ static int target_zero_only(uint8_t op)
 	       || op == OP_FLARES_TABLES || op == OP_FLARES_CLOCK;
 }
 
-/* requests that answer the same whenever asked: they neither take nor spend HELLO's RETRY */
-static int quiet(uint8_t op)
-{
-	return op == OP_STATUS || op == OP_ABORT || op == OP_INFO || op == OP_HELLO;
-}
-
 static void handle(const struct request *q)
 {
-	int marked = 0;
-	if (!quiet(q->op)) {
-		marked = rig.retry_armed;
-		rig.retry_armed = 0;
-	}
 	if (cycle_retry(q))
 		return;
 	struct cached *e = &cache[0];
@@ -300,9 +288,7 @@ static void handle(const struct request *q)
 	command_fn h = find(q->op);
 	int st = E_OK;
 	uint32_t n = 0;
-	if (marked)
-		st = E_REPLY_GONE;  /* a retry of a request whose reply is kept nowhere: never run again */
-	else if (!h)
+	if (!h)
 		st = E_UNKNOWN_COMMAND;
 	else if (q->target >= TARGETS_MAX || !(rig.targets >> q->target & 1))
 		st = E_OUT_OF_RANGE;  /* no chip on that CE# */
@@ -320,7 +306,7 @@ static void handle(const struct request *q)
 		n = 0;
 	/* a CYCLE refused did nothing, so a retry is answered afresh; keeping its refusal would take the session's
 	 * slot from a request of another target whose reply the host may not have yet */
-	if (st != E_REPLY_GONE && (!h || OP_UNCACHED(q->op) || q->op == OP_CYCLE)) {
+	if (!h || OP_UNCACHED(q->op) || q->op == OP_CYCLE) {
 		link_write(tx, encode_reply(q, st, reply, n, tx));
 		return;
 	}

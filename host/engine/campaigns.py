@@ -156,7 +156,7 @@ def cancel(store: Store, campaign_id: int, url: str | None = None, take_over: bo
             if c.kind in PROGRAMS:
                 CallRecorder(store, rig, c).settle()
             else:
-                Runner(store, rig, campaign_id, None).settle(on_lost="end")
+                Runner(store, rig, campaign_id, None).settle()
     store.set_state(campaign_id, "cancelled", f"cancelled at {position(store.campaign(campaign_id))}")
     return store.campaign(campaign_id)
 
@@ -175,11 +175,9 @@ def settle_strays(store: Store, rig: Rig, campaign_id: int) -> None:
             continue  # nothing out, out on a rig since restarted (resume accounts for it), or its process runs
         with store.lock(c.id):
             if c.kind in PROGRAMS:
-                CallRecorder(store, rig, c).settle(keep_lost=True)
+                CallRecorder(store, rig, c).settle()
             else:
-                Runner(store, rig, c.id, None).settle(on_lost="keep")
-            if store.pending(c.id) is not None:
-                continue  # the rig could not tell: the campaign's own resume or cancel accounts for it
+                Runner(store, rig, c.id, None).settle()
         store.event(c.id, "settled", f"its request in flight collected from the rig before campaign {campaign_id} ran there")
 
 
@@ -240,12 +238,9 @@ class Runner:
         self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
         return self.store.campaign(self.c.id)
 
-    def settle(self, on_lost: str = "resend") -> int:
+    def settle(self) -> int:
         """The request in flight when the campaign stopped, collected from the rig (its reply cache, or executed
-        now) and recorded, so what it did to the chip is counted; returns the step to go on from. A request whose
-        outcome the rig cannot tell (it restarted, or kept the reply no longer) is accounted as uncertain wear and
-        ``on_lost``: "resend" its rest (a resume), "end" there (a cancel), or "keep" it in flight, unaccounted, for
-        the campaign's own resume or cancel (the rig refuses its retry again then)."""
+        now) and recorded, so what it did to the chip is counted; returns the step to go on from."""
         pending = self.store.pending(self.c.id)
         self.context = note_session(self.context, self.rig.session)
         self.store.save_context(self.c.id, self.context)
@@ -254,28 +249,19 @@ class Runner:
         with Turn(self.rig.turn()) as turn:
             if pending.boot not in (None, self.rig.boot):
                 # the rig restarted since the request went out: its reply cache is gone, what it did is bounded
-                if on_lost == "keep":
-                    return self.c.step
-                self._outcome_lost(pending, turn, "rig_restarted", f"boot {pending.boot:08x}, now {self.rig.boot:08x}",
-                                   on_lost == "resend")
+                self._after_restart(pending, turn)
             else:  # a request was in flight when the host stopped: collect its reply
                 new_session = self.rig.session
                 # a CYCLE job of this session answers its retry without the cache
                 leave = self.leaves_turn(pending.op, pending.session)
-                self.rig.hello_to_retry(pending.session)  # its reply is kept for the session that sent it
+                if pending.session != new_session:  # its reply is kept for the session that sent it
+                    self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
                 reply = self.rig.call(Opcode(pending.op), pending.payload, seq=pending.seq, ok=tuple(Err),
                                       sent=turn.release if leave else None)
+                self._apply(pending.step, self.steps[pending.step], reply)
                 if pending.session != new_session:
                     self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
-                if reply.status == Err.REPLY_GONE:  # other sessions' requests took its place: not run again
-                    if on_lost == "keep":
-                        return self.c.step
-                    turn.take()
-                    self._outcome_lost(pending, turn, "reply_lost", "the rig kept its reply no longer",
-                                       on_lost == "resend")
-                else:
-                    self._apply(pending.step, self.steps[pending.step], reply)
-                    self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
+                self.store.event(self.c.id, "resumed", f"step {pending.step} recovered from the rig's reply cache")
         return pending.step + 1
 
     def _execute(self, i: int, step: Step) -> None:
@@ -333,11 +319,10 @@ class Runner:
         self.context["in_flight"] = note
         self.store.save_context(self.c.id, self.context)
 
-    def _outcome_lost(self, pending, turn: Turn, event: str, why: str, go_on: bool) -> None:
-        """What ``pending`` did is not known (the rig restarted, or kept its reply no longer). A CYCLE counts the
-        rounds its last progress report confirms and records as uncertain what the rig may have done after it; the
-        rest of the rounds are sent anew (``go_on``; else the step ends there, as a cancel wants). Any other request
-        is sent anew (an ERASE may have worn its block once more: uncertain by one)."""
+    def _after_restart(self, pending, turn: Turn) -> None:
+        """The rig restarted with ``pending`` out. A CYCLE counts the rounds its last progress report confirms and
+        records as uncertain what the rig may have done after it; the rest of the rounds are sent anew. Any other
+        request is sent anew (an ERASE may have worn its block once more: uncertain by one)."""
         i, step = pending.step, self.steps[pending.step]
         payload = pending.payload
         seq = self.rig.next_seq()
@@ -350,21 +335,16 @@ class Runner:
                     self.store.add_uncertain(db, self.c.chip_id, b, high[k] - low[k])
                 payload = P.CYCLE_REQ.pack(first, n, cycles - min(low), seed, flags)
                 detail = (f"step {i}: CYCLE of {cycles} rounds on blocks {first}-{first + n - 1} cut short; "
-                          f"{min(low)}-{max(low)} rounds confirmed, up to {max(high)} possible"
-                          + (f"; the remaining {cycles - min(low)} sent anew" if go_on else ""))
+                          f"{min(low)}-{max(low)} rounds confirmed, up to {max(high)} possible; the remaining "
+                          f"{cycles - min(low)} sent anew")
             elif isinstance(step, Erase):
                 self.store.add_uncertain(db, self.c.chip_id, step.block, 1)
-                detail = f"step {i}: ERASE of block {step.block} (it may have run: P/E +0..1)"
+                detail = f"step {i}: ERASE of block {step.block} sent anew (it may have run: P/E +0..1)"
             else:
-                detail = f"step {i}: {Opcode(pending.op).name}"
-            if go_on:
-                detail += "" if step.op == Opcode.CYCLE else " sent anew"
-                self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
-            else:
-                self.store.clear_journal(db, self.c.id)
-            self.store.event(self.c.id, event, f"{detail} ({why})", db)
-        if not go_on:
-            return
+                detail = f"step {i}: {Opcode(pending.op).name} sent anew"
+            self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
+            self.store.event(self.c.id, "rig_restarted", f"{detail} (boot {pending.boot:08x}, now {self.rig.boot:08x})",
+                             db)
         if step.op == Opcode.CYCLE and P.CYCLE_REQ.unpack(payload)[2] == 0:
             self.context.pop("in_flight", None)
             with self.store.tx() as db:  # every round was confirmed: nothing left to send
@@ -433,14 +413,9 @@ class Turn:
         self.lock, self.held = lock, False
 
     def __enter__(self) -> "Turn":
-        self.take()
+        self.lock.acquire()
+        self.held = True
         return self
-
-    def take(self) -> None:
-        """The turn again, after :meth:`release`."""
-        if not self.held:
-            self.lock.acquire()
-            self.held = True
 
     def release(self) -> None:
         if self.held:

@@ -110,11 +110,9 @@ class CallRecorder:
         frame = self.rig.exchange(op, payload, ok=tuple(Err), seq=seq)
         return self._record(n, RigCall(int(op), payload, frame.status, frame.payload, self.rig.boot))
 
-    def settle(self, keep_lost: bool = False) -> None:
+    def settle(self) -> None:
         """The request in flight when the campaign stopped, collected from the rig and recorded, so the wear it
-        gave is counted (resume and cancel both begin here); a rig that restarted since, or kept the reply no
-        longer, ends the campaign (``keep_lost``: leaves the request in flight for the campaign's own resume or
-        cancel)."""
+        gave is counted (resume and cancel both begin here); a rig that restarted since ends the campaign."""
         pending = self.store.pending(self.c.id)
         if pending is None:
             last = self.calls[-1].boot if self.calls else self.saved.boot if self.saved else self.rig.boot
@@ -125,17 +123,11 @@ class CallRecorder:
             raise NandrigError(f"campaign {self.c.id}'s journal (request {pending.step}) does not follow its record "
                                f"({self.base + len(self.calls)} requests): the database was changed by hand")
         if pending.boot not in (None, self.rig.boot):
-            if keep_lost:
-                return
-            self._lost(pending, "its rig restarted")
+            self._restarted(pending)
         new_session = self.rig.session
-        self.rig.hello_to_retry(pending.session)
+        self.rig.hello(session=pending.session, flags=HelloFlag.TAKE_OVER)
         frame = self.rig.exchange(Opcode(pending.op), pending.payload, ok=tuple(Err), seq=pending.seq)
         self.rig.hello(session=new_session, flags=HelloFlag.TAKE_OVER)
-        if frame.status == Err.REPLY_GONE:
-            if keep_lost:
-                return
-            self._lost(pending, "its rig no longer kept the reply (other sessions' requests took its place)")
         self.calls.append(self._record(pending.step, RigCall(pending.op, bytes(pending.payload), frame.status,
                                                              frame.payload, self.rig.boot)))
         self.store.event(self.c.id, "resumed", f"request {pending.step} recovered from the rig's reply cache")
@@ -159,10 +151,9 @@ class CallRecorder:
             for b, k in done.items():
                 self.store.add_cycles(db, self.c.id, self.c.chip_id, b, k, failed[b], cycles)
 
-    def _lost(self, pending: Pending, cause: str) -> None:
-        """What ``pending`` did is not known (``cause``: the rig restarted, or kept its reply no longer), so an
-        ERASE or CYCLE counts as uncertain wear (none of it certain), and the campaign ends: the program cannot go
-        on without the reply."""
+    def _restarted(self, pending: Pending) -> None:
+        """The rig restarted with ``pending`` out: what it did is not known, so an ERASE or CYCLE counts as
+        uncertain wear (none of it certain), and the campaign ends."""
         op = Opcode(pending.op)
         with self.store.tx() as db:
             if op == Opcode.ERASE:
@@ -172,13 +163,11 @@ class CallRecorder:
                 for b in range(first, first + n_blocks):
                     self.store.add_uncertain(db, self.c.chip_id, b, cycles)
             self.store.clear_journal(db, self.c.id)
-        self._fail(f"{cause} with request {pending.step} ({op.name}) in flight"
-                   + (" (its wear is recorded as uncertain)" if op in (Opcode.ERASE, Opcode.CYCLE) else ""),
-                   restarted=pending.boot not in (None, self.rig.boot))
+        self._fail(f"its rig restarted with request {pending.step} ({op.name}) in flight"
+                   + (" (its wear is recorded as uncertain)" if op in (Opcode.ERASE, Opcode.CYCLE) else ""))
 
-    def _fail(self, why: str, restarted: bool = True) -> None:
-        gone = ("what the program built up in the rig (FLARES' tables and page histories, its clock) is gone"
-                if restarted else "the program cannot replay past a reply it does not have")
-        why = f"{why}: {gone}, so the run cannot go on; its wear is kept"
+    def _fail(self, why: str) -> None:
+        why = (f"{why}: what the program built up in the rig (FLARES' tables and page histories, its clock) is "
+               "gone, so the run cannot go on; its wear is kept")
         self.store.set_state(self.c.id, "failed", why)
         raise NandrigError(f"campaign {self.c.id} ({self.c.kind}) failed: {why}")

@@ -457,13 +457,6 @@ class Rig:
         self.boot = boot
         return Hello((major, minor), P.RigKind(kind), P.Cap(caps), ident, boot)
 
-    def hello_to_retry(self, session: int) -> None:
-        """Speak as ``session`` (taking the rig) to repeat its request whose reply was lost: from 1.16 the rig answers
-        that request from what it kept or refuses it with REPLY_GONE, never running it a second time (an older rig
-        runs it again once it has forgotten the reply)."""
-        marked = self.hello_info.version >= (1, 16)
-        self.hello(session=session, flags=HelloFlag.TAKE_OVER | (HelloFlag.RETRY if marked else HelloFlag(0)))
-
     @property
     def target(self) -> int:
         """The target (CE#) the session's chip requests address."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 16)
+VERSION = (1, 15)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -114,7 +114,6 @@ class Err(enum.IntEnum):
     INTERNAL = 12  # the rig hit an unexpected condition; it stays up and keeps serving
     NO_SPACE = 13  # a table of fixed size in the rig is full (FLARES page profiles)
     HELD = 14  # HELLO from a session other than the one holding the rig, without TAKE_OVER; payload as for OK
-    REPLY_GONE = 15  # a retry HELLO's RETRY marked whose reply the rig no longer keeps: not run again (1.16)
 
 
 # statuses whose reply still carries a payload
@@ -154,9 +153,6 @@ class HelloFlag(enum.IntFlag):
     TAKE_OVER = 0x01  # take the rig from the session holding it (between two commands: a long one finishes first)
     RELEASE = 0x02  # this session is done with the rig: it is free for the next host
     OBSERVE = 0x04  # look without taking: the rig's session and holder stay; only read-only requests follow
-    RETRY = 0x08  # with the session taken: its next request (not STATUS, ABORT, INFO, HELLO) repeats one whose
-    # reply the host lost; the rig answers it from what it kept or refuses it with REPLY_GONE, never running it
-    # again (1.16)
 
 
 class EraseFlag(enum.IntFlag):
