@@ -153,10 +153,7 @@ def cancel(store: Store, campaign_id: int, url: str | None = None, take_over: bo
             raise NandrigError(f"campaign {campaign_id} stopped with {'request' if c.kind in PROGRAMS else 'step'} {pending.step} in flight, which may have "
                                f"worn its blocks; cancelling needs its rig to count that: {e}") from None
         with rig, store.lock(campaign_id):
-            if c.kind in PROGRAMS:
-                CallRecorder(store, rig, c).settle()
-            else:
-                Runner(store, rig, campaign_id, None).settle()
+            _settle(store, rig, c)
     store.set_state(campaign_id, "cancelled", f"cancelled at {position(store.campaign(campaign_id))}")
     return store.campaign(campaign_id)
 
@@ -174,11 +171,17 @@ def settle_strays(store: Store, rig: Rig, campaign_id: int) -> None:
         if pending is None or pending.boot != rig.boot or store.is_live(c.id):
             continue  # nothing out, out on a rig since restarted (resume accounts for it), or its process runs
         with store.lock(c.id):
-            if c.kind in PROGRAMS:
-                CallRecorder(store, rig, c).settle()
-            else:
-                Runner(store, rig, c.id, None).settle()
-        store.event(c.id, "settled", f"its request in flight collected from the rig before campaign {campaign_id} ran there")
+            _settle(store, rig, c)
+        store.event(c.id, "settled", f"its request in flight collected from the rig before campaign {campaign_id} "
+                                     "ran there")
+
+
+def _settle(store: Store, rig: Rig, c: Campaign) -> None:
+    """Campaign ``c``'s request in flight, collected from the rig and recorded (the caller holds its lock)."""
+    if c.kind in PROGRAMS:
+        CallRecorder(store, rig, c).settle()
+    else:
+        Runner(store, rig, c.id, None).settle()
 
 
 def summaries(store: Store) -> list[dict]:
