@@ -127,6 +127,10 @@ class RberParams:
 
 def _check_nonneg(x: ArrayLike, what: str) -> np.ndarray:
     a = np.asarray(x, dtype=float)
+    if a.ndim == 0:  # a scalar is the common call (FLARES, the chip): numpy's reductions would cost most of it
+        if not 0 <= float(a) < math.inf:
+            raise NandrigError(f"{what} must be finite and >= 0")
+        return a
     if np.any(~np.isfinite(a)) or np.any(a < 0):
         raise NandrigError(f"{what} must be finite and >= 0")
     return a
