@@ -75,8 +75,10 @@ def snapshot(db: str) -> dict:
     return {"db": store.name, "time": time.time(), "campaigns": campaigns}
 
 
-def rber_png(db: str, campaign_id: int) -> bytes | None:
-    """The latest checkpoints' RBER per page type with their intervals; None for no such campaign."""
+def rber_png(db: str, campaign_id: int, drawn: dict | None = None) -> bytes | None:
+    """The latest checkpoints' RBER per page type with their intervals; None for no such campaign. ``drawn``
+    keeps each campaign's last plot: drawn again only once the campaign has moved (a page's viewers ask for the
+    same plots at once, and drawing one is most of a request's time)."""
     from matplotlib.figure import Figure  # no pyplot: its global state is not for a threaded server
 
     store = Store(db, read_only=True)
@@ -84,7 +86,11 @@ def rber_png(db: str, campaign_id: int) -> bytes | None:
         ids = {c.id: c for c in store.campaigns()}
         if campaign_id not in ids:
             return None
-        rows = _latest(store, campaign_id, ids[campaign_id].chip_id)
+        c = ids[campaign_id]
+        key = (c.step, c.state, c.updated)
+        if drawn is not None and (hit := drawn.get(campaign_id)) is not None and hit[0] == key:
+            return hit[1]
+        rows = _latest(store, campaign_id, c.chip_id)
     finally:
         store.close()
     fig = Figure(figsize=(6.4, 3.4), dpi=100)
@@ -111,6 +117,8 @@ def rber_png(db: str, campaign_id: int) -> bytes | None:
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
+    if drawn is not None:
+        drawn[campaign_id] = (key, buf.getvalue())
     return buf.getvalue()
 
 
@@ -196,6 +204,7 @@ def live_html(snap: dict, refresh_s: float) -> str:
 def handler(db: str, refresh_s: float) -> type[BaseHTTPRequestHandler]:
     page = PAGE.replace("__REFRESH__", repr(refresh_s))
     plotting = threading.Lock()  # matplotlib's text layout (mathtext, font cache) is not thread-safe
+    drawn: dict[int, tuple] = {}  # campaign -> (its state when drawn, the plot), under the same lock
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
@@ -210,7 +219,7 @@ def handler(db: str, refresh_s: float) -> type[BaseHTTPRequestHandler]:
                     return self._send(200, "application/json", json.dumps(snapshot(db)).encode())
                 if m := PLOT_PATH.match(path):
                     with plotting:
-                        png = rber_png(db, int(m.group(1)))
+                        png = rber_png(db, int(m.group(1)), drawn)
                     if png is not None:  # its URL names the campaign's step, so a cached plot is never stale
                         return self._send(200, "image/png", png, cache="max-age=3600")
                 self._send(404, "application/json", b'{"error": "not found"}')

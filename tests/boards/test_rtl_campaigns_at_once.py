@@ -11,6 +11,7 @@ import pytest
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.host.storage.store import Store
 from nandrig.virtual_chip.chip import VirtualChip
+from tests.boards.short_busy import short_busy_chip
 
 PROFILE, SEEDS, BLOCK, PRE_WEAR = "mlc-small", (81, 82, 83, 84), 2, 10_000
 ENDURANCE = ("endurance", "--blocks", str(BLOCK), "--cycles", "2", "--checkpoints", "1,2")
@@ -20,7 +21,7 @@ def chips() -> tuple[VirtualChip, dict[int, VirtualChip]]:
     """The four chips, their block worn beforehand (bulk cycling, ending erased) so its reads have errors."""
     out = []
     for seed in SEEDS:
-        c = VirtualChip(PROFILE, seed)
+        c = short_busy_chip(PROFILE, seed)
         c.cycle(BLOCK, PRE_WEAR, seed=9, program=False)
         out.append(c)
     return out[0], {k: c for k, c in enumerate(out) if k}

@@ -16,6 +16,7 @@ from nandrig.errors import NandrigError
 from nandrig.host.link.rig import Rig, RigError
 from nandrig.host.link.transport import InProcessTransport
 from nandrig.protocol import Err, Limit, Opcode
+from tests.boards.short_busy import short_busy_chip
 
 PROFILE, SEED = "mlc-small", 11
 
@@ -84,7 +85,8 @@ def test_chips_on_several_targets_answer_as_on_the_virtual_rig():
     targets; a cycle's wear lands on the addressed chip alone; an empty socket is refused in one line, and so is
     FLARES beside target 0 (this firmware keeps FLARES' state for one chip)."""
     def chips():
-        return VirtualChip(PROFILE, SEED), {2: VirtualChip(PROFILE, SEED + 1), 5: VirtualChip("mlc-small-2lun", SEED + 2)}
+        return short_busy_chip(PROFILE, SEED), {2: short_busy_chip(PROFILE, SEED + 1),
+                                                5: short_busy_chip("mlc-small-2lun", SEED + 2)}
 
     long_trace = {2: Wiring(delay_ns=15.0)}
     results, wear = {}, {}
@@ -392,7 +394,7 @@ def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profil
             store.close()
 
     def worn() -> VirtualChip:
-        c = VirtualChip(profile, SEED)
+        c = short_busy_chip(profile, SEED)
         for b in blocks:
             c.cycle(b, pre_wear, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
         return c

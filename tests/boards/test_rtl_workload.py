@@ -9,7 +9,9 @@ from nandrig.host.ftl.policy import FixedT
 from nandrig.host.link.rig import Rig
 from nandrig.host.workload.replay import BusTiming, ReplayResult, replay
 from nandrig.host.workload.trace import IoOp, Request, Synthetic, synthetic
-from nandrig.virtual_chip.chip import VirtualChip
+from nandrig.boards.sim.server import VirtualRig
+from nandrig.host.link.transport import InProcessTransport
+from tests.boards.short_busy import short_busy_chip
 
 PROFILE, SEED = "mlc-small", 12
 
@@ -34,9 +36,9 @@ def _replay(rig) -> tuple[list, ReplayResult, list]:
 
 @pytest.mark.slow
 def test_a_replay_on_the_rtl_rig_matches_the_virtual_rig_request_for_request():
-    with RtlRig(VirtualChip(PROFILE, SEED)) as rtl, Rig.open(rtl.url) as r:
+    with RtlRig(short_busy_chip(PROFILE, SEED)) as rtl, Rig.open(rtl.url) as r:
         got, got_out, got_t = _replay(r)
-    with Rig.open("sim", chip=PROFILE, seed=SEED, exact=True) as v:
+    with Rig(InProcessTransport(VirtualRig(short_busy_chip(PROFILE, SEED), exact=True))) as v:
         want, want_out, want_t = _replay(v)
     assert got == want and got_out.damaged_reads == 0
     assert any(step[4] for step in got)  # collection erased blocks on the way

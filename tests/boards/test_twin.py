@@ -102,6 +102,20 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
     ratio = population_rber(p2.physics, p2, pe, hours) / population_rber(p1.physics, p1, pe, hours)
     assert np.all(np.abs(ratio - 1) <= 0.3), ratio
 
+    # FLARES tables from the twin (the die's training retention campaign run on it, fitted per page type) give
+    # the die's validation the verdict that tables from the die's own fit give it
+    verdicts = {}
+    for name, store, cid, blocks in (("direct", db, 2, "64-70"), ("twin", twin_db, 4, "71-77")):
+        csv, params = tmp_path / f"{name}.csv", tmp_path / f"{name}-params.json"
+        assert run_cli("export", "--db", store, "--campaign", cid, "--by-block", "--out", csv).code == 0
+        r = run_cli("fit", "--csv", csv, "--save", params)
+        assert r.code == 0, r.err
+        r = run_cli("run", "flares-validate", "--rig", "sim", *DIE, "--db", db, "--params", params, "--blocks",
+                    blocks, "--scale", "0.01", "--json")
+        assert r.code == 0, r.err
+        verdicts[name] = {t: v["met"] for t, v in json.loads(r.out)["verdict"]["page_types"].items()}
+    assert verdicts["twin"] == verdicts["direct"] and set(verdicts["direct"]) == {"lower", "upper"}, verdicts
+
 
 def test_a_database_without_the_campaigns_a_part_needs_names_them(run_cli, tmp_path):
     db = tmp_path / "lat.db"

@@ -149,3 +149,32 @@ def test_a_server_that_goes_away_stops_the_campaign_in_one_line_and_resume_finis
     resumed = subprocess.run(cmd("resume", "--db", url), capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert outcome(url) == outcome(alone)
+
+
+def test_a_twin_is_fitted_from_a_postgresql_store_as_from_an_sqlite_file(pg_database, run_cli, tmp_path):
+    """`sim profile --from-db` reads a chip's campaigns from a PostgreSQL server as from an SQLite file: the
+    same campaigns there give the same inputs, and the command fits and writes the twin from the server."""
+    from dataclasses import replace
+
+    from nandrig.host.storage.store import Store
+    from nandrig.host.views.twin_inputs import twin_inputs
+
+    chip, label = ("--rig", "sim", "--chip", "mlc-small", "--seed", "6"), "sim:mlc-small:6"
+    url, file = pg_database(), tmp_path / "die.db"
+    inputs = []
+    for db in (url, file):
+        for kind in (("latency", "--blocks", "0", "--checkpoints", "1,2000"),
+                     ("retention", "--blocks", "2-7", "--wear", "1000,4000", "--times", "1d,1mo")):
+            r = run_cli("run", *kind, *chip, "--db", db)
+            assert r.code == 0, r.err
+        store = Store(db, read_only=True)
+        try:
+            inputs.append(replace(twin_inputs(store, label), database=""))
+        finally:
+            store.close()
+    assert inputs[0] == inputs[1] and inputs[0].ops and inputs[0].rber_rows
+    out = tmp_path / "twin.json"
+    r = run_cli("sim", "profile", "--from-db", url, "--chip", label, "--out", out, "--json")
+    assert r.code == 0, r.err
+    fitted = {p["field"] for p in json.loads(r.out)["parts"] if p["ci95"]}
+    assert {"timing.t_prog_msb_us", "rber.Bo"} <= fitted and json.loads(out.read_text())["twin"]["database"]
