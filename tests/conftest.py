@@ -118,7 +118,8 @@ def _temp_in_memory(config) -> None:
     one and the caller named no place: the store and the simulated rigs fsync after every record, which on this
     machine's disk made a 2-block latency campaign 33 s instead of 17 s (2026-11-30), time a worker waits doing
     nothing. Workers inherit the environment set here."""
-    if _xdist_worker(config) or {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & set(os.environ) or not os.access(RAM_DISK, os.W_OK):
+    named = {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & set(os.environ)
+    if _xdist_worker(config) or named or not os.access(RAM_DISK, os.W_OK):
         return
     root = tempfile.mkdtemp(prefix="nandrig-tests-", dir=RAM_DISK)
     os.chmod(root, 0o1777)  # as /tmp: the PostgreSQL tests run their server as another user

@@ -153,7 +153,7 @@ def cancel(store: Store, campaign_id: int, url: str | None = None, take_over: bo
             raise NandrigError(f"campaign {campaign_id} stopped with {'request' if c.kind in PROGRAMS else 'step'} {pending.step} in flight, which may have "
                                f"worn its blocks; cancelling needs its rig to count that: {e}") from None
         with rig, store.lock(campaign_id):
-            _settle(store, rig, c)
+            _settle(store, rig, c, resend=False)
     store.set_state(campaign_id, "cancelled", f"cancelled at {position(store.campaign(campaign_id))}")
     return store.campaign(campaign_id)
 
@@ -176,12 +176,13 @@ def settle_strays(store: Store, rig: Rig, campaign_id: int) -> None:
                                      "ran there")
 
 
-def _settle(store: Store, rig: Rig, c: Campaign) -> None:
-    """Campaign ``c``'s request in flight, collected from the rig and recorded (the caller holds its lock)."""
+def _settle(store: Store, rig: Rig, c: Campaign, resend: bool = True) -> None:
+    """Campaign ``c``'s request in flight, collected from the rig and recorded (the caller holds its lock);
+    ``resend``: what a restarted rig lost of it is sent anew (not for a cancel)."""
     if c.kind in PROGRAMS:
         CallRecorder(store, rig, c).settle()
     else:
-        Runner(store, rig, c.id, None).settle()
+        Runner(store, rig, c.id, None).settle(resend)
 
 
 def summaries(store: Store) -> list[dict]:
@@ -241,9 +242,10 @@ class Runner:
         self.store.set_state(self.c.id, "done", f"{len(self.steps)} steps")
         return self.store.campaign(self.c.id)
 
-    def settle(self) -> int:
+    def settle(self, resend: bool = True) -> int:
         """The request in flight when the campaign stopped, collected from the rig (its reply cache, or executed
-        now) and recorded, so what it did to the chip is counted; returns the step to go on from."""
+        now) and recorded, so what it did to the chip is counted; returns the step to go on from. ``resend``:
+        what a rig restarted since may not have done is sent anew (a resume), else left undone (a cancel)."""
         pending = self.store.pending(self.c.id)
         self.context = note_session(self.context, self.rig.session)
         self.store.save_context(self.c.id, self.context)
@@ -252,7 +254,7 @@ class Runner:
         with Turn(self.rig.turn()) as turn:
             if pending.boot not in (None, self.rig.boot):
                 # the rig restarted since the request went out: its reply cache is gone, what it did is bounded
-                self._after_restart(pending, turn)
+                self._after_restart(pending, turn, resend)
             else:  # a request was in flight when the host stopped: collect its reply
                 new_session = self.rig.session
                 # a CYCLE job of this session answers its retry without the cache
@@ -322,10 +324,10 @@ class Runner:
         self.context["in_flight"] = note
         self.store.save_context(self.c.id, self.context)
 
-    def _after_restart(self, pending, turn: Turn) -> None:
+    def _after_restart(self, pending, turn: Turn, resend: bool) -> None:
         """The rig restarted with ``pending`` out. A CYCLE counts the rounds its last progress report confirms and
-        records as uncertain what the rig may have done after it; the rest of the rounds are sent anew. Any other
-        request is sent anew (an ERASE may have worn its block once more: uncertain by one)."""
+        records as uncertain what the rig may have done after it; the rest of the rounds are sent anew (``resend``).
+        Any other request is sent anew (``resend``; an ERASE may have worn its block once more: uncertain by one)."""
         i, step = pending.step, self.steps[pending.step]
         payload = pending.payload
         seq = self.rig.next_seq()
@@ -339,15 +341,21 @@ class Runner:
                 payload = P.CYCLE_REQ.pack(first, n, cycles - min(low), seed, flags)
                 detail = (f"step {i}: CYCLE of {cycles} rounds on blocks {first}-{first + n - 1} cut short; "
                           f"{min(low)}-{max(low)} rounds confirmed, up to {max(high)} possible; the remaining "
-                          f"{cycles - min(low)} sent anew")
+                          f"{cycles - min(low)}")
             elif isinstance(step, Erase):
                 self.store.add_uncertain(db, self.c.chip_id, step.block, 1)
-                detail = f"step {i}: ERASE of block {step.block} sent anew (it may have run: P/E +0..1)"
+                detail = f"step {i}: ERASE of block {step.block} (it may have run: P/E +0..1)"
             else:
-                detail = f"step {i}: {Opcode(pending.op).name} sent anew"
-            self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
+                detail = f"step {i}: {Opcode(pending.op).name}"
+            detail += " sent anew" if resend else " not sent (cancelled)"
+            if resend:
+                self.store.journal(self.c.id, i, self.rig.session, seq, pending.op, payload, self.rig.boot, db)
+            else:
+                self.store.clear_journal(db, self.c.id)
             self.store.event(self.c.id, "rig_restarted", f"{detail} (boot {pending.boot:08x}, now {self.rig.boot:08x})",
                              db)
+        if not resend:
+            return
         if step.op == Opcode.CYCLE and P.CYCLE_REQ.unpack(payload)[2] == 0:
             self.context.pop("in_flight", None)
             with self.store.tx() as db:  # every round was confirmed: nothing left to send

@@ -3,7 +3,9 @@
 (host-side over measured errors, and the rig's own over its decoder's counts) and BCH-decoded reads.
 
 The chip's array times are a tenth of its profile's (tests/boards/short_busy.py): the RTL rig simulates every
-cycle of them, and what is compared does not depend on them. The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
+cycle of them, and what is compared does not depend on them.
+
+The RTL rig measures busy time from R/B# in whole clock cycles and its clock follows simulated time, so
 busy times and the actual retention age agree to within a few cycles, not to the nanosecond.
 """
 import fcntl
