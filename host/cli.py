@@ -820,10 +820,13 @@ def run_flares_validate(url, profile, seed, params_name, blocks, wordline, scale
               help="Garbage collection's choice of block.")
 @click.option("--fill/--no-fill", default=True, show_default=True,
               help="Write every logical page once before the trace (a drive in use, not a new one).")
+@click.option("--checkpoint-every", "checkpoint_s", type=click.FloatRange(min=0.1),
+              help="Seconds of wall time between checkpoints (default 5): at most what a resumed run answers from "
+              "its record.")
 @click.option("--take-over", is_flag=True, help="Take the rig from another host session holding it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run_workload(url, db, profile, seed, chip_label, blocks, workload, trace_path, trace_format, requests, reads,
-                 gap_us, trace_seed, policy, models, rated_pe, over_provisioning, victim, fill, take_over,
+                 gap_us, trace_seed, policy, models, rated_pe, over_provisioning, victim, fill, checkpoint_s, take_over,
                  as_json) -> None:
     """Replay a workload on the FTL over reserved blocks of the rig's chip: throughput, latency, energy, write
     amplification, errors and wear, as a resumable campaign."""
@@ -848,7 +851,7 @@ def run_workload(url, db, profile, seed, chip_label, blocks, workload, trace_pat
     try:
         result, _ = _interruptible(store, None, lambda: start_campaign(
             db, url, profile, seed, chip_label, take_over, blocks, trace, policy, models, lower, upper, rated_pe,
-            over_provisioning, victim, fill, echo))
+            over_provisioning, victim, fill, echo, checkpoint_s))
     finally:
         store.close()
     if as_json:

@@ -42,7 +42,7 @@ from nandrig.host.workload.replay import BusTiming, ReplayResult, replay
 from nandrig.host.workload.trace import IoOp, Request, Synthetic, read_trace, synthetic
 
 KIND = "workload"
-CHECKPOINT_S = 5.0  # wall time between checkpoints: what a resumed run does again at most (from the record)
+CHECKPOINT_S = 5.0  # default wall time between checkpoints: what a resumed run does again at most (from the record)
 MIN_BLOCKS = 6
 CHUNK = 64  # requests replayed between looks at the clock
 _LATENCIES = ("read_latency_ns", "write_latency_ns")
@@ -63,6 +63,7 @@ class WorkloadParams:
     over_provisioning: float
     victim: str
     fill: bool
+    checkpoint_s: float = CHECKPOINT_S  # campaigns stored before it was a parameter: the old constant
 
     @classmethod
     def from_mapping(cls, d: dict) -> "WorkloadParams":
@@ -147,7 +148,8 @@ class _Run:
 
 def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None, take_over: bool, blocks: str,
                    trace: dict, policy: str, models: str, lower: RberParams, upper: RberParams, rated_pe: int,
-                   over_provisioning: float, victim: str, fill: bool, echo) -> tuple[dict, int]:
+                   over_provisioning: float, victim: str, fill: bool, echo,
+                   checkpoint_s: float | None = None) -> tuple[dict, int]:
     """The workload as a campaign: its blocks reserved (one a campaign holds is refused), their factory marks
     scanned and the bad ones left out, every rig request journaled; the result stored for ``nandrig report``."""
     store = Store(db)
@@ -169,7 +171,8 @@ def start_campaign(db, url: str, profile: str, seed: int, chip_label: str | None
             good = tuple(b for b in wanted if b not in bad)
             _enough(wanted, good)
             p = WorkloadParams(good, tuple(states[b].pe if b in states else 0 for b in good), trace, policy, models,
-                               lower.as_dict(), upper.as_dict(), rated_pe, over_provisioning, victim, fill)
+                               lower.as_dict(), upper.as_dict(), rated_pe, over_provisioning, victim, fill,
+                               checkpoint_s or CHECKPOINT_S)
             cid = store.create_campaign(chip_id, KIND, p.to_mapping(), sorted(good), url, rig.hello_info.identity,
                                         versions(rig), 0, rig.target)
             echo(f"campaign {cid}: {KIND} on blocks {format_blocks(sorted(good))} in {store.name}: {describe(trace)}, "
@@ -231,7 +234,7 @@ def run_campaign(store: Store, rig: Rig, campaign_id: int, echo: Callable[[str],
                 break
             replay(ftl, chunk, bus, result=run.fill if run.done < n_fill else run.trace)
             run.done += len(chunk)
-            if time.monotonic() - last >= CHECKPOINT_S and not rec.replaying:
+            if time.monotonic() - last >= p.checkpoint_s and not rec.replaying:
                 run.flash_energy_pj = flash.kept_pj
                 rec.checkpoint(run.encode(ftl))
                 last = time.monotonic()

@@ -17,7 +17,7 @@ from nandrig.boards.sim.state_file import load_state
 from nandrig.virtual_chip.chip import VirtualChip
 
 ARGS = ("run", "workload", "--rig", "sim", "--chip", "mlc-small", "--seed", "5", "--blocks", "2-13",
-        "--workload", "zipf", "--requests", "700", "--policy", "flares")
+        "--workload", "zipf", "--requests", "700", "--policy", "flares", "--checkpoint-every", "1")
 
 
 def nandrig(*args) -> list[str]:
@@ -65,7 +65,12 @@ def test_sigkill_three_times_then_resume_gives_the_same_statistics_and_wear(tmp_
         while (n := checkpoint(db)) is None or (since is not None and n <= since):
             assert proc.poll() is None, "the replay ended before it could be killed"
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.5, 3.0))  # between two checkpoints: the resumed run replays its record
+        # Between two checkpoints, so the resumed run replays its record: killed after a random number of
+        # rig calls rather than a random time, which a fast machine could outrun to the end of the replay.
+        calls = rng.randint(5, 100)
+        while query(db, "SELECT count(*) FROM rig_calls WHERE campaign_id=1")[0][0] < calls:
+            assert proc.poll() is None, "the replay ended before it could be killed"
+            time.sleep(0.01)
         proc.kill()
         proc.wait()
         since = checkpoint(db)
