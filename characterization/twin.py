@@ -181,39 +181,111 @@ def rber_laws(rows: list[dict], campaigns: tuple[int, ...]) -> tuple[list[Part],
     return parts, names
 
 
+Z_AGREE = 2.0  # a level agrees when chip and twin are within this many standard deviations
+SHARE_AGREE = 0.9  # and a campaign's RBER when this share of its levels do (issue 46's held-out criterion)
+TIME_AGREE = 0.02  # a mean busy time per operation and page type: within 2 % (the latency criterion)
+ENERGY_AGREE = 0.05  # a mean busy energy per operation: within 5 % (the energy criterion)
+
+
 @dataclass(frozen=True)
 class LevelCheck:
-    """A held-out (P/E, retention) level: the chip's RBER and the twin's under the same campaign, and how far
-    apart they are in their combined noise (counting, and the spread of the blocks each pooled)."""
+    """A level of a campaign (P/E, retention, read count and read-reference offset): the chip's RBER and the
+    twin's under the same campaign, and how far apart they are in their combined noise (counting, and the
+    spread of the blocks each pooled)."""
 
     pe: int
     retention_h: float
     measured: float
     twin: float
     z: float
+    reads: int = 0
+    offset: int = 0
+    sd: float = 0.0  # the difference's standard deviation: z = (measured - twin) / sd
+
+
+def _levels(rows: list[dict]) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for r in rows:
+        out.setdefault((r["pe"], r["retention_h"], r.get("reads", 0), r.get("offset", 0)), []).append(r)
+    return out
+
+
+def _mean_var(rs: list[dict]) -> tuple[float, float]:
+    """A level's pooled RBER and its variance: counting (Poisson) plus its blocks' scatter about the mean."""
+    errors, bits = sum(r["errors"] for r in rs), sum(r["bits"] for r in rs)
+    block = [sum(x["errors"] for x in rs if x["block"] == b) / sum(x["bits"] for x in rs if x["block"] == b)
+             for b in sorted({x["block"] for x in rs})]
+    spread = float(np.var(block, ddof=1)) / len(block) if len(block) > 1 else 0.0
+    return errors / bits, max(errors, 1) / bits**2 + spread
 
 
 def check_rber(measured: list[dict], twin: list[dict]) -> list[LevelCheck]:
     """Rows of the same campaign on the chip and on its twin (``export_rows(..., by_block=True)``), level by level."""
-    def levels(rows):
-        out: dict[tuple, list[dict]] = {}
-        for r in rows:
-            out.setdefault((r["pe"], r["retention_h"]), []).append(r)
-        return out
-
-    def mean_var(rs) -> tuple[float, float]:
-        errors, bits = sum(r["errors"] for r in rs), sum(r["bits"] for r in rs)
-        block = [sum(x["errors"] for x in rs if x["block"] == b) / sum(x["bits"] for x in rs if x["block"] == b)
-                 for b in sorted({x["block"] for x in rs})]
-        mean = errors / bits
-        spread = float(np.var(block, ddof=1)) / len(block) if len(block) > 1 else 0.0
-        return mean, max(errors, 1) / bits**2 + spread  # counting (Poisson) plus the blocks' scatter about it
-
     out = []
-    twin_levels = levels(twin)
-    for key, rs in sorted(levels(measured).items()):
+    twin_levels = _levels([r for r in twin if r["bits"]])
+    for key, rs in sorted(_levels([r for r in measured if r["bits"]]).items()):
         if key not in twin_levels:
             continue
-        (m, vm), (t, vt) = mean_var(rs), mean_var(twin_levels[key])
-        out.append(LevelCheck(int(key[0]), float(key[1]), m, t, (m - t) / math.sqrt(vm + vt)))
+        (m, vm), (t, vt) = _mean_var(rs), _mean_var(twin_levels[key])
+        sd = math.sqrt(vm + vt)
+        out.append(LevelCheck(int(key[0]), float(key[1]), m, t, (m - t) / sd, int(key[2]), int(key[3]), sd))
     return out
+
+
+@dataclass(frozen=True)
+class OpCheck:
+    """Timed operations of one kind (an erase, or a program or read of one page type) in the same campaign on the
+    chip and on its twin: mean busy time and mean busy energy per operation (None: not metered)."""
+
+    op: str
+    page_type: str  # "" for an erase
+    n: int
+    measured_us: float
+    twin_us: float
+    measured_nj: float | None
+    twin_nj: float | None
+
+    @property
+    def time_off(self) -> float:
+        return self.twin_us / self.measured_us - 1
+
+    @property
+    def energy_off(self) -> float | None:
+        if self.measured_nj is None or self.twin_nj is None:
+            return None
+        return self.twin_nj / self.measured_nj - 1
+
+
+def check_ops(measured: list[tuple], twin: list[tuple]) -> list[OpCheck]:
+    """Timed operations of the same campaign on the chip and on its twin, each (op, page type, busy ns, busy pJ
+    or None), per operation and page type."""
+    def groups(ops) -> dict[tuple[str, str], tuple[int, float, float | None]]:
+        by: dict[tuple[str, str], list] = {}
+        for op, pt, ns, pj in ops:
+            by.setdefault((op, pt), []).append((ns, pj))
+        out = {}
+        for k, v in by.items():
+            pj = [e for _, e in v if e is not None]
+            out[k] = (len(v), float(np.mean([ns for ns, _ in v])) / 1e3, float(np.mean(pj)) / 1e3 if pj else None)
+        return out
+
+    m, t = groups(measured), groups(twin)
+    return [OpCheck(op, pt, m[(op, pt)][0], m[(op, pt)][1], t[(op, pt)][1], m[(op, pt)][2], t[(op, pt)][2])
+            for op, pt in sorted(m) if (op, pt) in t]
+
+
+def verdict(levels: list[LevelCheck], ops: list[OpCheck]) -> str:
+    """One line: whether the twin ran a campaign as the chip did, and where it did not."""
+    off = []
+    bad = [lv for lv in levels if abs(lv.z) > Z_AGREE]
+    if levels and len(levels) - len(bad) < SHARE_AGREE * len(levels):
+        worst = max(bad, key=lambda lv: abs(lv.z))
+        at = f"{worst.pe:,} P/E, {worst.retention_h:g} h" + (f", {worst.reads:,} reads" if worst.reads else "")
+        off.append(f"{len(bad)} of {len(levels)} RBER levels beyond |z| {Z_AGREE:g} (worst: {at}, z {worst.z:+.1f})")
+    for o in ops:
+        what = f"{o.op} {o.page_type}".strip()
+        if abs(o.time_off) > TIME_AGREE:
+            off.append(f"{what} time {o.time_off:+.1%}")
+        if o.energy_off is not None and abs(o.energy_off) > ENERGY_AGREE:
+            off.append(f"{what} energy {o.energy_off:+.1%}")
+    return "differs: " + "; ".join(off) if off else "agrees"

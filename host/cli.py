@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -1018,8 +1019,15 @@ def serve_cmd(db, host, port, refresh_s) -> None:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for index.html and its plots.")
 @click.option("--campaign", "campaign_ids", type=int, multiple=True,
               help="Report this campaign (repeat for more); default: every one.")
-def report_cmd(db, out, campaign_ids) -> None:
+@click.option("--twin", "twin_paths", type=click.Path(dir_okay=False), multiple=True,
+              help="A chip's twin (`nandrig sim profile --from-db`): its chip's campaigns run again on it and set "
+              "against the chip's, with a verdict per campaign (repeatable).")
+@click.option("--twin-db", type=click.Path(dir_okay=False),
+              help="Keep the twin's runs in this new database (one --twin); default: a scratch one, removed.")
+def report_cmd(db, out, campaign_ids, twin_paths, twin_db) -> None:
     """Write an HTML report with plots, tables and the data as CSV of the database's campaigns."""
     from nandrig.host.views.report import write_report
 
-    click.echo(f"report: {write_report(db, out, list(campaign_ids) or None).resolve()}")
+    page = write_report(db, out, list(campaign_ids) or None, twin_paths, twin_db,
+                        echo=lambda m: click.echo(m, err=True) if sys.stderr.isatty() else None)
+    click.echo(f"report: {page.resolve()}")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import html
 import json
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -25,6 +27,8 @@ from nandrig.host.views.export import export_rows, measurements  # noqa: E402
 from nandrig.host.engine.flares_validate import verdict  # noqa: E402
 from nandrig.host.views.report_data import data_section  # noqa: E402
 from nandrig.host.views.report_page import Report, page_html  # noqa: E402
+from nandrig.host.engine.twin_replay import TwinProfile, TwinRun, read_twin, replay  # noqa: E402
+from nandrig.host.views.report_twin import twin_section  # noqa: E402
 from nandrig.host.views.report_workload import workload_section  # noqa: E402
 from nandrig.host.engine.workload_run import KIND as WORKLOAD  # noqa: E402
 from nandrig.host.storage.store import Campaign, Store  # noqa: E402
@@ -157,11 +161,20 @@ def _num(v, fmt: str = ".2g") -> str:
     return "" if v is None else format(v, fmt)
 
 
-def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None = None) -> Path:
-    """The report of every campaign in ``db``, or of ``campaign_ids`` alone (and the validations among them)."""
+def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None = None,
+                 twin_paths: Sequence[str] = (), twin_db: str | None = None,
+                 echo: Callable[[str], None] = lambda s: None) -> Path:
+    """The report of every campaign in ``db``, or of ``campaign_ids`` alone (and the validations among them);
+    each twin in ``twin_paths`` set against its chip's campaigns, which it runs again in a scratch database (or,
+    for one twin, in the new database ``twin_db``, kept)."""
+    if twin_db is not None and (len(twin_paths) != 1 or Path(twin_db).exists()):
+        raise NandrigError(f"--twin-db {twin_db}: one --twin's runs go into a new database" if len(twin_paths) == 1
+                           else "--twin-db keeps the runs of one --twin: give exactly one")
     store = Store(db, read_only=True)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    scratch = tempfile.TemporaryDirectory(prefix="nandrig-twin-")
+    twin_runs: list[TwinRun] = []
     try:
         r = Report(store, out)
         campaigns = store.campaigns()
@@ -173,6 +186,8 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
             flares_runs = [f for f in flares_runs if f[5] in campaign_ids]
         if not campaigns and not flares_runs:
             raise NandrigError(f"{db} holds no campaigns to report")
+        dbs = [Path(twin_db)] if twin_db else [Path(scratch.name) / f"twin{k}.db" for k in range(len(twin_paths))]
+        _run_twins(store, campaigns, [read_twin(p) for p in twin_paths], dbs, twin_runs, echo)
         # states as `nandrig ls` says them: "running" only while a process holds the campaign
         listing = summaries(store)
         states, listed = {x["id"]: x["state"] for x in listing}, {x["id"]: x["blocks"] for x in listing}
@@ -185,6 +200,9 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
                 f"{chip['page_bytes']}+{chip['spare_bytes']}-byte pages, {ppb} pages per block, "
                 f"{chip['blocks']} blocks (identity from its ONFI parameter page).")
             model_section(r, chip_id, mine)
+            for tr in twin_runs:
+                if tr.twin.chip == chip["label"]:
+                    twin_section(r, tr, mine)
             for c in mine:
                 if c.kind == WORKLOAD and (res := store.result_of(c.id)) is not None:
                     r.h2(f"Campaign {c.id}: {c.kind}")
@@ -214,7 +232,25 @@ def write_report(db: str | Path, out: str | Path, campaign_ids: list[int] | None
         page.write_text(page_html(r.sections, f"<code>{html.escape(str(db))}</code>"))
         return page
     finally:
+        for tr in twin_runs:
+            tr.store.close()
+        scratch.cleanup()
         store.close()
+
+
+def _run_twins(store: Store, campaigns: list[Campaign], twins: list[TwinProfile], dbs: list[Path],
+               runs: list[TwinRun], echo: Callable[[str], None]) -> None:
+    """Each twin's run of its chip's campaigns into ``runs``: every one up to the last reported, so its blocks'
+    history is the chip's."""
+    chips = {store.chip(i)["label"]: i for i in {c.chip_id for c in campaigns}}
+    for t in twins:  # all refused before any runs
+        if t.chip not in chips:
+            raise NandrigError(f"twin {t.name} is of chip {t.chip}, which the reported campaigns are not of "
+                               f"(theirs: {', '.join(sorted(chips)) or 'none'})")
+    for t, db in zip(twins, dbs):
+        last = max(c.id for c in campaigns if c.chip_id == chips[t.chip])
+        history = [c for c in store.campaigns() if c.chip_id == chips[t.chip] and c.id <= last]
+        runs.append(replay(t, history, db, echo))
 
 
 def _failures(events) -> str:

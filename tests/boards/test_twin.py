@@ -59,30 +59,36 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
 
     _run(run_cli, db, *HELD_OUT_RETENTION)
     _run(run_cli, db, *HELD_OUT_LATENCY)
-    _run(run_cli, twin_db, *HELD_OUT_RETENTION, chip=("--chip", str(twin), "--seed", "0"))
-    _run(run_cli, twin_db, *HELD_OUT_LATENCY, chip=("--chip", str(twin), "--seed", "0"))
+    # the report runs the die's four campaigns again on the twin (kept: they are the twin's campaigns 1-4)
+    r = run_cli("report", "--db", db, "--out", tmp_path / "rep", "--twin", twin, "--twin-db", twin_db)
+    assert r.code == 0, r.err
 
-    checks = check_rber(_rows(db, 3), _rows(twin_db, 1))
+    checks = check_rber(_rows(db, 3), _rows(twin_db, 3))
     table = "\n".join(f"{c.pe:>6} {c.retention_h:>7.0f} h {c.measured:.3e} {c.twin:.3e} z {c.z:+.2f}" for c in checks)
     assert len(checks) == 12
-    assert sum(abs(c.z) <= 2 for c in checks) >= 0.9 * len(checks), table
+    within = sum(abs(c.z) <= 2 for c in checks)
+    assert within >= 0.9 * len(checks), table
+    # the report's section says the same, campaign by campaign, with a verdict
+    page = (tmp_path / "rep" / "index.html").read_text()
+    summary = page[page.index("against the measured campaigns"):]
+    row = lambda cid: summary[summary.index(f"<tr><td>{cid}</td>"):].split("</tr>")[0]  # noqa: E731
+    assert "held out" in row(3) and f"<td>{within} of 12</td>" in row(3) and "agrees" in row(3), row(3)
+    assert "held out" in row(4) and "<td>5 of 5</td><td>5 of 5</td>" in row(4) and "agrees" in row(4), row(4)
+    assert "fitted to" in row(1) and "fitted to" in row(2)
 
     times, energy = _ops(db, 4)
-    twin_times, twin_energy = _ops(twin_db, 2)
+    twin_times, twin_energy = _ops(twin_db, 4)
     assert set(times) == set(twin_times) == {("erase", ""), ("program", "lower"), ("program", "upper"),
                                              ("read", "lower"), ("read", "upper")}
     for k in times:
         assert abs(twin_times[k] / times[k] - 1) <= 0.02, (k, twin_times[k], times[k])
         assert abs(twin_energy[k] / energy[k] - 1) <= 0.05, (k, twin_energy[k], energy[k])
 
-    # a twin of the twin: the training campaigns on the twin, fitted again, give back the twin's own values
-    on_twin = ("--chip", str(twin), "--seed", "0")
-    _run(run_cli, twin_db, "latency", "--blocks", "0-1", "--checkpoints", "1,10000", chip=on_twin)
-    _run(run_cli, twin_db, "retention", "--blocks", "2-25", "--wear", "1000,3000,6000,10000", "--times",
-         "1h,1d,1mo,1y", chip=on_twin)
+    # a twin of the twin: the training campaigns on the twin (the report's runs 1 and 2), fitted again, give back
+    # the twin's own values
     again = tmp_path / "twin2.json"
-    r = run_cli("sim", "profile", "--from-db", twin_db, "--chip", f"sim:{twin}:0", "--out", again,
-                "--campaign", "3", "--campaign", "4", "--json")
+    r = run_cli("sim", "profile", "--from-db", twin_db, "--chip", f"sim:{twin.resolve()}:0", "--out", again,
+                "--campaign", "1", "--campaign", "2", "--json")
     assert r.code == 0, r.err
     first, second = json.loads(twin.read_text()), json.loads(again.read_text())
     outside = [(p["field"], p["ci95"], first[p["field"].split(".")[0]][p["field"].split(".")[1]])
@@ -105,7 +111,7 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
     # FLARES tables from the twin (the die's training retention campaign run on it, fitted per page type) give
     # the die's validation the verdict that tables from the die's own fit give it
     verdicts = {}
-    for name, store, cid, blocks in (("direct", db, 2, "64-70"), ("twin", twin_db, 4, "71-77")):
+    for name, store, cid, blocks in (("direct", db, 2, "64-70"), ("twin", twin_db, 2, "71-77")):
         csv, params = tmp_path / f"{name}.csv", tmp_path / f"{name}-params.json"
         assert run_cli("export", "--db", store, "--campaign", cid, "--by-block", "--out", csv).code == 0
         r = run_cli("fit", "--csv", csv, "--save", params)
@@ -130,3 +136,18 @@ def test_a_database_without_the_campaigns_a_part_needs_names_them(run_cli, tmp_p
     run_cli("sim", "profile", "--from-db", db, "--chip", "sim:mlc-small:8", "--campaign", "7", "--out",
             tmp_path / "t.json").assert_one_line_error("campaign 7")
     assert not (tmp_path / "t.json").exists()
+
+
+def test_the_report_refuses_a_twin_it_cannot_set_against_the_campaigns(run_cli, tmp_path):
+    db = tmp_path / "lat.db"
+    _run(run_cli, db, "latency", "--blocks", "0-1", "--checkpoints", "1", chip=("--chip", "mlc-small", "--seed", "8"))
+    plain, other = tmp_path / "plain.json", tmp_path / "other.json"
+    plain.write_text(json.dumps({"name": "plain"}))
+    other.write_text(json.dumps({"name": "twin-x", "twin": {"chip": "sim:mlc-small:9", "campaigns": [1]}}))
+    report = lambda *a: run_cli("report", "--db", db, "--out", tmp_path / "rep", *a)  # noqa: E731
+    report("--twin", plain).assert_one_line_error("not a chip's twin", "nandrig sim profile --from-db")
+    report("--twin", other).assert_one_line_error("twin twin-x is of chip sim:mlc-small:9", "sim:mlc-small:8")
+    report("--twin", tmp_path / "none.json").assert_one_line_error("none.json")
+    report("--twin", other, "--twin-db", db).assert_one_line_error("--twin-db", "new database")
+    report("--twin", other, "--twin", other, "--twin-db", tmp_path / "t.db").assert_one_line_error("exactly one")
+    assert not (tmp_path / "t.db").exists()
