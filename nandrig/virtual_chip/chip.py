@@ -635,18 +635,6 @@ class VirtualChip:
         """This read's busy time: keyed by the block's read count, so both APIs agree."""
         return self._jitter(self._t_r_us(page) * 1_000 * self._time_scale, block, page, blk.pe, 1_000_000 + blk.reads)
 
-    def mean_busy_ns(self, op: str, page: int, wear) -> np.ndarray:
-        """The busy time of an ``op`` (erase, program or read) of ``page`` (-1 for an erase) in a block of ``wear``
-        MLC-equivalent cycles, its jitter averaged out: what a twin predicts of a timed operation."""
-        wear = np.asarray(wear, float)
-        t = self.profile.timing
-        if op == "erase":
-            return np.broadcast_to(self._t_bers(wear), wear.shape).astype(float)
-        upper = page_map(page, self.geometry.pages_per_block)[1]
-        if op == "program":
-            return (t.t_prog_msb_us if upper else t.t_prog_lsb_us) * 1_000 * self._prog_factor(wear)
-        return np.full(wear.shape, self._t_r_us(page) * 1_000 * self._time_scale)
-
     def _jitter(self, ns: float, block: int, page: int, pe: int, serial: int) -> int:
         z = rng.uniform(rng.TIMING, self.seed, block, page, pe, serial) * 2.0 - 1.0
         return int(round(float(ns) * (1.0 + self.profile.timing.jitter * z)))
