@@ -5,6 +5,7 @@ store's side gathers the inputs (host/views/twin_inputs.py), the simulated board
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -16,6 +17,48 @@ from nandrig.chip.geometry import PageMap, PageType
 from nandrig.errors import NandrigError
 
 GENERIC = "mlc-3x"  # the virtual chip profile whose values a twin keeps where its chip's data say nothing
+
+
+@dataclass(frozen=True)
+class BlockLevel:
+    """A (P/E, retention) level's errors and bits per block (its page types pooled)."""
+
+    pe: float
+    retention_h: float
+    errors: np.ndarray
+    bits: np.ndarray
+
+
+def block_levels(rows: list[dict], min_errors: int = 50) -> list[BlockLevel]:
+    """The levels of by-block rows (``export_rows(..., by_block=True)``) at which three blocks or more each have
+    ``min_errors`` errors: where a block's RBER is known well enough for its scatter to show."""
+    by: dict[tuple, dict[int, list[int]]] = {}
+    for r in rows:
+        e_b = by.setdefault((r["campaign"], r["pe"], r["retention_h"]), {}).setdefault(r["block"], [0, 0])
+        e_b[0] += r["errors"]
+        e_b[1] += r["bits"]
+    out = []
+    for (_, pe, h), blocks in sorted(by.items()):
+        e, b = (np.array(v, float) for v in zip(*blocks.values()))
+        if len(e) >= 3 and e.min() >= min_errors:
+            out.append(BlockLevel(float(pe), float(h), e, b))
+    return out
+
+
+def block_spread(levels: list[BlockLevel], gain: np.ndarray) -> tuple[float, tuple[float, float]]:
+    """The block-to-block spread sigma (a block's constants scale as exp(sigma z)) that accounts for the scatter
+    of the blocks' log RBER beyond their counting noise, level by level: its variance is 1/errors per block plus
+    sigma^2 ``gain`` (the level's sum of squared sensitivities of log RBER to the varied constants). Pooled by
+    moments over the levels, each by its degrees of freedom; the 95 % interval from the sample variances'
+    chi-square spread."""
+    k = np.array([len(lv.errors) - 1 for lv in levels], float)
+    var = np.array([np.var(np.log(lv.errors / lv.bits), ddof=1) for lv in levels])
+    counting = np.array([np.mean(1 / lv.errors) for lv in levels])
+    den = float(np.sum(k * gain))
+    s2 = float(np.sum(k * (var - counting))) / den
+    se = math.sqrt(float(np.sum(2 * k * var**2))) / den  # var of a sample variance: 2 sigma^4 / dof
+    lo, hi = max(s2 - 1.96 * se, 0.0), max(s2 + 1.96 * se, 0.0)
+    return math.sqrt(max(s2, 0.0)), (math.sqrt(lo), math.sqrt(hi))
 
 
 @dataclass(frozen=True)
@@ -32,6 +75,7 @@ class TwinInputs:
     metered: list  # (campaign id, (OpTime, (busy_pj, busy_ns, transfer_pj, transfer_ns, idle_uw)))
     rber_rows: list[dict]  # export rows (host/views/export.py) of the campaigns that read pattern pages back
     rber_campaigns: tuple[int, ...]
+    block_rows: list[dict] = dataclasses.field(default_factory=list)  # the same rows per block and page type
 
 
 @dataclass(frozen=True)

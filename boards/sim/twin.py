@@ -14,8 +14,10 @@ What each part of the profile comes from:
   reads pages back): the physics' wear and retention constants fitted to them directly
   (nandrig/virtual_chip/calibrate.py), so the twin's blocks read, on average, as the chip's did; FLARES' eq. 5
   fitted to the same rows gives the laws' intervals;
+- block-to-block spread: the scatter of the blocks' RBER beyond counting noise at well-counted levels, through
+  the fitted physics' sensitivity to the constants a block varies (characterization/twin.py's block_spread);
 - die-to-die spread: none (the twin is this die: its chip factor and the spread of its verify levels and wear
-  rate are zero, so every seed of the twin is this chip); block-to-block spread is the generic profile's.
+  rate are zero, so every seed of the twin is this chip).
 
 What the data cannot identify keeps the generic profile's value (``mlc-3x``'s, a typical MLC design) and is
 listed with the campaign that would identify it; a profile part no campaign of this version identifies (read
@@ -25,15 +27,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from nandrig.characterization.twin import GENERIC, Part, TwinInputs, fit_power, fit_timing, rber_laws
+from nandrig.characterization.twin import (GENERIC, Part, TwinInputs, block_levels, block_spread, fit_power,
+                                           fit_timing, rber_laws)
 from nandrig.chip.param_page import decode_dump
 from nandrig.virtual_chip.calibrate import FREE, fit_points, population_rber
+from nandrig.virtual_chip.physics import block_rber
 from nandrig.virtual_chip.profile import ChipProfile, load_profile
 
+SPREAD = ("sigma_prog", "ret_alpha")  # the constants a virtual chip varies from block to block (chip.py)
+SENSITIVITY_STEP = 0.05  # in log space
+REFIT_SHIFT = 0.02  # the fitted spread moves the blocks' mean RBER more than this: the physics is fitted again
 CALIBRATION_EVALS = 30  # the physics' least squares: iterations at most (each 9 evaluations of 0.1 s)
 BLOCK_SPREAD = 0.1  # relative scatter of a pooled level's RBER from its blocks (a weight, not a fitted value)
 
@@ -67,16 +75,21 @@ def build_twin(data: TwinInputs, name: str | None = None) -> Twin:
     parts = [Part("geometry", None, None, "the parameter page (exact)")]
     parts += fit_timing(prof["timing"], data.ops, data.page_map, endurance)
     parts += fit_power(prof["power"], data.metered)
-    parts += laws + _physics(prof, data.rber_rows, names)
     prof["timing"]["chip_sigma"] = 0.0  # the twin is this die, whatever its seed
     prof["variation"].update(chip_sigma=0.0, place_sigma=0.0, wear_sigma=0.0)
-    for f, why in (("physics.rd_shift", "read disturb: `nandrig run read-disturb` measures it; not fitted by "
-                                        "this version"),
-                   ("physics.mu", "the Vth placement and page-type split: `nandrig run vth-states` measures it; "
-                                  "not fitted by this version"),
-                   ("variation.block_sigma", "block-to-block spread: not fitted by this version"),
-                   ("defects.wearout_median", "wear-out: an endurance campaign to failure would show it; not "
-                                              "fitted by this version")):
+    physics = _physics(prof, data.rber_rows, names)
+    before = _population(prof, data.rber_rows)
+    spread = _block_spread(prof, data.block_rows, names)
+    if spread.ci95 is not None and np.max(np.abs(_population(prof, data.rber_rows) / before - 1)) > REFIT_SHIFT:
+        physics = _physics(prof, data.rber_rows, names)  # the mean over blocks moved with their spread: again
+    parts += laws + physics + [spread]
+    not_fitted = [("physics.rd_shift", "read disturb: `nandrig run read-disturb` measures it; not fitted by "
+                                       "this version"),
+                  ("physics.mu", "the Vth placement and page-type split: `nandrig run vth-states` measures it; "
+                                 "not fitted by this version"),
+                  ("defects.wearout_median", "wear-out: an endurance campaign to failure would show it; not "
+                                             "fitted by this version")]
+    for f, why in not_fitted:
         section, key = f.split(".")
         v = prof[section][key]
         parts.append(Part(f, None if isinstance(v, list) else float(v), None,
@@ -85,6 +98,36 @@ def build_twin(data: TwinInputs, name: str | None = None) -> Twin:
                     "parts": [dataclasses.asdict(p) for p in parts]}
     ChipProfile.from_mapping(prof)  # the twin is a profile a rig can load
     return Twin(prof, parts)
+
+
+def _population(prof: dict, rows: list[dict]) -> np.ndarray:
+    """The twin's mean block RBER at the rows' levels, as the profile stands."""
+    p = ChipProfile.from_mapping(prof)
+    return population_rber(p.physics, p, np.array([r["pe"] for r in rows], float),
+                           np.array([r["retention_h"] for r in rows], float))
+
+
+def _block_spread(prof: dict, rows: list[dict], names: str) -> Part:
+    """The block-to-block spread of the cells' program noise and retention rate, from the scatter of the blocks'
+    RBER at well-counted levels, given how strongly the fitted physics' RBER follows each (its sensitivities)."""
+    levels = block_levels(rows)
+    if not levels:
+        return Part("variation.block_sigma", float(prof["variation"]["block_sigma"]), None,
+                    f"not identified: {GENERIC}'s value kept (no level where three blocks or more each read 50 "
+                    "errors: `nandrig run retention` on several blocks per level identifies it)")
+    p = ChipProfile.from_mapping(prof)
+    ph, wls = p.physics, p.geometry.wordlines
+    pe, hours = np.array([lv.pe for lv in levels]), np.array([lv.retention_h for lv in levels])
+    gain = np.zeros(len(levels))
+    for k in SPREAD:  # d log RBER / d log constant, by central differences
+        up, down = (dataclasses.replace(ph, **{k: getattr(ph, k) * math.exp(s * SENSITIVITY_STEP)}) for s in (1, -1))
+        gain += ((np.log(block_rber(up, pe, hours, wordlines=wls)) - np.log(block_rber(down, pe, hours, wordlines=wls)))
+                 / (2 * SENSITIVITY_STEP)) ** 2
+    sigma, ci = block_spread(levels, gain)
+    prof["variation"]["block_sigma"] = sigma
+    blocks = sum(len(lv.errors) for lv in levels)
+    return Part("variation.block_sigma", sigma, ci, f"the scatter of the blocks' RBER beyond counting noise at "
+                                                   f"{len(levels)} levels ({blocks} block readings) of {names}")
 
 
 def _physics(prof: dict, rows: list[dict], names: str) -> list[Part]:

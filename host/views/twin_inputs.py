@@ -20,10 +20,11 @@ def twin_inputs(store: Store, label: str, campaign_ids: list[int] | None = None)
     if campaign_ids and (other := sorted(set(campaign_ids) - {c.id for c in campaigns})):
         raise NandrigError(f"campaign {other[0]} is not one of chip {label}'s in {store.name}")
     rber = [c for c in campaigns if c.kind in RBER_KINDS]
+    plain = lambda r: r["reads"] == 0 and r["offset"] == 0  # noqa: E731
     return TwinInputs(
         label, store.name, tuple(c.id for c in campaigns), bytes(row["param_page"]), bytes.fromhex(row["read_id"]),
         store.page_map(chip_id), [(c.id, o) for c in campaigns for o in store.op_times(c.id)],
         [(c.id, e) for c in campaigns for e in store.op_energy(c.id)],
         # rows without read disturb or a read-retry offset: the cells' wear and retention alone
-        [r for c in rber for r in export_rows(store, c) if r["reads"] == 0 and r["offset"] == 0],
-        tuple(c.id for c in rber))
+        [r for c in rber for r in export_rows(store, c) if plain(r)], tuple(c.id for c in rber),
+        [r for c in rber for r in export_rows(store, c, by_block=True) if plain(r)])

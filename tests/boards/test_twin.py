@@ -11,6 +11,7 @@ import pytest
 from nandrig.characterization.twin import check_rber
 from nandrig.host.storage.store import Store
 from nandrig.host.views.export import export_rows
+from nandrig.virtual_chip.profile import load_profile
 
 DIE = ("--chip", "mlc-3x", "--seed", "29")  # a die no other test uses
 LABEL = "sim:mlc-3x:29"
@@ -56,6 +57,9 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
     assert r.code == 0, r.err
     parts = {p["field"]: p for p in json.loads(r.out)["parts"]}
     assert parts["timing.t_prog_msb_us"]["ci95"] and "not identified" in parts["physics.rd_shift"]["source"]
+    # the block-to-block spread, from the blocks' scatter beyond counting noise: the die's own in its interval
+    lo, hi = parts["variation.block_sigma"]["ci95"]
+    assert lo <= load_profile("mlc-3x").variation.block_sigma <= hi, parts["variation.block_sigma"]
 
     _run(run_cli, db, *HELD_OUT_RETENTION)
     _run(run_cli, db, *HELD_OUT_LATENCY)
@@ -95,6 +99,8 @@ def test_a_twin_fitted_on_blocks_0_31_answers_held_out_conditions_on_blocks_32_6
                for p in json.loads(r.out)["parts"] if p["field"].startswith(("timing.", "power.")) and p["ci95"]
                and not p["ci95"][0] <= first[p["field"].split(".")[0]][p["field"].split(".")[1]] <= p["ci95"][1]]
     assert len(outside) <= 1, outside  # 95 % intervals: one of a dozen may miss by chance
+    spread = next(p for p in json.loads(r.out)["parts"] if p["field"] == "variation.block_sigma")
+    assert spread["ci95"][0] <= first["variation"]["block_sigma"] <= spread["ci95"][1], spread
     from nandrig.virtual_chip.calibrate import GRID_H, GRID_PE, population_rber
     from nandrig.virtual_chip.profile import ChipProfile
 
