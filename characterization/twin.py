@@ -76,6 +76,9 @@ class TwinInputs:
     rber_rows: list[dict]  # export rows (host/views/export.py) of the campaigns that read pattern pages back
     rber_campaigns: tuple[int, ...]
     block_rows: list[dict] = dataclasses.field(default_factory=list)  # the same rows per block and page type
+    disturb_rows: list[dict] = dataclasses.field(default_factory=list)  # rows read after read disturb
+    factory_bad: tuple[int, ...] = ()  # the blocks its scans found marked bad
+    scanned: int = 0  # how many blocks were scanned
 
 
 @dataclass(frozen=True)

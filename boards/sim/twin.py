@@ -14,14 +14,16 @@ What each part of the profile comes from:
   reads pages back): the physics' wear and retention constants fitted to them directly
   (nandrig/virtual_chip/calibrate.py), so the twin's blocks read, on average, as the chip's did; FLARES' eq. 5
   fitted to the same rows gives the laws' intervals;
+- read disturb: the law's size and its growth past onset (physics.rd_shift, rd_log) fitted to the rows of
+  read-disturb campaigns, over the blocks' spread of onset;
 - block-to-block spread: the scatter of the blocks' RBER beyond counting noise at well-counted levels, through
   the fitted physics' sensitivity to the constants a block varies (characterization/twin.py's block_spread);
 - die-to-die spread: none (the twin is this die: its chip factor and the spread of its verify levels and wear
   rate are zero, so every seed of the twin is this chip).
 
 What the data cannot identify keeps the generic profile's value (``mlc-3x``'s, a typical MLC design) and is
-listed with the campaign that would identify it; a profile part no campaign of this version identifies (read
-disturb, the Vth placement, the bit-error direction, wear-out) says so.
+listed with the campaign that would identify it; a profile part no campaign of this version identifies (the Vth
+placement, the bit-error direction, wear-out, the read-disturb onset's spread) says so.
 """
 from __future__ import annotations
 
@@ -31,14 +33,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize
 
 from nandrig.characterization.twin import (GENERIC, Part, TwinInputs, block_levels, block_spread, fit_power,
                                            fit_timing, rber_laws)
 from nandrig.chip.param_page import decode_dump
 from nandrig.virtual_chip.calibrate import FREE, fit_points, population_rber
-from nandrig.virtual_chip.physics import block_rber
+from nandrig.virtual_chip.physics import Physics, block_rber
 from nandrig.virtual_chip.profile import ChipProfile, load_profile
 
+RD_FREE = ("rd_shift",)  # the read-disturb law's size; its growth past onset and with wear need richer sweeps
+ONSET_NODES = 16  # quadrature over the blocks' read-disturb onset
 SPREAD = ("sigma_prog", "ret_alpha")  # the constants a virtual chip varies from block to block (chip.py)
 SENSITIVITY_STEP = 0.05  # in log space
 REFIT_SHIFT = 0.02  # the fitted spread moves the blocks' mean RBER more than this: the physics is fitted again
@@ -75,6 +80,11 @@ def build_twin(data: TwinInputs, name: str | None = None) -> Twin:
     parts = [Part("geometry", None, None, "the parameter page (exact)")]
     parts += fit_timing(prof["timing"], data.ops, data.page_map, endurance)
     parts += fit_power(prof["power"], data.metered)
+    # this die's factory-bad blocks, not a seed's draw (a block no scan read is taken as good)
+    prof["defects"]["factory_bad"] = sorted(data.factory_bad)
+    parts.append(Part("defects.factory_bad", float(len(data.factory_bad)), None,
+                      f"the blocks the chip's scans found marked bad, {len(data.factory_bad)} of the {data.scanned} "
+                      "scanned (the others taken as good)"))
     prof["timing"]["chip_sigma"] = 0.0  # the twin is this die, whatever its seed
     prof["variation"].update(chip_sigma=0.0, place_sigma=0.0, wear_sigma=0.0)
     physics = _physics(prof, data.rber_rows, names)
@@ -82,9 +92,8 @@ def build_twin(data: TwinInputs, name: str | None = None) -> Twin:
     spread = _block_spread(prof, data.block_rows, names)
     if spread.ci95 is not None and np.max(np.abs(_population(prof, data.rber_rows) / before - 1)) > REFIT_SHIFT:
         physics = _physics(prof, data.rber_rows, names)  # the mean over blocks moved with their spread: again
-    parts += laws + physics + [spread]
-    not_fitted = [("physics.rd_shift", "read disturb: `nandrig run read-disturb` measures it; not fitted by "
-                                       "this version"),
+    parts += laws + physics + [spread] + _read_disturb(prof, data.disturb_rows)
+    not_fitted = [("physics.rd_log", "read disturb's growth past onset: not fitted by this version"),
                   ("physics.mu", "the Vth placement and page-type split: `nandrig run vth-states` measures it; "
                                  "not fitted by this version"),
                   ("defects.wearout_median", "wear-out: an endurance campaign to failure would show it; not "
@@ -128,6 +137,59 @@ def _block_spread(prof: dict, rows: list[dict], names: str) -> Part:
     blocks = sum(len(lv.errors) for lv in levels)
     return Part("variation.block_sigma", sigma, ci, f"the scatter of the blocks' RBER beyond counting noise at "
                                                    f"{len(levels)} levels ({blocks} block readings) of {names}")
+
+
+def disturbed_rber(ph: Physics, profile: ChipProfile, pe, hours, reads) -> np.ndarray:
+    """Block RBER after ``reads`` of the block, averaged over the profile's spread of blocks' read-disturb onset
+    (log-uniform between its bounds, as chip.py draws it)."""
+    v = profile.variation
+    u, w = np.polynomial.legendre.leggauss(ONSET_NODES)
+    out = 0.0
+    for ui, wi in zip((u + 1) / 2, w / 2):
+        onset = v.rd_onset_min * (v.rd_onset_max / v.rd_onset_min) ** ui
+        out = out + wi * block_rber(ph, pe, hours, reads, onset, wordlines=profile.geometry.wordlines)
+    return out
+
+
+def _read_disturb(prof: dict, rows: list[dict]) -> list[Part]:
+    """The read-disturb law's size (physics.rd_shift) fitted in log space to the rows read after read disturb, the
+    cells' wear and retention as already fitted; the onset's spread, the growth before and after it and its rise
+    with wear kept (a sweep of a few points to a few million reads leaves them confounded with the size)."""
+    seen = [r for r in rows if r["errors"] > 0]
+    campaigns = sorted({r["campaign"] for r in seen})
+    if len({r["reads"] for r in seen}) < 2:
+        return [Part(f"physics.{k}", float(prof["physics"][k]), None,
+                     f"not identified: {GENERIC}'s value kept (`nandrig run read-disturb` on this chip identifies it)")
+                for k in RD_FREE]
+    p = ChipProfile.from_mapping(prof)
+    pe, hours, reads, rber, errors = (np.array([r[k] for r in seen], float)
+                                      for k in ("pe", "retention_h", "reads", "rber", "errors"))
+    weights = 1.0 / np.sqrt(1.0 / errors + BLOCK_SPREAD**2)
+
+    def make(x: np.ndarray) -> Physics:
+        return dataclasses.replace(p.physics, **{k: float(np.exp(v)) for k, v in zip(RD_FREE, x)})
+
+    def resid(x: np.ndarray) -> np.ndarray:
+        return weights * (np.log(disturbed_rber(make(x), p, pe, hours, reads)) - np.log(rber))
+
+    fit = optimize.least_squares(resid, np.log([getattr(p.physics, k) for k in RD_FREE]), max_nfev=60)
+    dof = max(len(seen) - len(RD_FREE), 1)
+    try:
+        cov = np.linalg.inv(fit.jac.T @ fit.jac) * (2 * fit.cost / dof)
+    except np.linalg.LinAlgError:
+        cov = None
+    out = []
+    names = f"campaign{'s' if len(campaigns) > 1 else ''} {', '.join(map(str, campaigns))}"
+    for i, k in enumerate(RD_FREE):
+        v = float(np.exp(fit.x[i]))
+        prof["physics"][k] = v
+        ci = None
+        if cov is not None and np.isfinite(cov[i, i]) and cov[i, i] >= 0:
+            half = 1.96 * math.sqrt(cov[i, i])
+            ci = (float(np.exp(fit.x[i] - half)), float(np.exp(fit.x[i] + half)))
+        out.append(Part(f"physics.{k}", v, ci, f"fitted to the {len(seen)} RBER rows read after read disturb of "
+                                               f"{names}"))
+    return out
 
 
 def _physics(prof: dict, rows: list[dict], names: str) -> list[Part]:

@@ -6,7 +6,7 @@ from nandrig.errors import NandrigError
 from nandrig.host.storage.store import Store
 from nandrig.host.views.export import export_rows
 
-RBER_KINDS = ("endurance", "retention", "latency")  # campaigns whose rows read pattern pages back (no stress)
+RBER_KINDS = ("endurance", "retention", "latency", "read-disturb")  # campaigns whose rows read pattern pages back
 
 
 def twin_inputs(store: Store, label: str, campaign_ids: list[int] | None = None) -> TwinInputs:
@@ -20,6 +20,8 @@ def twin_inputs(store: Store, label: str, campaign_ids: list[int] | None = None)
     if campaign_ids and (other := sorted(set(campaign_ids) - {c.id for c in campaigns})):
         raise NandrigError(f"campaign {other[0]} is not one of chip {label}'s in {store.name}")
     rber = [c for c in campaigns if c.kind in RBER_KINDS]
+    every = list(range(row["blocks"]))
+    scanned = sorted(set(every) - set(store.unscanned(chip_id, every)))
     plain = lambda r: r["reads"] == 0 and r["offset"] == 0  # noqa: E731
     return TwinInputs(
         label, store.name, tuple(c.id for c in campaigns), bytes(row["param_page"]), bytes.fromhex(row["read_id"]),
@@ -27,4 +29,6 @@ def twin_inputs(store: Store, label: str, campaign_ids: list[int] | None = None)
         [(c.id, e) for c in campaigns for e in store.op_energy(c.id)],
         # rows without read disturb or a read-retry offset: the cells' wear and retention alone
         [r for c in rber for r in export_rows(store, c) if plain(r)], tuple(c.id for c in rber),
-        [r for c in rber for r in export_rows(store, c, by_block=True) if plain(r)])
+        [r for c in rber for r in export_rows(store, c, by_block=True) if plain(r)],
+        [r for c in rber for r in export_rows(store, c) if r["reads"] > 0 and r["offset"] == 0],
+        tuple(store.factory_bad(chip_id, scanned)), len(scanned))

@@ -215,6 +215,8 @@ class VirtualChip:
         """Blocks the factory found bad: each with the profile's rate, block 0 never; a LUN with more than the
         parameter page's maximum fails the factory's screen, so the worst of them are what a part ships with."""
         g, d = self.geometry, self.profile.defects
+        if d.factory_bad is not None:
+            return frozenset(d.factory_bad)
         bad: set[int] = set()
         for lun in range(g.luns):
             first = lun * g.blocks_per_lun

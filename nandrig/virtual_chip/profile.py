@@ -51,6 +51,7 @@ class Defects:
     factory_bad_rate: float
     wearout_median: float  # P/E count where a block's program/erase starts failing (median)
     wearout_sigma: float  # lognormal spread of that onset
+    factory_bad: tuple[int, ...] | None = None  # a known chip's own factory-bad blocks (a twin's), not drawn
 
 
 @dataclass(frozen=True)
