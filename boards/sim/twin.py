@@ -14,8 +14,9 @@ What each part of the profile comes from:
   reads pages back): the physics' wear and retention constants fitted to them directly
   (nandrig/virtual_chip/calibrate.py), so the twin's blocks read, on average, as the chip's did; FLARES' eq. 5
   fitted to the same rows gives the laws' intervals;
-- read disturb: the law's size and its growth past onset (physics.rd_shift, rd_log) fitted to the rows of
-  read-disturb campaigns, over the blocks' spread of onset;
+- read disturb: the law's size (physics.rd_shift) fitted to the rows of read-disturb campaigns, over the blocks'
+  spread of onset;
+- factory-bad blocks: those the chip's scans found;
 - block-to-block spread: the scatter of the blocks' RBER beyond counting noise at well-counted levels, through
   the fitted physics' sensitivity to the constants a block varies (characterization/twin.py's block_spread);
 - die-to-die spread: none (the twin is this die: its chip factor and the spread of its verify levels and wear
@@ -23,7 +24,7 @@ What each part of the profile comes from:
 
 What the data cannot identify keeps the generic profile's value (``mlc-3x``'s, a typical MLC design) and is
 listed with the campaign that would identify it; a profile part no campaign of this version identifies (the Vth
-placement, the bit-error direction, wear-out, the read-disturb onset's spread) says so.
+placement, the bit-error direction, wear-out, read disturb's growth and onset) says so.
 """
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ def _block_spread(prof: dict, rows: list[dict], names: str) -> Part:
                                                    f"{len(levels)} levels ({blocks} block readings) of {names}")
 
 
-def disturbed_rber(ph: Physics, profile: ChipProfile, pe, hours, reads) -> np.ndarray:
+def _disturbed_rber(ph: Physics, profile: ChipProfile, pe, hours, reads) -> np.ndarray:
     """Block RBER after ``reads`` of the block, averaged over the profile's spread of blocks' read-disturb onset
     (log-uniform between its bounds, as chip.py draws it)."""
     v = profile.variation
@@ -170,7 +171,7 @@ def _read_disturb(prof: dict, rows: list[dict]) -> list[Part]:
         return dataclasses.replace(p.physics, **{k: float(np.exp(v)) for k, v in zip(RD_FREE, x)})
 
     def resid(x: np.ndarray) -> np.ndarray:
-        return weights * (np.log(disturbed_rber(make(x), p, pe, hours, reads)) - np.log(rber))
+        return weights * (np.log(_disturbed_rber(make(x), p, pe, hours, reads)) - np.log(rber))
 
     fit = optimize.least_squares(resid, np.log([getattr(p.physics, k) for k in RD_FREE]), max_nfev=60)
     dof = max(len(seen) - len(RD_FREE), 1)
