@@ -97,6 +97,8 @@ def build_twin(data: TwinInputs, name: str | None = None) -> Twin:
     not_fitted = [("physics.rd_log", "read disturb's growth past onset: not fitted by this version"),
                   ("physics.mu", "the Vth placement and page-type split: `nandrig run vth-states` measures it; "
                                  "not fitted by this version"),
+                  ("physics.knee", "wear past the rated endurance: endurance beyond it would show it; not fitted "
+                                   "by this version"),
                   ("defects.wearout_median", "wear-out: an endurance campaign to failure would show it; not "
                                              "fitted by this version")]
     for f, why in not_fitted:
