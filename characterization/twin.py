@@ -5,9 +5,8 @@ store's side gathers the inputs (host/views/twin_inputs.py), the simulated board
 """
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -75,8 +74,8 @@ class TwinInputs:
     metered: list  # (campaign id, (OpTime, (busy_pj, busy_ns, transfer_pj, transfer_ns, idle_uw)))
     rber_rows: list[dict]  # export rows (host/views/export.py) of the campaigns that read pattern pages back
     rber_campaigns: tuple[int, ...]
-    block_rows: list[dict] = dataclasses.field(default_factory=list)  # the same rows per block and page type
-    disturb_rows: list[dict] = dataclasses.field(default_factory=list)  # rows read after read disturb
+    block_rows: list[dict] = field(default_factory=list)  # the same rows per block and page type
+    disturb_rows: list[dict] = field(default_factory=list)  # rows read after read disturb
     factory_bad: tuple[int, ...] = ()  # the blocks its scans found marked bad
     scanned: int = 0  # how many blocks were scanned
 

@@ -22,9 +22,8 @@ ECC_T, ECC_WEAR, ECC_GAP_US = 8, 9000, 6 * 3.6e9
 
 def _chip(wear: int) -> VirtualChip:
     c = short_busy_chip(PROFILE, SEED)
-    for b in BLOCKS:
-        if wear:
-            c.cycle(b, wear, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
+    for b in BLOCKS if wear else ():
+        c.cycle(b, wear, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
     return c
 
 
