@@ -117,6 +117,7 @@ class Ftl:
         self.owed = np.zeros(g.blocks, np.int64)  # cycles a block is aged by (counted in pe) but not yet given
         self.open: dict[str, int | None] = {"host": None, "move": None}  # opened when a page needs one
         self.lost = np.zeros(self.logical_pages, bool)
+        self.level_due = True  # erase counts or the full blocks changed since static leveling last looked
 
     # -- its state, as a checkpoint keeps it ---------------------------------------------------------------------
     def snapshot(self) -> tuple[dict[str, np.ndarray], dict]:
@@ -132,6 +133,7 @@ class Ftl:
             setattr(self, k, arrays[k].astype(mine.dtype))
         self.counters = FtlCounters(**rest["counters"])
         self.open = dict(rest["open"])
+        self.level_due = True
 
     # -- the host's view -------------------------------------------------------------------------------------
     def write(self, lpn: int, seed: int) -> None:
@@ -193,6 +195,7 @@ class Ftl:
             self.written_at[b] = self.counters.host_writes
             if self.fill[b] == len(self.pages[mode]):
                 self.state[b] = BlockState.FULL
+                self.level_due = True
                 self.open[stream] = None  # the next one is opened when a page needs it
             return
 
@@ -273,9 +276,12 @@ class Ftl:
         """Static wear leveling: when the most-worn block in use has seen ``static_wl_spread`` more erases than
         the least-worn full one, that one's (cold) data moves so its block joins the free pool."""
         spread = self.config.static_wl_spread
+        if spread is None or not self.level_due:  # nothing it looks at has changed since: a write costs no scan
+            return
+        self.level_due = False
         full = np.flatnonzero(self.state == BlockState.FULL)
         in_use = np.flatnonzero(np.isin(self.state, (BlockState.FULL, BlockState.OPEN, BlockState.FREE)))
-        if spread is None or not len(full) or self.pe[in_use].max() - self.pe[full].min() <= spread:
+        if not len(full) or self.pe[in_use].max() - self.pe[full].min() <= spread:
             return
         self._reclaim(int(full[np.argmin(self.pe[full])]), "wl")
 
@@ -310,10 +316,12 @@ class Ftl:
         alive = np.flatnonzero(np.isin(self.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL)))
         self.pe[alive] += cycles
         self.owed[alive] += cycles
+        self.level_due = True
         self.clean[self.state == BlockState.FREE] = False
         return len(alive)
 
     def _erase(self, b: int) -> None:
+        self.level_due = True
         owed, self.owed[b] = int(self.owed[b]), 0
         if owed:  # the cycles it was aged by, in the mode it was last opened in, before this erase
             done, failed = self.flash.wear(b, owed, self.mode[b] == BlockMode.PSLC)
@@ -339,6 +347,7 @@ class Ftl:
         """A program failed on ``b``: it takes no more data; its valid pages move and it is retired."""
         self.state[b] = BlockState.RETIRED
         self.counters.retired_blocks += 1
+        self.level_due = True
         self.open[stream] = None
         self._move_valid(b)
         self.valid[b] = 0

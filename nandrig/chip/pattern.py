@@ -58,12 +58,29 @@ def flips(want: np.ndarray, got: np.ndarray) -> tuple[int, int]:
 def prbs31_bytes(seed: int, nbytes: int) -> bytes:
     seed &= _SEED_MASK
     seed = seed or _SEED_MASK
+    # the recurrence is linear in its first 31 bits: a page is the XOR of the pages of the seed's set bits
+    rows = [30 - i for i in range(31) if seed >> i & 1]
+    return np.bitwise_xor.reduce(_prbs31_basis(nbytes)[rows], axis=0).tobytes()
+
+
+@lru_cache(maxsize=8)
+def _prbs31_basis(nbytes: int) -> np.ndarray:
+    """The pattern of each single seed bit, 30 down to 0: (31, nbytes)."""
+    return np.stack([np.frombuffer(_prbs31_run(1 << (30 - k), nbytes), np.uint8) for k in range(31)])
+
+
+def _prbs31_run(seed: int, nbytes: int) -> bytes:
+    """The recurrence run out from a (non-zero) seed."""
     nbits = nbytes * 8
-    s = np.zeros(max(nbits, 496) + 448, dtype=np.uint8)
+    s = np.zeros(max(nbits, 31), dtype=np.uint8)
     s[:31] = [(seed >> (30 - i)) & 1 for i in range(31)]
-    for n in range(31, 496, 28):  # base recurrence, 28 new bits per step
-        s[n:n + 28] = s[n - 31:n - 3] ^ s[n - 28:n]
-    # squaring the polynomial four times: s[n] = s[n-496] ^ s[n-448], 448 bits per step
-    for n in range(496, nbits, 448):
-        s[n:n + 448] = s[n - 496:n - 48] ^ s[n - 448:n]
+    # the polynomial squared k times: s[n] = s[n - 31 * 2^k] ^ s[n - 28 * 2^k], 28 * 2^k new bits a step; k grows
+    # with the sequence
+    n, lag, lead = 31, 31, 28
+    while n < nbits:
+        if n >= 2 * lag:
+            lag, lead = 2 * lag, 2 * lead
+        step = min(lead, nbits - n)
+        s[n:n + step] = s[n - lag:n - lag + step] ^ s[n - lead:n - lead + step]
+        n += step
     return np.packbits(s[:nbits]).tobytes()

@@ -97,6 +97,10 @@ class Layout:
     def pack(self, *values, **named) -> bytes:
         if named:
             values = tuple(self._tuple(*values, **named))
+        try:  # ints and int enums as they are (the common case, and every frame packs a few)
+            return self._struct.pack(*values)
+        except struct.error:
+            pass
         try:
             return self._struct.pack(*(int(v) if not isinstance(v, (bytes, bytearray)) else v for v in values))
         except struct.error:

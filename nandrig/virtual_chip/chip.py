@@ -39,7 +39,7 @@ from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.state_file import load_state, record, save_state
 from nandrig.virtual_chip.power import EnergyMeter
 from nandrig.virtual_chip.physics import (
-    LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs,
+    LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, Physics, lsb_only_error_probs, one_page_error_probs,
     page_error_probs,
 )
 from nandrig.virtual_chip.profile import ChipProfile, load_profile
@@ -205,6 +205,8 @@ class VirtualChip:
         self.power_up()
         self.blocks = BlockTable()
         self._phys_cache: dict[int, Physics] = {}
+        self._onset_cache: dict[int, tuple[float, float]] = {}
+        self._stat_draws = rng.Rekeyed()
         self.factory_bad = self._factory_bad()
         for b in self.factory_bad:  # marked where the part's maker marks them (nandrig.chip.vendor)
             self.blocks[b] = self._marked_block()
@@ -431,7 +433,7 @@ class VirtualChip:
             for j, (i, reads_at, wl) in enumerate(members):
                 programmed = wl is not None and wl.lsb is not None
                 ones = self.cells // 2 if programmed else self.cells
-                gen = rng.generator(rng.STAT_READ, self.seed, block, int(pages[i]), blk.pe, reads_at)
+                gen = self._stat_draws(rng.STAT_READ, self.seed, block, int(pages[i]), blk.pe, reads_at)
                 e10[i] = gen.binomial(ones, min(float(p10[j]), 1.0))
                 e01[i] = gen.binomial(self.cells - ones, min(float(p01[j]), 1.0))
         self._done(0, int(busy.sum()), "read")
@@ -591,15 +593,23 @@ class VirtualChip:
             self._phys_cache[block] = ph
         return ph
 
+    def _onsets(self, block: int) -> tuple[float, float]:
+        """The block's read-disturb onset (reads) and wear-out onset (wear): drawn once, kept (every op asks)."""
+        got = self._onset_cache.get(block)
+        if got is None:
+            v, d = self.profile.variation, self.profile.defects
+            u = rng.uniform(rng.VARIATION, self.seed, block, 1)
+            z = rng.generator(rng.DEFECT, self.seed, block, 1).standard_normal()
+            got = (v.rd_onset_min * (v.rd_onset_max / v.rd_onset_min) ** u,
+                   d.wearout_median * math.exp(d.wearout_sigma * z))
+            self._onset_cache[block] = got
+        return got
+
     def _rd_onset(self, block: int) -> float:
-        v = self.profile.variation
-        u = rng.uniform(rng.VARIATION, self.seed, block, 1)
-        return v.rd_onset_min * (v.rd_onset_max / v.rd_onset_min) ** u
+        return self._onsets(block)[0]
 
     def _wearout_onset(self, block: int) -> float:
-        d = self.profile.defects
-        z = rng.generator(rng.DEFECT, self.seed, block, 1).standard_normal()
-        return d.wearout_median * math.exp(d.wearout_sigma * z)
+        return self._onsets(block)[1]
 
     def _wearout_fails(self, block: int, pe: int, op: int, wear: float) -> bool:
         """Past its onset (in wear) a block's program/erase fails more and more often; factory-bad blocks often.
@@ -646,6 +656,12 @@ class VirtualChip:
         """Per-bit error probabilities (1 read as 0, 0 read as 1) of pages of one kind (``lsb``, ``msb``, or
         ``lsb_only`` for a wordline whose upper page is unwritten), over every way their cells could have been
         programmed."""
+        ph = self._physics(block)
+        if kind != "lsb_only" and len(wls) == 1:  # one page read (the replay's): in plain floats, same sums
+            wl = wls[0]
+            one = one_page_error_probs(ph, wl.n, max(self.equiv_h - wl.t_prog_h, 0.0), reads[0], self._rd_onset(block),
+                                       wl.pd, bool(wl.coupled), self.read_offsets, msb=kind == "msb")
+            return np.array(one[:1]), np.array(one[1:])
         cond = PageCondition(
             n=np.array([wl.n if wl else blk.wear for wl in wls], float),
             t_h=np.array([max(self.equiv_h - wl.t_prog_h, 0.0) if wl and wl.lsb else 0.0 for wl in wls]),
@@ -655,7 +671,6 @@ class VirtualChip:
             coupled=np.array([bool(wl and wl.coupled) for wl in wls]),
             offset=np.array(self.read_offsets, float),
         )
-        ph = self._physics(block)
         if kind == "lsb_only":
             return lsb_only_error_probs(ph, cond)
         return page_error_probs(ph, cond, msb=kind == "msb")

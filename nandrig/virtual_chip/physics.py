@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import ndtr
@@ -46,6 +47,26 @@ LSB_OF_STATE = np.array([1, 1, 0, 0], dtype=np.uint8)
 MSB_OF_STATE = np.array([1, 0, 0, 1], dtype=np.uint8)
 # (lsb, msb) -> state
 STATE_OF_BITS = np.array([[2, 3], [1, 0]], dtype=np.uint8)  # [lsb][msb]
+
+
+class _Floats:
+    """The few numpy functions the physics formulas use, on one plain number: the statistical read path asks about
+    one page at a time, where numpy's per-call cost would be most of the work."""
+
+    sqrt, log, log1p, maximum, minimum = math.sqrt, math.log, math.log1p, max, min
+
+    @staticmethod
+    def asarray(x, dtype=float) -> float:
+        return dtype(x)
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
+
+
+def _ops(*xs):
+    """``_Floats`` when every argument is a plain number, else numpy."""
+    return _Floats if all(isinstance(x, (int, float)) for x in xs) else np
 
 
 @dataclass(frozen=True)
@@ -80,27 +101,31 @@ class Physics:
     retry_step: float = 0.0  # V per read-retry step: the chip's read-retry table's (nandrig/chip/read_retry.py)
     wear_rate: float = 1.0  # this chip's P/E cycles count this many times over in every wear term
 
-    def _wear(self, n) -> np.ndarray:
-        return np.asarray(n, float) * self.wear_rate
+    def _wear(self, n, xp=np) -> np.ndarray:
+        return xp.asarray(n, float) * self.wear_rate
 
     def core_sigma(self, n: np.ndarray) -> np.ndarray:
-        x = self._wear(n) / 1e4
-        return self.sigma_prog * (1.0 + self.sigma_growth * np.sqrt(x) + self.knee * np.maximum(x - 1.0, 0.0) ** 2)
+        xp = _ops(n)
+        x = self._wear(n, xp) / 1e4
+        return self.sigma_prog * (1.0 + self.sigma_growth * xp.sqrt(x) + self.knee * xp.maximum(x - 1.0, 0.0) ** 2)
 
     def tail_w(self, n: np.ndarray) -> np.ndarray:
-        return np.minimum(self.tail_weight * self._wear(n) / 1e4, 0.5)
+        xp = _ops(n)
+        return xp.minimum(self.tail_weight * self._wear(n, xp) / 1e4, 0.5)
 
     def retention(self, n: np.ndarray, t_h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(mean shift down, added variance) per unit k_s."""
-        lt = np.log1p(np.asarray(t_h, float) / self.ret_t0_h)
-        nk = self._wear(n) / 1e3
+        xp = _ops(n, t_h)
+        lt = xp.log1p(xp.asarray(t_h, float) / self.ret_t0_h)
+        nk = self._wear(n, xp) / 1e3
         return self.ret_alpha * nk**self.ret_an * lt, self.ret_beta * nk**self.ret_bn * lt
 
     def read_disturb(self, reads: np.ndarray, onset: np.ndarray, n: np.ndarray) -> np.ndarray:
         """The erased state's shift after ``reads`` of its block, programmed at ``n`` P/E."""
-        x = np.asarray(reads, float) / onset
-        wear = 1.0 + self.rd_wear * self._wear(n) / 1e4
-        growth = np.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * np.log(np.maximum(x, 1.0)))
+        xp = _ops(reads, onset, n)
+        x = xp.asarray(reads, float) / onset
+        wear = 1.0 + self.rd_wear * self._wear(n, xp) / 1e4
+        growth = xp.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * xp.log(xp.maximum(x, 1.0)))
         return self.rd_shift * wear * growth
 
     def interference_steps(self) -> np.ndarray:
@@ -137,36 +162,49 @@ class PageCondition:
     offset: np.ndarray  # read-retry offsets of VR1..VR3 in steps: (P, 3), or (3,) for every page
 
 
-def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
-    """Mixture components per page, state and component: (weight, mean, sd), each (P, S, 2).
-
-    ``lm``: state 2 stands for the lower-page-only intermediate state. Built whole rather than state by state:
-    the statistical read path asks for one page at a time, where numpy's per-call cost is all there is.
-    """
-    n = np.atleast_1d(np.asarray(c.n, float))
-    t_h = np.broadcast_to(np.asarray(c.t_h, float), n.shape)
-    shift, var_add = ph.retention(n, t_h)
-    core = ph.core_sigma(n)
-    w_tail = ph.tail_w(n)
-    dist = ph.read_disturb(np.broadcast_to(np.asarray(c.reads, float), n.shape), np.asarray(c.onset, float), n)
-    dist = dist + ph.pd_shift * np.asarray(c.pd, float)
+@lru_cache(maxsize=256)
+def _state_constants(ph: Physics, states: tuple[int, ...], lm: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per state: retention factor k, mean after programming, and whether it is the erased state."""
     lm_state = [lm and s == 2 for s in states]
     k = np.array([0.0 if s == 0 else ph.ret_k[3] if is_lm else ph.ret_k[s] for s, is_lm in zip(states, lm_state)])
     mu = np.array([ph.mu[0] if s == 0 else ph.mu_lm if is_lm else ph.mu[s] for s, is_lm in zip(states, lm_state)])
-    erased = np.array([s == 0 for s in states])
+    return k, mu, np.array([s == 0 for s in states])
+
+
+def state_components(ph: Physics, c: PageCondition, states: tuple[int, ...], lm: bool = False):
+    """Mixture components per page, state and component: (weight, mean, sd), each (P, S, 2).
+
+    ``lm``: state 2 stands for the lower-page-only intermediate state. Built whole rather than state by state,
+    with as few numpy calls as the formulas allow: the statistical read path asks for one page at a time, where
+    numpy's per-call cost is all there is.
+    """
+    k, mu, erased = _state_constants(ph, states, lm)
+    n = np.atleast_1d(np.asarray(c.n, float))
+    shift, var_add = ph.retention(n, c.t_h)
+    core = ph.core_sigma(n)
+    dist = ph.read_disturb(c.reads, c.onset, n) + ph.pd_shift * np.asarray(c.pd, float)
     mean = np.where(erased, mu + dist[:, None], mu - k * shift[:, None])  # (P, S)
     read2 = ph.sigma_read**2
     var_ret = k * var_add[:, None] + read2
-    sd_core = np.sqrt(np.where(erased, ph.sigma_erase**2 + read2, (core**2)[:, None] + var_ret))
-    sd_tail = np.sqrt(np.where(erased, ph.sigma_erase**2 + read2, ((core * ph.tail_scale) ** 2)[:, None] + var_ret))
-    w_t = np.where(erased, 0.0, w_tail[:, None])
-    w = np.stack([1.0 - w_t, w_t], -1)
-    return w, np.stack([mean, mean], -1), np.stack([sd_core, sd_tail], -1)
+    spread = np.stack([core**2, (core * ph.tail_scale) ** 2], -1)[:, None, :] + var_ret[..., None]  # (P, S, 2)
+    sd = np.sqrt(np.where(erased[:, None], ph.sigma_erase**2 + read2, spread))
+    w_t = np.where(erased, 0.0, ph.tail_w(n)[:, None])
+    return np.stack([1.0 - w_t, w_t], -1), np.stack([mean, mean], -1), sd
 
 
-def _vref(ph: Physics, c: PageCondition, size: int) -> np.ndarray:
-    """Read references per page, (P, 3), each shifted by its read-retry offset."""
-    return np.asarray(ph.vref)[None, :] + ph.retry_step * np.broadcast_to(np.asarray(c.offset, float), (size, 3))
+def _vref(ph: Physics, c: PageCondition) -> np.ndarray:
+    """Read references per page, (P, 3) or (3,) when every page reads at the same, each shifted by its read-retry
+    offset."""
+    return np.asarray(ph.vref) + ph.retry_step * np.asarray(c.offset, float)
+
+
+@lru_cache(maxsize=2)
+def _region_weights(msb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a page's bit: whether a cell of each state reads wrong when its Vth lies above the last reference, the
+    change in that as the Vth drops below each reference (state, reference), and which states store a 1."""
+    bits = MSB_OF_STATE if msb else LSB_OF_STATE
+    wrong = (bits[:, None] != bits[None, :]).astype(float)  # [stored state, read region]
+    return wrong[:, 3], wrong[:, :3] - wrong[:, 1:], bits == 1
 
 
 def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -176,24 +214,58 @@ def page_error_probs(ph: Physics, c: PageCondition, msb: bool) -> tuple[np.ndarr
     neighbour's), as the rig's PRBS patterns make them.
     """
     w, m, s = state_components(ph, c, (0, 1, 2, 3))  # (P, 4, 2)
-    vref = _vref(ph, c, m.shape[0])  # (P, 3)
+    vref = _vref(ph, c)
+    if vref.ndim == 1:
+        vref = vref[None, :]
     steps = ph.coupling * ph.interference_steps()  # neighbour's final state j -> shift
-    coupled = np.broadcast_to(np.asarray(c.coupled, bool), (m.shape[0],))
-    shift = np.where(coupled[:, None], steps[None, :], 0.0)  # (P, J)
+    shift = np.where(np.asarray(c.coupled, bool).reshape(-1, 1), steps, 0.0)  # (P or 1, J)
     # P(read below each reference) for page p, neighbour state j, state s, component c: (P, J, S, C, 3)
     below = ndtr((vref[:, None, None, None, :] - m[:, None, :, :, None] - shift[:, :, None, None, None])
                  / s[:, None, :, :, None])
-    regions = np.concatenate([below[..., :1], np.diff(below, axis=-1), 1.0 - below[..., -1:]], axis=-1)
-    bits = MSB_OF_STATE if msb else LSB_OF_STATE
-    wrong = (bits[:, None] != bits[None, :]).astype(float)  # [stored state, read region]
-    total = 0.25 * np.einsum("pjscr,sr,psc->ps", regions, wrong, w)
-    return total[:, bits == 1].mean(-1), total[:, bits == 0].mean(-1)
+    above_all, step, ones = _region_weights(msb)
+    # P(wrong) = wrong above VR3 + sum over references of P(below it) times the change in wrong across it
+    total = 0.25 * np.einsum("pjscr,sr,psc->ps", below, step, w) + above_all
+    return total[:, ones].mean(-1), total[:, ~ones].mean(-1)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def one_page_error_probs(ph: Physics, n: float, t_h: float, reads: float, onset: float, pd: float, coupled: bool,
+                         offset: tuple[float, float, float], msb: bool) -> tuple[float, float]:
+    """:func:`page_error_probs` of one page, in plain floats: the same sums, with the terms that are zero left out
+    (the erased state has no tail; a state's error chance changes only across the references its bit flips at)."""
+    shift, var_add = ph.retention(n, t_h)
+    core, w_t = ph.core_sigma(n), ph.tail_w(n)
+    read2 = ph.sigma_read**2
+    vref = [v + ph.retry_step * float(o) for v, o in zip(ph.vref, offset)]
+    nb = [float(x) * ph.coupling for x in ph.interference_steps()] if coupled else [0.0] * 4
+    above_all, step, ones = _region_weights(msb)
+    total = []
+    for s in range(4):
+        if s == 0:
+            comps = ((1.0, ph.mu[0] + ph.read_disturb(reads, onset, n) + ph.pd_shift * pd,
+                      math.sqrt(ph.sigma_erase**2 + read2)),)
+        else:
+            k = ph.ret_k[s]
+            mean, var = ph.mu[s] - k * shift, k * var_add + read2
+            comps = ((1.0 - w_t, mean, math.sqrt(core**2 + var)), (w_t, mean, math.sqrt((core * ph.tail_scale) ** 2 + var)))
+        acc = 0.0
+        for r in range(3):
+            d = float(step[s, r])
+            if d:
+                for w, m, sd in comps:
+                    acc += d * w * sum(math.erfc((m + j - vref[r]) / sd * _SQRT_HALF) for j in nb) * 0.5
+        total.append(float(above_all[s]) + 0.25 * acc)
+    one = [t for t, o in zip(total, ones) if o]
+    zero = [t for t, o in zip(total, ones) if not o]
+    return sum(one) / len(one), sum(zero) / len(zero)
 
 
 def lsb_only_error_probs(ph: Physics, c: PageCondition) -> tuple[np.ndarray, np.ndarray]:
     """Lower page of a wordline whose upper page is unprogrammed: read at VR1, states L0 and LM."""
     w, m, s = state_components(ph, c, (0, 2), lm=True)  # (P, 2, 2)
-    cut = _vref(ph, c, m.shape[0])[:, :1, None]  # (P, 1, 1)
+    cut = np.atleast_2d(_vref(ph, c))[:, :1, None]  # (P, 1, 1)
     above = 1.0 - ndtr((cut - m) / s)
     return np.sum(w[:, 0] * above[:, 0], -1), np.sum(w[:, 1] * (1.0 - above[:, 1]), -1)
 

@@ -6,8 +6,9 @@ import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import page_seed, prbs31_bytes
+from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.physics import (
-    LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, page_error_probs,
+    LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, one_page_error_probs, page_error_probs,
 )
 
 
@@ -286,3 +287,38 @@ def test_each_read_reference_moves_only_the_pages_read_at_it(path):
             assert lo > 10 * max(lower0, 1) and up == upper0, (offsets, lo, up)
         else:
             assert up > 10 * max(upper0, 1) and lo == lower0, (offsets, lo, up)
+
+
+def test_one_page_error_probs_are_the_vector_sums_in_plain_floats():
+    """The statistical read path's single-page form against the vector form, across wear, age, disturb,
+    interference and read-retry offsets (agreement to 1e-7: the two sum the same terms in another order)."""
+    chip, good = fresh("mlc-3x", 3)
+    rs = np.random.default_rng(7)
+    for trial in range(200):
+        ph = chip._physics(int(rs.choice(good)))
+        off = tuple(float(x) for x in rs.integers(-6, 7, size=3)) if trial % 2 else (0.0, 0.0, 0.0)
+        n, t_h = float(rs.uniform(0, 2e4)), float(rs.uniform(0, 1e4)) * (trial % 3 > 0)
+        reads, onset, pd, coupled = float(rs.uniform(0, 5e6)) * (trial % 5 > 1), float(rs.uniform(1e5, 2e6)), \
+            float(rs.integers(0, 3)), bool(trial % 4)
+        c = PageCondition(*(np.array([x]) for x in (n, t_h, reads, onset, pd, coupled)), np.array(off))
+        for msb in (False, True):
+            want = [float(x[0]) for x in page_error_probs(ph, c, msb)]
+            got = one_page_error_probs(ph, n, t_h, reads, onset, pd, coupled, off, msb)
+            assert got == pytest.approx(want, rel=1e-7, abs=1e-15)
+
+
+def test_a_rekeyed_generator_draws_what_a_fresh_one_does():
+    again = rng.Rekeyed()
+    for parts in [(rng.STAT_READ, 1, 2, 3, 4, 5), (1,), (rng.STAT_READ, 2**40, -3, 0, 9, 1)]:
+        for draw in (lambda g: g.binomial(17_000, 1e-3, 3), lambda g: g.standard_normal(5), lambda g: g.random(3)):
+            assert (draw(again(*parts)) == draw(rng.generator(*parts))).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 0x5A5A5A5A, 0x7FFFFFFF, 2**40 + 5])
+def test_the_pattern_is_the_prbs31_recurrence_bit_by_bit(seed):
+    s = seed & 0x7FFFFFFF or 0x7FFFFFFF
+    want = [(s >> (30 - i)) & 1 for i in range(31)]
+    for n in range(31, 8 * 531):
+        want.append(want[n - 31] ^ want[n - 28])
+    for nbytes in (1, 4, 63, 531):
+        assert prbs31_bytes(seed, nbytes) == np.packbits(want[:8 * nbytes]).tobytes()
