@@ -34,6 +34,7 @@ def key(*parts: int) -> int:
 _SEED_MASK = 0x7FFFFFFF
 
 
+@lru_cache(maxsize=16384)  # a read's rig and host both derive it
 def page_seed(campaign_seed: int, block: int, page: int) -> int:
     s = key(campaign_seed, block, page) & _SEED_MASK
     return s or _SEED_MASK

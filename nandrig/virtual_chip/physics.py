@@ -239,27 +239,40 @@ def one_page_error_probs(ph: Physics, n: float, t_h: float, reads: float, onset:
     core, w_t = ph.core_sigma(n), ph.tail_w(n)
     read2 = ph.sigma_read**2
     vref = [v + ph.retry_step * float(o) for v, o in zip(ph.vref, offset)]
-    nb = [float(x) * ph.coupling for x in ph.interference_steps()] if coupled else [0.0] * 4
-    above_all, step, ones = _region_weights(msb)
-    total = []
-    for s in range(4):
-        if s == 0:
-            comps = ((1.0, ph.mu[0] + ph.read_disturb(reads, onset, n) + ph.pd_shift * pd,
-                      math.sqrt(ph.sigma_erase**2 + read2)),)
-        else:
-            k = ph.ret_k[s]
-            mean, var = ph.mu[s] - k * shift, k * var_add + read2
-            comps = ((1.0 - w_t, mean, math.sqrt(core**2 + var)), (w_t, mean, math.sqrt((core * ph.tail_scale) ** 2 + var)))
-        acc = 0.0
-        for r in range(3):
-            d = float(step[s, r])
-            if d:
-                for w, m, sd in comps:
-                    acc += d * w * sum(math.erfc((m + j - vref[r]) / sd * _SQRT_HALF) for j in nb) * 0.5
-        total.append(float(above_all[s]) + 0.25 * acc)
+    nb = _neighbour_steps(ph) if coupled else (0.0,) * 4
+    terms, ones = _flip_terms(msb)
+    sd_erased = math.sqrt(ph.sigma_erase**2 + read2)
+    comps = [((1.0, ph.mu[0] + ph.read_disturb(reads, onset, n) + ph.pd_shift * pd, sd_erased),)]
+    for s in (1, 2, 3):
+        k = ph.ret_k[s]
+        mean, var = ph.mu[s] - k * shift, k * var_add + read2
+        comps.append(((1.0 - w_t, mean, math.sqrt(core**2 + var)), (w_t, mean, math.sqrt((core * ph.tail_scale) ** 2 + var))))
+    total = [0.0] * 4
+    for s, r, d in terms:
+        for w, m, sd in comps[s]:
+            x, u = (m - vref[r]) / sd * _SQRT_HALF, _SQRT_HALF / sd
+            total[s] += d * w * (math.erfc(x + nb[0] * u) + math.erfc(x + nb[1] * u) + math.erfc(x + nb[2] * u)
+                                 + math.erfc(x + nb[3] * u))
+    # P(wrong) = wrong above VR3 + 1/4 over neighbours of sum over references of P(below it) times the change in
+    # wrong across it; P(below) = erfc(...) / 2
+    above_all = _region_weights(msb)[0]
+    total = [float(a) + 0.125 * t for a, t in zip(above_all, total)]
     one = [t for t, o in zip(total, ones) if o]
     zero = [t for t, o in zip(total, ones) if not o]
     return sum(one) / len(one), sum(zero) / len(zero)
+
+
+@lru_cache(maxsize=256)
+def _neighbour_steps(ph: Physics) -> tuple[float, ...]:
+    return tuple(float(x) * ph.coupling for x in ph.interference_steps())
+
+
+@lru_cache(maxsize=2)
+def _flip_terms(msb: bool) -> tuple[tuple[tuple[int, int, float], ...], tuple[bool, ...]]:
+    """The (state, reference, change in wrong) where a page's bit flips, and which states store a 1."""
+    _, step, ones = _region_weights(msb)
+    terms = tuple((s, r, float(step[s, r])) for s in range(4) for r in range(3) if step[s, r])
+    return terms, tuple(bool(o) for o in ones)
 
 
 def lsb_only_error_probs(ph: Physics, c: PageCondition) -> tuple[np.ndarray, np.ndarray]:
