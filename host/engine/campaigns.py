@@ -413,7 +413,7 @@ class Runner:
             wait = self.context.get("last_wait", {}) if at.retention else {}
             cp = self.store.add_checkpoint(db, self.c.id, at.first_step, at.label, at.pe,
                                            wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
-                                           wait.get("temp_c", 25.0), 0, 0)
+                                           wait.get("temp_c", 25.0), at.reads, at.offset)
         return cp
 
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from nandrig.errors import NandrigError
-from nandrig.host.kinds import (bitmap, density, endurance, latency, program_disturb, read_disturb, retention,
-                                vth, vth_states, wom)
+from nandrig.host.kinds import (bitmap, density, endurance, flexlevel, latency, program_disturb, read_disturb,
+                                retention, vth, vth_states, wom)
 from nandrig.host.kinds.base import CampaignKind, KindParams
 
 KINDS: dict[str, CampaignKind] = {m.KIND.name: m.KIND for m in
                                   (endurance, retention, read_disturb, program_disturb, latency, vth, vth_states,
-                                                     bitmap, density, wom)}
+                                                     bitmap, density, wom, flexlevel)}
 
 
 def kind(name: str) -> CampaignKind:

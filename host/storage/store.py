@@ -723,6 +723,16 @@ class Store:
             " = c.id JOIN measurements m ON m.checkpoint_id = b.checkpoint_id AND m.block = b.block AND m.page ="
             " b.page WHERE c.campaign_id=? ORDER BY c.step, b.block, b.page", (campaign_id,))]
 
+    def bit_error_reads(self, campaign_id: int) -> list[tuple[str, int, int, int, int, int, bytes]]:
+        """(label, P/E, read offset, block, page, busy ns, codes) per page mapped, in checkpoint, block and page
+        order: a soft read's levels are its checkpoints' offsets."""
+        return [(label, pe, off, block, page, busy, bytes(codes)) for label, pe, off, block, page, busy, codes in
+                self.db.execute(
+                    'SELECT c.label, m.pe, c."offset", b.block, b.page, m.busy_ns, b.codes FROM checkpoints c JOIN'
+                    " bit_errors b ON b.checkpoint_id = c.id JOIN measurements m ON m.checkpoint_id ="
+                    " b.checkpoint_id AND m.block = b.block AND m.page = b.page WHERE c.campaign_id=?"
+                    " ORDER BY c.step, b.block, b.page", (campaign_id,))]
+
     def add_flares_run(self, chip_label: str, block: int, page: int, result: dict, campaign_id: int | None = None,
                        db: Database | None = None) -> int:
         """A FLARES validation's result (in ``db``'s transaction, else its own)."""

@@ -1,0 +1,236 @@
+"""FlexLevel's questions measured: soft reads at 1, 2, ... sensing levels after wear and retention, each page's
+bits turned into LLRs, and the rate-8/9 LDPC code decoding frames cut from them (characterization/soft_read.py,
+characterization/ldpc_code.py): raw BER, the sensing levels a frame error rate needs, decoder iterations and the
+read latency each level costs, per page type, wear and retention.
+
+The blocks are split into one group per wear level and cycled there (their last round programs the pattern);
+at each retention point every page is read raw once per sensing level, the references moved by that level's
+offset (every reference at once: a lower page reads at VR2, an upper page at VR1 and VR3), and where each bit
+error is goes to the store. Nothing is decoded on the rig: the analysis runs on what the store holds.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import click
+import numpy as np
+
+from nandrig.characterization import bitmaps
+from nandrig.characterization.ldpc_code import LdpcDecoder, QcLdpcCode
+from nandrig.characterization.soft_read import (
+    MAX_LEVELS, decode_levels, frames_to_show, levels_needed, sensing_offsets,
+)
+from nandrig.chip.geometry import Geometry, PageMap
+from nandrig.chip.param_page import ParameterPage
+from nandrig.chip.pattern import page_bits
+from nandrig.chip.read_retry import require_table
+from nandrig.chip.timing import limit_ns
+from nandrig.errors import NandrigError
+from nandrig.host.kinds import steps
+from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours, parse_int_list
+
+FER_TARGET = 1e-3  # FlexLevel's frame error rate
+
+
+@dataclass(frozen=True)
+class FlexLevelParams(KindParams):
+    pe: tuple[int, ...]  # one wear level per group of blocks
+    retention_h: tuple[float, ...]  # read at each (25 degC-equivalent hours since programming, rising; 0: fresh)
+    levels: int = 5  # sensing levels of the soft read (1: hard reads only)
+    step: int = 4  # read-retry steps between sensing levels
+    pages: tuple[int, ...] = ()  # pages read in each block; () for all
+
+
+def _label(hours: float, offset: int) -> str:
+    """A checkpoint's label: its retention point and sensing offset (each level's reads are a checkpoint)."""
+    return f"{hours:g}h at {offset:+d}"
+
+
+def _hours(label: str) -> float:
+    return float(label.split("h")[0])
+
+
+def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
+    pages = list(p.pages) or list(range(g.pages_per_block))
+    for page in pages:
+        steps.check_page(page, g, "--pages")
+    groups = steps.groups(list(p.blocks), len(p.pe))
+    # every group's last round after all the others' wear (as vth-states): the first group's fresh reads are not
+    # an hour of the others' cycling old
+    out = [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, 0, pe - 1, p.seed, worn=p.worn,
+                                                                       leaves_pattern=False)]
+    out += [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, pe - 1, pe, p.seed, worn=p.worn)]
+    now = 0.0
+    for hours in p.retention_h:
+        if hours > now:
+            out.append(steps.wait(p.oven, p.temp_c, hours - now))
+            now = hours
+        for off in sensing_offsets(p.levels, p.step):
+            out.append(steps.SetRefs((off, off, off)))
+            for grp, pe in zip(groups, p.pe):
+                first = len(out)
+                at = steps.Checkpoint(_label(hours, off), pe, retention=True, offset=off, first_step=first)
+                out += [steps.raw_read(b, page, p.seed, g, at) for b in grp for page in pages]
+    out.append(steps.SetRefs((0, 0, 0)))
+    return out
+
+
+def check_chip(p: FlexLevelParams, chip: dict) -> None:
+    """Refused before anything is worn: a chip without a read-retry table, or sensing offsets outside its range."""
+    offs = sensing_offsets(p.levels, p.step)
+    t = require_table(chip["manufacturer"], chip["model"])
+    if min(offs) < t.min_offset or max(offs) > t.max_offset:
+        raise NandrigError(f"{p.levels} sensing levels {p.step} steps apart reach offsets {min(offs):+d}..{max(offs):+d}; "
+                           f"this chip's read retry ({t.name}) takes {t.min_offset:+d}..{t.max_offset:+d}")
+
+
+def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str, retention: str, levels: int,
+             step: int, pages: str | None) -> dict:
+    wear = sorted(set(parse_int_list(pe, "--pe")))
+    if 0 in wear:
+        raise click.BadParameter("--pe levels must be 1 or more: the reads need programmed pages")
+    points = [0.0] + [h for item in retention.split(",") if item.strip() not in ("0", "0h")
+                      for h in parse_hours(item)] if retention.strip() else [0.0]
+    chosen = parse_int_list(pages, "--pages") if pages else []
+    return {"pe": wear, "retention_h": sorted(set(points)), "levels": levels, "step": step,
+            "pages": sorted(set(chosen)), **oven_fields(oven, temp_c, chamber_file)}
+
+
+@dataclass
+class _Condition:
+    """One (retention, wear, page type)'s pages: per page its reads' error codes by offset, and its busy times."""
+
+    pages: dict[tuple[int, int], dict[int, np.ndarray]]
+    busy_ns: list[int]
+
+
+def _conditions(store, c, pm: PageMap) -> dict[tuple[float, int, str], _Condition]:
+    out: dict[tuple[float, int, str], _Condition] = defaultdict(lambda: _Condition({}, []))
+    for label, pe, off, block, page, busy, codes in store.bit_error_reads(c.id):
+        cond = out[_hours(label), pe, "upper" if pm.is_upper(page) else "lower"]
+        cond.pages.setdefault((block, page), {})[off] = bitmaps.decode(codes)
+        if off == 0:
+            cond.busy_ns.append(busy)
+    return dict(out)
+
+
+def _reads(codes_by_offset: dict[int, np.ndarray], offsets: tuple[int, ...], stored: np.ndarray) -> list[np.ndarray]:
+    out = []
+    for off in offsets:
+        read = stored.copy()
+        read[codes_by_offset[off] >> 1] ^= 1  # an error code is bit * 2 + direction
+        out.append(read)
+    return out
+
+
+def results(store, c, p: FlexLevelParams, pm: PageMap) -> dict:
+    chip = store.chip(c.chip_id)
+    raw_bytes = chip["page_bytes"] + chip["spare_bytes"]
+    offsets = sensing_offsets(p.levels, p.step)
+    mode = max(ParameterPage.decode(bytes(chip["param_page"])).timing_modes or (0,))
+    transfer_us = raw_bytes * limit_ns(mode)[1] / 1000
+    decoder = LdpcDecoder(QcLdpcCode())
+    out = []
+    for (hours, pe, ptype), cond in sorted(_conditions(store, c, pm).items()):
+        keys = sorted(k for k, v in cond.pages.items() if set(offsets) <= set(v))
+        if len(keys) < 2:
+            continue
+        stored = {k: page_bits(c.seed, k[0], k[1], raw_bytes) for k in keys}
+        halves = keys[0::2], keys[1::2]  # training and test pages, interleaved through the blocks
+        cat = [(np.concatenate([stored[k] for k in h]),
+                [np.concatenate(x) for x in zip(*(_reads(cond.pages[k], offsets, stored[k]) for k in h))])
+               for h in halves]
+        hard_errors = sum(len(cond.pages[k][0]) for k in keys)
+        t_r_us = float(np.mean(cond.busy_ns)) / 1000 if cond.busy_ns else 0.0
+        try:
+            outcomes = decode_levels(cat[0][0], cat[0][1], cat[1][0], cat[1][1], decoder, stop_when_clean=True)
+        except NandrigError:  # too few test bits for a frame
+            outcomes = []
+        out.append({
+            "retention_h": hours, "pe": pe, "page_type": ptype, "pages": len(keys),
+            "rber": hard_errors / (len(keys) * raw_bytes * 8),
+            "levels": [{"levels": o.levels, "frames": o.frames, "failures": o.failures, "fer": o.fer,
+                        "fer_upper": o.fer_upper, "mean_iterations": o.mean_iterations,
+                        "llr_rber": o.raw_errors / (o.frames * decoder.code.n),
+                        "read_us": o.levels * (t_r_us + transfer_us)} for o in outcomes],
+            "levels_needed": levels_needed(outcomes, FER_TARGET),
+            "levels_decoding_all": next((o.levels for o in outcomes if not o.failures), None),
+        })
+    return {"code": {"n": decoder.code.n, "k": decoder.code.k, "rate": decoder.code.rate},
+            "offsets": list(offsets), "fer_target": FER_TARGET, "frames_to_show_target": frames_to_show(FER_TARGET),
+            "timing_mode": mode, "conditions": out}
+
+
+def summary_lines(res: dict) -> list[str]:
+    out = [f"  rate-{res['code']['rate']:.3f} QC-LDPC frames of {res['code']['k'] // 8} bytes; sensing offsets "
+           f"{', '.join(f'{o:+d}' for o in res['offsets'])} (read-retry steps), in that order; a frame error rate "
+           f"of {res['fer_target']:g} is shown by {res['frames_to_show_target']} frames all decoding",
+           f"  {'retention':>9} {'P/E':>6} {'page':>5} {'raw BER':>9} {'frames':>6}  per sensing level: failed "
+           f"frames (mean iterations, read us)"]
+    for x in res["conditions"]:
+        per = "  ".join(f"{o['levels']}: {o['failures']} ({o['mean_iterations']:.1f}, {o['read_us']:.0f})"
+                        for o in x["levels"])
+        frames = x["levels"][0]["frames"] if x["levels"] else 0
+        out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6} {x['page_type']:>5} {x['rber']:>9.2e} {frames:>6}  "
+                   f"{per or 'too few pages for a frame'}")
+    conds = [x for x in res["conditions"] if x["levels"]]
+    failing = [x for x in conds if x["levels_decoding_all"] is None]
+    if failing:
+        out.append("  verdict: frames still fail with every sensing level read at " + ", ".join(
+            f"{x['retention_h']:g} h {x['pe']} P/E {x['page_type']}" for x in failing))
+    elif conds:
+        hard = sum(x["levels_decoding_all"] == 1 for x in conds)
+        most = max(conds, key=lambda x: x["levels_decoding_all"])
+        bound = max(x["levels"][x["levels_decoding_all"] - 1]["fer_upper"] for x in conds)
+        out.append(f"  verdict: every frame decoded, with hard reads alone at {hard} of {len(conds)} conditions and "
+                   f"at most {most['levels_decoding_all']} sensing level(s) ({most['retention_h']:g} h, "
+                   f"{most['pe']} P/E, {most['page_type']} pages); "
+                   + (f"a frame error rate of at most {res['fer_target']:g} is shown everywhere" if all(
+                       x["levels_needed"] is not None for x in conds) else
+                      f"the frames read bound the frame error rate at {bound:.2g} (95 %), not "
+                      f"{res['fer_target']:g}: that takes {res['frames_to_show_target']} frames per condition"))
+    return out
+
+
+def report(r, c, p: FlexLevelParams, pm: PageMap) -> None:
+    res = results(r.store, c, p, pm)
+    if not res["conditions"]:
+        return
+    fig, (ax_ber, ax_lat) = r.subplots(1, 2, figsize=(11, 4))
+    for x in res["conditions"]:
+        tag = f"{x['pe']} P/E, {x['retention_h']:g} h, {x['page_type']}"
+        lv = [o["levels"] for o in x["levels"]]
+        line = ax_ber.plot(lv, [max(o["llr_rber"], 1e-9) for o in x["levels"]], "o-", ms=3, lw=1, label=tag)[0]
+        ax_lat.plot(lv, [o["read_us"] for o in x["levels"]], "o-", ms=3, lw=1, color=line.get_color())
+    ax_ber.set_yscale("log")
+    ax_ber.set_xlabel("sensing levels")
+    ax_ber.set_ylabel("bits the LLRs decide wrong (0 drawn at 1e-9)")
+    ax_ber.legend(fontsize=6)
+    ax_lat.set_xlabel("sensing levels")
+    ax_lat.set_ylabel("read latency: sensing and transfer (us)")
+    for ax in (ax_ber, ax_lat):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"Soft reads (campaign {c.id}): levels added until every frame decodes")
+    r.fig(fig, f"flexlevel_{c.id}", "Raw errors left after the LLRs' decision, and the read latency, against the "
+                                    "sensing levels read, per wear, retention and page type")
+    for line in summary_lines(res):
+        r.p(line.strip())
+
+
+KIND = CampaignKind(
+    name="flexlevel", help="Soft reads and LDPC: sensing levels, decoder iterations and read latency after wear "
+                           "and retention (FlexLevel).",
+    params=FlexLevelParams, plan=plan, report=report, from_cli=from_cli, results=results, summary=summary_lines,
+    check_chip=check_chip,
+    options=(*OVEN_OPTIONS,
+             click.option("--pe", default="1000,5000,10000", show_default=True,
+                          help="P/E levels, one group of the blocks each."),
+             click.option("--retention", default="1mo,1y", show_default=True,
+                          help="Retention points read after the fresh one (25 degC-equivalent: 1d, 1mo, 1y, ...)."),
+             click.option("--levels", type=click.IntRange(1, MAX_LEVELS), default=5, show_default=True,
+                          help="Sensing levels of the soft read (1: hard reads only)."),
+             click.option("--step", type=click.IntRange(min=1), default=4, show_default=True,
+                          help="Read-retry steps between sensing levels."),
+             click.option("--pages", help="Pages read in each block, comma-separated (default: all).")),
+)

@@ -1,0 +1,62 @@
+"""`nandrig run flexlevel`: soft reads after wear and retention, stored as each level's bit errors, decoded by
+the rate-8/9 LDPC code in the campaign's results, with a report section; refused before any wear when the chip
+cannot move its references that far."""
+import json
+
+import pytest
+
+from nandrig.host.storage.store import Store
+from nandrig.host.views.report import write_report
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "flex.db")
+
+
+def test_soft_reads_after_retention_give_each_level_its_frames_and_latency(run_cli, db, tmp_path):
+    res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "1", "--blocks", "3",
+                  "--pe", "5000", "--retention", "1y", "--levels", "2", "--json")
+    assert res.code == 0, res.err
+    out = json.loads(res.out[res.out.index("{"):])
+    assert out["code"] == {"n": 36864, "k": 32768, "rate": pytest.approx(8 / 9)} and out["offsets"] == [0, -4]
+    conds = {(x["retention_h"], x["page_type"]): x for x in out["conditions"]}
+    assert set(conds) == {(0.0, "lower"), (0.0, "upper"), (8760.0, "lower"), (8760.0, "upper")}
+    for x in conds.values():
+        assert x["pe"] == 5000 and x["pages"] == 64
+        first = x["levels"][0]
+        assert first["frames"] == 30  # 32 test pages of 34,560 bits: 30 frames of 36,864
+        # one level's LLR decision is the hard read: its errors are the page's RBER on the test half
+        assert first["llr_rber"] == pytest.approx(x["rber"], rel=0.5, abs=2e-6)
+        # every level read costs a sensing and a transfer: the second doubles the first
+        if len(x["levels"]) > 1:
+            assert x["levels"][1]["read_us"] == pytest.approx(2 * first["read_us"])
+    assert conds[8760.0, "upper"]["rber"] > 10 * conds[0.0, "upper"]["rber"] > 0
+    # the hard read decodes every frame here (RBER about 1e-3, far below the code's reach): one level is enough
+    assert all(x["levels_decoding_all"] == 1 for x in conds.values())
+    store = Store(db)
+    try:  # each level's reads are their own checkpoint, at their offset: no summary pools two levels
+        cps = store.db.execute('SELECT label, "offset" FROM checkpoints ORDER BY step').fetchall()
+    finally:
+        store.close()
+    assert {tuple(r) for r in cps} == {("0h at +0", 0), ("0h at -4", -4), ("8760h at +0", 0), ("8760h at -4", -4)}
+    page = (tmp_path / "report" / "index.html")
+    write_report(db, tmp_path / "report")
+    html = page.read_text()
+    assert "flexlevel_1" in html and "verdict: every frame decoded, with hard reads alone at 4 of 4" in html
+
+
+@pytest.mark.parametrize("chip, args, words", [
+    ("mlc-3x", ("--levels", "5", "--step", "70"), ("offsets -140..+140", "-128..+127")),
+    ("mlc-small", ("--levels", "3", "--step", "101"), ("offsets -101..+101", "-100..+100")),
+    ("mlc-samsung", (), ("no read-retry table",)),
+])
+def test_sensing_offsets_the_chip_cannot_set_are_refused_before_any_wear(run_cli, db, chip, args, words):
+    res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", chip, "--seed", "2", "--blocks", "1-2",
+                  "--pe", "1000", *args)
+    res.assert_one_line_error(*words)
+    store = Store(db)
+    try:
+        assert store.campaigns() == []
+    finally:
+        store.close()
