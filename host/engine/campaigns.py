@@ -409,8 +409,9 @@ class Runner:
     def shared_checkpoint(self, db: Database, at: Checkpoint) -> int:
         """The checkpoint a group of page reads shares, opened by its first (``at.first_step``: a step index)."""
         cp = self.store.checkpoint_at(db, self.c.id, at.first_step)
-        if cp is None:  # retention since the level's programming: the wait just before its reads
-            wait = self.context.get("last_wait", {}) if at.retention else {}
+        if cp is None:  # retention since the level's programming: the wait just before its reads, or all of them
+            wait = ({k: self.context[k] for k in ("equiv_h", "actual_h", "temp_c") if k in self.context}
+                    if at.cumulative else self.context.get("last_wait", {})) if at.retention else {}
             cp = self.store.add_checkpoint(db, self.c.id, at.first_step, at.label, at.pe,
                                            wait.get("equiv_h", 0.0), wait.get("actual_h", 0.0),
                                            wait.get("temp_c", 25.0), at.reads, at.offset)

@@ -70,7 +70,8 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
             out.append(steps.SetRefs((off, off, off)))
             for grp, pe in zip(groups, p.pe):
                 first = len(out)
-                at = steps.Checkpoint(_label(hours, off), pe, retention=True, offset=off, first_step=first)
+                at = steps.Checkpoint(_label(hours, off), pe, retention=True, offset=off, first_step=first,
+                                     cumulative=True)
                 out += [steps.raw_read(b, page, p.seed, g, at) for b in grp for page in pages]
     out.append(steps.SetRefs((0, 0, 0)))
     return out

@@ -46,6 +46,9 @@ class Checkpoint:
     reads: int = 0  # read-disturb reads or program-disturb repeats before them
     offset: int = 0  # the read reference offset they were read at
     first_step: int | None = None  # page reads sharing one checkpoint: the index of the group's first step
+    # shared checkpoints: the retention of every wait so far (pages programmed once, read after several waits),
+    # not only the last wait's (pages programmed again before each wait)
+    cumulative: bool = False
 
 
 @dataclass(frozen=True)

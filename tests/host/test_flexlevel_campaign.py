@@ -16,12 +16,12 @@ def db(tmp_path):
 
 def test_soft_reads_after_retention_give_each_level_its_frames_and_latency(run_cli, db, tmp_path):
     res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "1", "--blocks", "3",
-                  "--pe", "5000", "--retention", "1y", "--levels", "2", "--json")
+                  "--pe", "5000", "--retention", "1mo,1y", "--levels", "2", "--json")
     assert res.code == 0, res.err
     out = json.loads(res.out[res.out.index("{"):])
     assert out["code"] == {"n": 36864, "k": 32768, "rate": pytest.approx(8 / 9)} and out["offsets"] == [0, -4]
     conds = {(x["retention_h"], x["page_type"]): x for x in out["conditions"]}
-    assert set(conds) == {(0.0, "lower"), (0.0, "upper"), (8760.0, "lower"), (8760.0, "upper")}
+    assert set(conds) == {(h, t) for h in (0.0, 720.0, 8760.0) for t in ("lower", "upper")}
     for x in conds.values():
         assert x["pe"] == 5000 and x["pages"] == 64
         first = x["levels"][0]
@@ -36,14 +36,16 @@ def test_soft_reads_after_retention_give_each_level_its_frames_and_latency(run_c
     assert all(x["levels_decoding_all"] == 1 for x in conds.values())
     store = Store(db)
     try:  # each level's reads are their own checkpoint, at their offset: no summary pools two levels
-        cps = store.db.execute('SELECT label, "offset" FROM checkpoints ORDER BY step').fetchall()
+        cps = store.db.execute('SELECT label, "offset", retention_h FROM checkpoints ORDER BY step').fetchall()
     finally:
         store.close()
-    assert {tuple(r) for r in cps} == {("0h at +0", 0), ("0h at -4", -4), ("8760h at +0", 0), ("8760h at -4", -4)}
+    # ... and each carries the retention since programming: both waits, not the last one alone
+    assert [tuple(r) for r in cps] == [(f"{h}h at {o:+d}", o, pytest.approx(float(h))) for h in (0, 720, 8760)
+                                       for o in (0, -4)]
     page = (tmp_path / "report" / "index.html")
     write_report(db, tmp_path / "report")
     html = page.read_text()
-    assert "flexlevel_1" in html and "verdict: every frame decoded, with hard reads alone at 4 of 4" in html
+    assert "flexlevel_1" in html and "verdict: every frame decoded, with hard reads alone at 6 of 6" in html
 
 
 @pytest.mark.parametrize("chip, args, words", [
