@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import click
 import numpy as np
 
-from nandrig.characterization import bitmaps
+from nandrig.characterization import bitmaps, reduced_level
 from nandrig.characterization.ldpc_code import LdpcDecoder, QcLdpcCode
 from nandrig.characterization.soft_read import (
     MAX_LEVELS, decode_levels, frames_to_show, levels_needed, sensing_offsets,
 )
-from nandrig.chip.geometry import Geometry, PageMap
+from nandrig.chip.geometry import Geometry, PageMap, PageType
 from nandrig.chip.param_page import ParameterPage
-from nandrig.chip.pattern import page_bits
+from nandrig.chip.pattern import bits, page_bits, page_seed, prbs31_bytes
 from nandrig.chip.read_retry import require_table
 from nandrig.chip.timing import limit_ns
 from nandrig.errors import NandrigError
@@ -31,6 +31,8 @@ from nandrig.host.kinds import steps
 from nandrig.host.kinds.base import OVEN_OPTIONS, CampaignKind, KindParams, oven_fields, parse_hours, parse_int_list
 
 FER_TARGET = 1e-3  # FlexLevel's frame error rate
+REDUCED = "reduced"  # the label's end of reduced-state reads
+REDUCED_SEED_BASE = 1 << 20  # reduced wordlines' data seeds, apart from the pages' (page_seed(seed, block, page))
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class FlexLevelParams(KindParams):
     levels: int = 5  # sensing levels of the soft read (1: hard reads only)
     step: int = 4  # read-retry steps between sensing levels
     pages: tuple[int, ...] = ()  # pages read in each block; () for all
+    # reduced state: each wear group's second half of blocks holds three levels per cell (ReduceCode), read with
+    # VR2 and VR3 at these offsets (the middle of L1 and L3, from a vth-states sweep); () for none
+    reduced_refs: tuple[int, ...] = ()
 
 
 def _label(hours: float, offset: int) -> str:
@@ -51,16 +56,48 @@ def _hours(label: str) -> float:
     return float(label.split("h")[0])
 
 
+def _split(p: FlexLevelParams, grp: list[int]) -> tuple[list[int], list[int]]:
+    """A wear group's blocks in normal state and in reduced state (its second half, with --reduced-refs)."""
+    if not p.reduced_refs:
+        return grp, []
+    if len(grp) < 2:
+        raise NandrigError(f"reduced state takes half of each wear level's blocks: {len(grp)} block(s) per level "
+                           "leave none for it (give at least two per --pe level)")
+    return grp[:len(grp) // 2], grp[len(grp) // 2:]
+
+
+def reduced_data(seed: int, block: int, wordline: int, raw_page_bytes: int) -> np.ndarray:
+    """The data bits a reduced wordline stores: the campaign's pattern, seeded per block and wordline."""
+    n = reduced_level.data_bits_per_wordline(raw_page_bytes)
+    return bits(prbs31_bytes(page_seed(seed, block, REDUCED_SEED_BASE + wordline), n // 8))[:n]
+
+
+def _reduced_pages(seed: int, block: int, g: Geometry) -> list[bytes]:
+    """Every page's bytes of a block in reduced state, in page order (the common MLC page map)."""
+    pm = PageMap.shuffled_mlc(g.pages_per_block)
+    out: list[bytes] = [b""] * g.pages_per_block
+    for wl in range(g.wordlines):
+        lower, upper = reduced_level.wordline_pages(reduced_data(seed, block, wl, g.raw_page_bytes))
+        out[pm.page_of(wl, PageType.LOWER)], out[pm.page_of(wl, PageType.UPPER)] = lower, upper
+    return out
+
+
 def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
     pages = list(p.pages) or list(range(g.pages_per_block))
     for page in pages:
         steps.check_page(page, g, "--pages")
-    groups = steps.groups(list(p.blocks), len(p.pe))
+    groups = [_split(p, grp) for grp in steps.groups(list(p.blocks), len(p.pe))]
     # every group's last round after all the others' wear (as vth-states): the first group's fresh reads are not
     # an hour of the others' cycling old
-    out = [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, 0, pe - 1, p.seed, worn=p.worn,
-                                                                       leaves_pattern=False)]
-    out += [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, pe - 1, pe, p.seed, worn=p.worn)]
+    out = [s for (normal, red), pe in zip(groups, p.pe)
+           for s in steps.cycle_to(normal + red, 0, pe - 1, p.seed, worn=p.worn, leaves_pattern=False)]
+    reduced_pages: dict[int, list[bytes]] = {}
+    for (normal, red), pe in zip(groups, p.pe):
+        out += steps.cycle_to(normal, pe - 1, pe, p.seed, worn=p.worn)
+        for b in red:  # the last round by hand: an erase, then every page with its share of the wordline's levels
+            reduced_pages[b] = _reduced_pages(p.seed, b, g)
+            out.append(steps.Erase(b, pe))
+            out += [steps.Program(b, page, pe=pe, data=data) for page, data in enumerate(reduced_pages[b])]
     now = 0.0
     for hours in p.retention_h:
         if hours > now:
@@ -68,34 +105,55 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
             now = hours
         for off in sensing_offsets(p.levels, p.step):
             out.append(steps.SetRefs((off, off, off)))
-            for grp, pe in zip(groups, p.pe):
+            for (normal, _), pe in zip(groups, p.pe):
                 first = len(out)
                 at = steps.Checkpoint(_label(hours, off), pe, retention=True, offset=off, first_step=first,
-                                     cumulative=True)
-                out += [steps.raw_read(b, page, p.seed, g, at) for b in grp for page in pages]
+                                      cumulative=True)
+                out += [steps.raw_read(b, page, p.seed, g, at) for b in normal for page in pages]
+        if p.reduced_refs:
+            out.append(steps.SetRefs((0, *p.reduced_refs)))
+            for (_, red), pe in zip(groups, p.pe):
+                first = len(out)
+                at = steps.Checkpoint(f"{hours:g}h {REDUCED}", pe, retention=True, first_step=first, cumulative=True)
+                out += [steps.raw_read(b, page, p.seed, g, at, expected=reduced_pages[b][page])
+                        for b in red for page in range(g.pages_per_block)]
     out.append(steps.SetRefs((0, 0, 0)))
     return out
 
 
 def check_chip(p: FlexLevelParams, chip: dict) -> None:
-    """Refused before anything is worn: a chip without a read-retry table, or sensing offsets outside its range."""
+    """Refused before anything is worn: a chip without a read-retry table, sensing or reduced-state offsets outside
+    its range, or reduced state on a chip whose page map is not the one the plan programs by."""
     offs = sensing_offsets(p.levels, p.step)
     t = require_table(chip["manufacturer"], chip["model"])
     if min(offs) < t.min_offset or max(offs) > t.max_offset:
         raise NandrigError(f"{p.levels} sensing levels {p.step} steps apart reach offsets {min(offs):+d}..{max(offs):+d}; "
                            f"this chip's read retry ({t.name}) takes {t.min_offset:+d}..{t.max_offset:+d}")
+    if p.reduced_refs:
+        t.check((0, *p.reduced_refs))
+        if PageMap.from_json(chip["page_map"]) != PageMap.shuffled_mlc(chip["pages_per_block"]):
+            raise NandrigError("reduced state programs wordlines by the common MLC page map; this chip's differs")
 
 
 def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str, retention: str, levels: int,
-             step: int, pages: str | None) -> dict:
+             step: int, pages: str | None, reduced_refs: str | None) -> dict:
     wear = sorted(set(parse_int_list(pe, "--pe")))
     if 0 in wear:
         raise click.BadParameter("--pe levels must be 1 or more: the reads need programmed pages")
     points = [0.0] + [h for item in retention.split(",") if item.strip() not in ("0", "0h")
                       for h in parse_hours(item)] if retention.strip() else [0.0]
     chosen = parse_int_list(pages, "--pages") if pages else []
+    refs: list[int] = []
+    if reduced_refs:
+        try:
+            refs = [int(x) for x in reduced_refs.split(",")]
+        except ValueError:
+            refs = []
+        if len(refs) != 2:
+            raise click.BadParameter(f"--reduced-refs takes VR2,VR3 offsets in read-retry steps (e.g. 9,-9), got "
+                                     f"{reduced_refs!r}")
     return {"pe": wear, "retention_h": sorted(set(points)), "levels": levels, "step": step,
-            "pages": sorted(set(chosen)), **oven_fields(oven, temp_c, chamber_file)}
+            "pages": sorted(set(chosen)), "reduced_refs": refs, **oven_fields(oven, temp_c, chamber_file)}
 
 
 @dataclass
@@ -109,6 +167,8 @@ class _Condition:
 def _conditions(store, c, pm: PageMap) -> dict[tuple[float, int, str], _Condition]:
     out: dict[tuple[float, int, str], _Condition] = defaultdict(lambda: _Condition({}, []))
     for label, pe, off, block, page, busy, codes in store.bit_error_reads(c.id):
+        if label.endswith(REDUCED):
+            continue
         cond = out[_hours(label), pe, "upper" if pm.is_upper(page) else "lower"]
         cond.pages.setdefault((block, page), {})[off] = bitmaps.decode(codes)
         if off == 0:
@@ -159,8 +219,51 @@ def results(store, c, p: FlexLevelParams, pm: PageMap) -> dict:
             "levels_decoding_all": next((o.levels for o in outcomes if not o.failures), None),
         })
     return {"code": {"n": decoder.code.n, "k": decoder.code.k, "rate": decoder.code.rate},
+            "reduced": _reduced_results(store, c, p, out),
             "offsets": list(offsets), "fer_target": FER_TARGET, "frames_to_show_target": frames_to_show(FER_TARGET),
             "timing_mode": mode, "conditions": out}
+
+
+def _reduced_results(store, c, p: FlexLevelParams, normal: list[dict]) -> list[dict]:
+    """Per retention point and wear: reduced wordlines' data bits read back through ReduceCode, their error rate
+    against normal pages' (the hard read's, lower and upper pooled: both carry data bits)."""
+    if not p.reduced_refs:
+        return []
+    chip = store.chip(c.chip_id)
+    g = Geometry(chip["page_bytes"], chip["spare_bytes"], chip["pages_per_block"], chip["blocks"])
+    pm = PageMap.shuffled_mlc(g.pages_per_block)
+    reads: dict[tuple[float, int], dict[tuple[int, int], np.ndarray]] = defaultdict(dict)
+    for label, pe, _off, block, page, _busy, codes in store.bit_error_reads(c.id):
+        if label.endswith(REDUCED):
+            reads[_hours(label), pe][block, page] = bitmaps.decode(codes)
+    out = []
+    for (hours, pe), pages in sorted(reads.items()):
+        data_errors = data_bits = page_errors = unknown = 0
+        for b in sorted({blk for blk, _ in pages}):
+            written = _reduced_pages(c.seed, b, g)
+            for wl in range(g.wordlines):
+                lo, up = pm.page_of(wl, PageType.LOWER), pm.page_of(wl, PageType.UPPER)
+                if (b, lo) not in pages or (b, up) not in pages:
+                    continue
+                got = []
+                for page in (lo, up):
+                    read = bits(written[page])
+                    read[pages[b, page] >> 1] ^= 1  # an error code is bit * 2 + direction
+                    got.append(read)
+                    page_errors += len(pages[b, page])
+                data, odd = reduced_level.bits_of(reduced_level.levels_read(*got))
+                want = reduced_data(c.seed, b, wl, g.raw_page_bytes)
+                data_errors += int(np.count_nonzero(data != want))
+                data_bits += want.size
+                unknown += odd
+        same = [x["rber"] for x in normal if x["retention_h"] == hours and x["pe"] == pe]
+        rber = data_errors / data_bits if data_bits else None
+        base = float(np.mean(same)) if same else None
+        out.append({"retention_h": hours, "pe": pe, "data_bits": data_bits, "data_rber": rber,
+                    "page_rber": page_errors / (2 * data_bits / 3 * 2) if data_bits else None,
+                    "pairs_read_as_l3_l3": unknown, "normal_rber": base,
+                    "normal_over_reduced": base / rber if base is not None and rber else None})
+    return out
 
 
 def summary_lines(res: dict) -> list[str]:
@@ -175,6 +278,15 @@ def summary_lines(res: dict) -> list[str]:
         frames = x["levels"][0]["frames"] if x["levels"] else 0
         out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6} {x['page_type']:>5} {x['rber']:>9.2e} {frames:>6}  "
                    f"{per or 'too few pages for a frame'}")
+    if res["reduced"]:
+        out.append("  reduced state (3 levels per cell, ReduceCode, 25 % less capacity): data-bit error rate "
+                   "against normal pages' at the hard read")
+        for x in res["reduced"]:
+            ratio = "-" if x["normal_over_reduced"] is None else f"{x['normal_over_reduced']:.1f}x lower"
+            red = "-" if x["data_rber"] is None else f"{x['data_rber']:.2e}"
+            base = "-" if x["normal_rber"] is None else f"{x['normal_rber']:.2e}"
+            out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6}  reduced {red} ({x['data_bits']} bits)  "
+                       f"normal {base}  {ratio}")
     conds = [x for x in res["conditions"] if x["levels"]]
     failing = [x for x in conds if x["levels_decoding_all"] is None]
     if failing:
@@ -233,5 +345,8 @@ KIND = CampaignKind(
                           help="Sensing levels of the soft read (1: hard reads only)."),
              click.option("--step", type=click.IntRange(min=1), default=4, show_default=True,
                           help="Read-retry steps between sensing levels."),
-             click.option("--pages", help="Pages read in each block, comma-separated (default: all).")),
+             click.option("--pages", help="Pages read in each block, comma-separated (default: all)."),
+             click.option("--reduced-refs", help="VR2,VR3 offsets (read-retry steps) at the middle of L1 and L3: half "
+                                                 "of each wear level's blocks then hold three levels per cell "
+                                                 "(ReduceCode), read there.")),
 )

@@ -184,7 +184,8 @@ class Read(Step):
 @dataclass(frozen=True)
 class RawRead(Step):
     """READ of a page with its error counts and its bytes (in the reply when they fit a frame, ``inline``, else
-    from the rig's page buffer): where each error is, as the host finds it against the pattern."""
+    from the rig's page buffer): where each error is, as the host finds it against the pattern, or against
+    ``expected`` (data + spare) for a page programmed with explicit bytes."""
 
     kind, op = "bitmap", Opcode.READ
     block: int
@@ -192,11 +193,12 @@ class RawRead(Step):
     seed: int
     inline: bool
     at: Checkpoint
+    expected: bytes | None = None
 
     @property
     def payload(self) -> bytes:
-        return P.READ_REQ.pack(self.block, self.page, 0, ReadFlag.COMPARE | (ReadFlag.RAW if self.inline else 0),
-                               self.seed)
+        compare = ReadFlag.COMPARE if self.expected is None else 0  # the rig compares with patterns only
+        return P.READ_REQ.pack(self.block, self.page, 0, compare | (ReadFlag.RAW if self.inline else 0), self.seed)
 
     @property
     def fetches_page(self) -> bool:
@@ -204,17 +206,19 @@ class RawRead(Step):
 
     def record(self, run: StepRun, db: "Database", i: int, reply: "Frame") -> None:
         """Its counts as the rig made them, and its error places as the host finds them (checked against each
-        other)."""
+        other where the rig compared)."""
         r = read_result(reply.payload, raw=True)
-        codes = bitmaps.error_codes(page_bits(run.c.seed, self.block, self.page, run.g.raw_page_bytes), bits(r.data))
+        n = run.g.raw_page_bytes
+        want = page_bits(run.c.seed, self.block, self.page, n) if self.expected is None else bits(self.expected)
+        codes = bitmaps.error_codes(want, bits(r.data[:n]))
         e10, e01 = (sum(x) for x in zip(*((c.err_1to0, c.err_0to1) for c in r.codewords)))
-        if bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:  # (a codeword's count saturates there)
+        if self.expected is None and bitmaps.counts(codes) != (e10, e01) and max(e10, e01) < 0xFFFF:
+            # (a codeword's count saturates there)
             raise NandrigError(f"block {self.block} page {self.page}: the rig counted {e10}+{e01} errors, its bytes "
                                f"hold {bitmaps.counts(codes)}; the link or the rig's compare is broken")
         cp = run.shared_checkpoint(db, self.at)
         up, down = bitmaps.counts(codes)
-        run.store.add_measurements(db, cp, run.c.chip_id,
-                                   [(self.block, self.page, up, down, run.g.raw_page_bytes * 8, r.busy_ns)])
+        run.store.add_measurements(db, cp, run.c.chip_id, [(self.block, self.page, up, down, n * 8, r.busy_ns)])
         run.store.add_bit_errors(db, cp, self.block, self.page, bitmaps.encode(codes))
 
 
@@ -415,8 +419,8 @@ def verify(block: int, page: int, expected: bytes, g: Geometry, at: Checkpoint) 
     return Verify(block, page, expected, _inline(g), at)
 
 
-def raw_read(block: int, page: int, seed: int, g: Geometry, at: Checkpoint) -> RawRead:
-    return RawRead(block, page, seed, _inline(g), at)
+def raw_read(block: int, page: int, seed: int, g: Geometry, at: Checkpoint, expected: bytes | None = None) -> RawRead:
+    return RawRead(block, page, seed, _inline(g), at, expected)
 
 
 def read_disturb(block: int, page: int, reads: int) -> list[Step]:

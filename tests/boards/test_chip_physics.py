@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
-from nandrig.chip.pattern import page_seed, prbs31_bytes
+from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
 from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, one_page_error_probs, page_error_probs,
@@ -322,3 +322,49 @@ def test_the_pattern_is_the_prbs31_recurrence_bit_by_bit(seed):
         want.append(want[n - 31] ^ want[n - 28])
     for nbytes in (1, 4, 63, 531):
         assert prbs31_bytes(seed, nbytes) == np.packbits(want[:8 * nbytes]).tobytes()
+
+
+def test_a_three_level_wordline_behaves_as_its_charge_says():
+    """A block programmed in reduced state through standard programs (ReduceCode: no cell at L2) at 10k P/E, then a
+    year at 25 degC, beside a normal block of the same die and wear. Its cells hold L0, L1 and L3 in ReduceCode's
+    shares (3/8, 3/8, 1/4). Read with VR2 and VR3 at the middle of L1 and L3, the L3 cells, which lose charge
+    fastest, have twice the margin and none reads below it; what errors are left are L1 cells fallen below VR1
+    (an upper page's stored 0 read 1), as in the normal block, and the wordline's errors are under half the
+    normal block's at the default references."""
+    from nandrig.characterization import reduced_level as rl
+    from nandrig.chip.geometry import PageMap, PageType
+    from nandrig.host.kinds.flexlevel import reduced_data
+
+    chip = VirtualChip("mlc-3x", 4)
+    g = chip.geometry
+    pm = PageMap.shuffled_mlc(g.pages_per_block)
+    chip.cycle(30, 9_999, seed=1, program=False)
+    assert not chip.erase(30).fail
+    pages = {}
+    for wl in range(g.wordlines):
+        lo, up = rl.wordline_pages(reduced_data(1, 30, wl, g.raw_page_bytes))
+        pages[pm.page_of(wl, PageType.LOWER)], pages[pm.page_of(wl, PageType.UPPER)] = lo, up
+    for p in range(g.pages_per_block):
+        assert not chip.program(30, p, pages[p]).fail
+    chip.cycle(31, 10_000, seed=1)
+    shares = np.bincount(np.concatenate([chip._wl_states(w)[0] for w in chip.blocks[30].wls.values()]),
+                         minlength=4) / (g.wordlines * chip.cells)
+    assert shares[2] == 0 and shares[[0, 1, 3]] == pytest.approx([3 / 8, 3 / 8, 1 / 4], abs=0.01)
+    chip.wait(hours=8760)
+
+    def errors(block, refs):
+        chip.set_read_offsets(refs)
+        out = {}
+        for upper in (False, True):
+            e10 = e01 = 0
+            for p in (p for p in range(g.pages_per_block) if pm.is_upper(p) == upper):
+                e = flips(bits(chip.content(block, p).bytes(g.raw_page_bytes)), bits(chip.read(block, p).data))
+                e10, e01 = e10 + e[0], e01 + e[1]
+            out["upper" if upper else "lower"] = (e10, e01)
+        return out
+
+    mid = rl.reference_offsets(chip.profile.physics.vref, chip.profile.physics.mu, chip.profile.physics.retry_step)
+    reduced, normal = errors(30, mid), errors(31, (0, 0, 0))
+    assert reduced["lower"] == (0, 0) and reduced["upper"][0] == 0  # no L3 below the middle, nothing above it
+    assert reduced["upper"][1] > 0  # L1 below VR1, as in the normal block
+    assert 2 * sum(reduced["upper"]) < sum(map(sum, normal.values()))

@@ -62,3 +62,37 @@ def test_sensing_offsets_the_chip_cannot_set_are_refused_before_any_wear(run_cli
         assert store.campaigns() == []
     finally:
         store.close()
+
+
+def test_reduced_state_blocks_read_back_through_reducecode_with_fewer_errors(run_cli, db):
+    """Half the wear level's blocks in reduced state (three levels a cell, ReduceCode), read with VR2 and VR3 at
+    the middle of L1 and L3: at 10k P/E after a year their data bits err several times less than normal pages'
+    (FlexLevel reports 2-9x)."""
+    res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "1", "--blocks",
+                  "20-21", "--pe", "10000", "--retention", "1y", "--levels", "1", "--reduced-refs", "60,-60", "--json")
+    assert res.code == 0, res.err
+    out = json.loads(res.out[res.out.index("{"):])
+    red = {x["retention_h"]: x for x in out["reduced"]}
+    assert set(red) == {0.0, 8760.0}
+    for x in red.values():
+        assert x["pe"] == 10000 and x["data_bits"] == 64 * 51_840 and x["pairs_read_as_l3_l3"] == 0
+    aged = red[8760.0]
+    assert aged["normal_over_reduced"] > 2 and aged["data_rber"] > 0
+    assert aged["normal_rber"] == pytest.approx(
+        sum(x["rber"] for x in out["conditions"] if x["retention_h"] == 8760.0) / 2)
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--blocks", "1", "--reduced-refs", "60,-60"), ("half of each wear level's blocks",)),
+    (("--blocks", "1-2", "--reduced-refs", "200,-60"), ("outside this chip's retry range",)),
+    (("--blocks", "1-2", "--reduced-refs", "60"), ("--reduced-refs takes VR2,VR3",)),
+])
+def test_reduced_state_it_cannot_give_is_refused_before_any_wear(run_cli, db, args, words):
+    res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "2", "--pe", "1000",
+                  *args)
+    res.assert_one_line_error(*words)
+    store = Store(db)
+    try:
+        assert store.campaigns() == []
+    finally:
+        store.close()
