@@ -29,6 +29,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+
 from nandrig.boards.sim import ecc_layout, rig_flares
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.virtual_chip.power import EnergyMeter
@@ -196,11 +198,14 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                 if not rig.volatile:
                     t.cycle_reply = saved[k].get("cycle_reply")
                     t.chip.energy = EnergyMeter(*saved[k].get("energy", (0, 0, 0, 0)))
+                    t.unscheduled = [JobOps(np.array(b, np.int64), np.array(a, np.int64), np.array(c, bool))
+                                     for b, a, c in saved[k].get("unscheduled", [])]
             if not rig.volatile:  # a rig that stayed up between two host processes
                 rig.boot = int(st.get("boot", rig.boot))
                 rig.cache = OrderedDict(st["cache"])
                 rig.session = int(st["session"])
                 rig.holder = int(st.get("holder", 0))
+                rig.launch_ns = int(st.get("launch_ns", rig.launch_ns))
         except (KeyError, TypeError, ValueError) as e:
             raise NandrigError(f"rig state {state_path} is malformed: {e}") from None
         return rig
@@ -230,12 +235,16 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         if not self.state_path:
             return
         self._saved_at = time.monotonic()
-        state = {"boot": self.boot, "cache": list(self.cache.items()), "session": self.session, "holder": self.holder}
+        state = {"boot": self.boot, "cache": list(self.cache.items()), "session": self.session, "holder": self.holder,
+                 "launch_ns": self.launch_ns}
         same: set[tuple] = set()
         for k, t in self.targets.items():
             # the meter is the rig's, not the chip's: a rig that stays up keeps what ENERGY has not yet taken
             part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state(), "cycle_reply": t.cycle_reply,
-                    "energy": list(t.chip.energy.reading())}
+                    "energy": list(t.chip.energy.reading()),
+                    # CYCLEs run but not yet placed on the bus: their time reaches the chip's clock at the next command
+                    "unscheduled": [[ops.bus_ns.tolist(), ops.array_ns.tolist(), ops.cached.tolist()]
+                                    for ops in t.unscheduled]}
             if k:
                 state.setdefault("targets", {})[k] = part
             else:
@@ -305,6 +314,8 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         """Between two block operations: answer STATUS and ABORT for the request's target, keep a CYCLE on another
         target to start when this command ends (``deferred``), refuse the rest with BUSY."""
         frames = io.poll()
+        if not frames:  # let a host in this process (a test's, a served rig's) send what it has: the rig runs on
+            time.sleep(0)
         if self.volatile and (time.monotonic() - self._saved_at > 0.1 or any(f.op == Opcode.STATUS for f in frames)):
             self.save()  # the chip's wear so far, which a board losing power keeps: more than it last reported
         for f in frames:

@@ -59,12 +59,14 @@ def flips(want: np.ndarray, got: np.ndarray) -> tuple[int, int]:
 def prbs31_bytes(seed: int, nbytes: int) -> bytes:
     seed &= _SEED_MASK
     seed = seed or _SEED_MASK
-    # the recurrence is linear in its first 31 bits: a page is the XOR of the pages of the seed's set bits
+    # the recurrence is linear in its first 31 bits: a page is the XOR of the pages of the seed's set bits (and a
+    # shorter run is the start of a longer one, so one basis serves every length up to its own)
     rows = [30 - i for i in range(31) if seed >> i & 1]
-    return np.bitwise_xor.reduce(_prbs31_basis(nbytes)[rows], axis=0).tobytes()
+    size = max(4096, 1 << (nbytes - 1).bit_length())
+    return np.bitwise_xor.reduce(_prbs31_basis(size)[rows, :nbytes], axis=0).tobytes()
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _prbs31_basis(nbytes: int) -> np.ndarray:
     """The pattern of each single seed bit, 30 down to 0: (31, nbytes)."""
     return np.stack([np.frombuffer(_prbs31_run(1 << (30 - k), nbytes), np.uint8) for k in range(31)])

@@ -29,6 +29,7 @@ from nandrig.chip.geometry import page_map
 from nandrig.protocol import Err, Opcode, ProfileSource, TablesSource
 from nandrig.host.link.rig import FlaresStep, Rig, RigError
 from nandrig.host.engine.campaigns import create, run
+from nandrig.host.kinds import KINDS
 from nandrig.host.views.export import export_rows
 from nandrig.host.storage.store import Store
 from nandrig.host.link.transport import InProcessTransport
@@ -43,6 +44,8 @@ BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 ENDURANCE_PRE_WEAR = 10_000  # the endurance blocks read at once: only a worn die errs there (a few a checkpoint)
 FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
+# soft reads at two levels and a reduced-state block (VR2, VR3 at the middle of L1 and L3), fresh and after 3 years
+FLEXLEVEL = {"pe": [2], "retention_h": [0.0, 26280.0], "levels": 2, "step": 4, "reduced_refs": [60, -60]}
 
 
 def chip() -> VirtualChip:
@@ -56,28 +59,37 @@ def chip() -> VirtualChip:
 
 
 def campaign_blocks(c: VirtualChip) -> list[int]:
-    """Two blocks for the endurance campaign, two for the density one."""
-    return [b for b in range(1, c.geometry.blocks) if b not in c.factory_bad and b != FLARES_BLOCK][:4]
+    """Two blocks for the endurance campaign, two for the density one, two for the flexlevel one."""
+    return [b for b in range(1, c.geometry.blocks) if b not in c.factory_bad and b != FLARES_BLOCK][:6]
 
 
 def campaigns(rig: Rig, db, density: bool = True) -> dict[str, tuple[list[dict], list[tuple], list[tuple]]]:
     """An endurance campaign on two blocks and (``density``) a density one (an MLC and a pSLC block, programs
-    timed) on two more: each one's export, measurements and operation times."""
+    timed) and a flexlevel one (soft reads on a normal block, a reduced-state block) on two more each: each one's
+    export, measurements and operation times (flexlevel: its reads' bit errors and its results)."""
     store = Store(db)
     try:
         info = rig.info()
         chip_id = store.add_chip(f"{info.model}:{SEED}", info, rig.read_param_page(), None)
         bad = set(rig.scan_bad(0, info.blocks))
-        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:4]
+        blocks = [b for b in range(1, info.blocks) if b not in bad and b != FLARES_BLOCK][:6]
         assert blocks == campaign_blocks(short_busy_chip(PROFILE, SEED))
         out = {}
         for kind, params in (("endurance", {"blocks": blocks[:2], "cycles": CYCLES, "checkpoints": CHECKPOINTS}),
-                             ("density", {"blocks": blocks[2:], "checkpoints": DENSITY_CHECKPOINTS, "times_h": [26280.0]}))[
+                             ("density", {"blocks": blocks[2:4], "checkpoints": DENSITY_CHECKPOINTS, "times_h": [26280.0]}))[
                 :2 if density else 1]:
             cid = create(store, rig, chip_id, kind, {**params, "seed": 5, "oven": "virtual"}, "equivalence")
             c = run(store, rig, cid, progress=False)
             assert c.state == "done"
             out[kind] = export_rows(store, c), store.rows(cid), store.op_times(cid)
+        if density:
+            cid = create(store, rig, chip_id, "flexlevel", {**FLEXLEVEL, "blocks": blocks[4:6], "seed": 5,
+                                                           "oven": "virtual"}, "equivalence")
+            c = run(store, rig, cid, progress=False)
+            assert c.state == "done"
+            k = KINDS["flexlevel"]
+            out["flexlevel"] = store.bit_error_reads(cid), k.results(store, c, k.params.from_mapping(c.params),
+                                                                     store.page_map(chip_id))
         return out
     finally:
         store.close()
@@ -241,6 +253,25 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
     for v, r in zip(v_pages, r_pages):
         assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
         assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
+
+
+@DEFAULT_BUILD
+def test_flexlevel_campaign_reads_the_same_bits_and_decodes_the_same(results, rtl):
+    """Soft reads at two sensing levels and a reduced-state block (explicit programs, moved references): every
+    page read's bit errors are the same on both rigs, so the LDPC decodes and the ReduceCode reads are too."""
+    (v_reads, v_res), (r_reads, r_res) = results["virtual"]["flexlevel"], results[rtl]["flexlevel"]
+    assert len(v_reads) == len(r_reads) == 2 * (2 * 32 + 32)  # fresh and aged: a block at 2 levels, one reduced
+    assert sum(len(x[6]) for x in v_reads) > 0  # errors to compare
+    for v, r in zip(v_reads, r_reads, strict=True):
+        assert v[:5] == r[:5] and v[6] == r[6]
+        assert abs(v[5] - r[5]) <= BUSY_TOLERANCE_NS
+
+    def without_times(res: dict) -> dict:  # read latency follows the busy times, equal to a few cycles
+        return {**res, "conditions": [{**x, "levels": [{k: v for k, v in o.items() if k != "read_us"}
+                                                       for o in x["levels"]]} for x in res["conditions"]]}
+
+    assert without_times(v_res) == without_times(r_res)
+    assert v_res["reduced"] and all(x["data_bits"] for x in v_res["reduced"])
 
 
 @DEFAULT_BUILD

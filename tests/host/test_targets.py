@@ -324,7 +324,7 @@ def test_a_cycle_sent_while_another_runs_starts_beside_it_and_an_abort_reaches_i
                 assert seq in got, f"no reply to seq {seq}"
                 return got.pop(seq)
 
-            ask(Opcode.CYCLE, 1, P.CYCLE_REQ.pack(4, 1, 200, 5, 0))
+            ask(Opcode.CYCLE, 1, P.CYCLE_REQ.pack(4, 1, 1000, 5, 0))  # seconds of work: aborted long before its end
             time.sleep(0.3)
             ask(Opcode.CYCLE, 2, P.CYCLE_REQ.pack(4, 1, 2, 6, 0), target=1)
             ask(Opcode.CYCLE, 3, P.CYCLE_REQ.pack(6, 1, 2, 6, 0), target=0)

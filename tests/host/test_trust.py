@@ -401,7 +401,7 @@ def test_every_kind_with_its_defaults_is_accepted_or_refused_before_any_wear_on_
                         rig.call(step.op, step.payload)
     finally:
         store.close()
-    assert set(refused) <= {"vth", "vth-states"}, refused
+    assert set(refused) <= {"vth", "vth-states", "flexlevel"}, refused
     assert all("no read-retry table" in why for why in refused.values()), refused
     assert _counts(db)[3] == 0
 

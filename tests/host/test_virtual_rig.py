@@ -181,6 +181,23 @@ def test_state_file_persists_chip_and_reply_cache(tmp_path):
         Rig.open("sim", chip="mlc-small", seed=9, state=str(state))
 
 
+def test_a_cycles_time_reaches_the_clock_after_the_rig_is_opened_again(tmp_path):
+    """A CYCLE's time is placed on the bus at the rig's next command. An in-process rig goes with its host: one
+    killed between the two must leave that time in the state, so the clock a resumed campaign reads is the one an
+    uninterrupted run reads (the last CI's flares-validate kill test found it lost)."""
+    clocks = []
+    for reopen in (False, True):
+        state = tmp_path / f"{reopen}.state"
+        with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as rig:
+            rig.cycle(2, 1, 40, seed=1)
+            if not reopen:
+                clocks.append(rig.advance(hours=0.0))
+        if reopen:
+            with Rig.open("sim", chip="mlc-small", seed=8, state=str(state)) as again:
+                clocks.append(again.advance(hours=0.0))
+    assert clocks[0] == clocks[1] and clocks[0] > 40 * 1e6  # forty erase + program rounds: well over 40 ms
+
+
 class _Planted:
     def __reduce__(self):  # what a hostile pickle does on load: call something it names
         import os
