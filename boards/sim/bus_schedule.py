@@ -30,6 +30,21 @@ class JobOps:
     def join(cls, runs: list["JobOps"]) -> "JobOps":
         return cls(*(np.concatenate([getattr(r, f) for r in runs]) for f in ("bus_ns", "array_ns", "cached")))
 
+    def state(self) -> list[bytes]:
+        """The arrays as raw bytes: a CYCLE's job holds an entry per operation, hundreds of thousands, saved
+        after the CYCLE; element by element, encoding them took most of a campaign's time."""
+        return [self.bus_ns.astype("<i8").tobytes(), self.array_ns.astype("<i8").tobytes(),
+                self.cached.astype(bool).tobytes()]
+
+    @classmethod
+    def from_state(cls, saved: list) -> "JobOps":
+        """From ``state()``'s bytes (or the lists earlier state files hold)."""
+        bus, arr, cached = saved
+        if isinstance(bus, bytes):
+            return cls(np.frombuffer(bus, "<i8").astype(np.int64), np.frombuffer(arr, "<i8").astype(np.int64),
+                       np.frombuffer(cached, bool).copy())
+        return cls(np.array(bus, np.int64), np.array(arr, np.int64), np.array(cached, bool))
+
 
 def alone_ns(ops: JobOps) -> int:
     """A job's time with the bus to itself: operation i's array starts at a_i = a_{i-1} + (its transfer overlaps

@@ -198,8 +198,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
                 if not rig.volatile:
                     t.cycle_reply = saved[k].get("cycle_reply")
                     t.chip.energy = EnergyMeter(*saved[k].get("energy", (0, 0, 0, 0)))
-                    t.unscheduled = [JobOps(np.array(b, np.int64), np.array(a, np.int64), np.array(c, bool))
-                                     for b, a, c in saved[k].get("unscheduled", [])]
+                    t.unscheduled = [JobOps.from_state(j) for j in saved[k].get("unscheduled", [])]
             if not rig.volatile:  # a rig that stayed up between two host processes
                 rig.boot = int(st.get("boot", rig.boot))
                 rig.cache = OrderedDict(st["cache"])
@@ -243,8 +242,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
             part = {"chip": t.chip.state(), "bad": t.bad, "flares": t.flares.state(), "cycle_reply": t.cycle_reply,
                     "energy": list(t.chip.energy.reading()),
                     # CYCLEs run but not yet placed on the bus: their time reaches the chip's clock at the next command
-                    "unscheduled": [[ops.bus_ns.tolist(), ops.array_ns.tolist(), ops.cached.tolist()]
-                                    for ops in t.unscheduled]}
+                    "unscheduled": [ops.state() for ops in t.unscheduled]}
             if k:
                 state.setdefault("targets", {})[k] = part
             else:
