@@ -24,6 +24,11 @@ _VALUE_OF_PAIR = {pair: v for v, pair in enumerate(PAIRS)}
 # level -> (lower bit, upper bit): L0, L1, L3
 LEVEL_BITS = ((1, 1), (1, 0), (0, 1))
 CAPACITY = 0.75  # data bits per cell over a normal MLC wordline's
+# what tells a wordline that is not in reduced state, read as one: cells nearly all at L0 (erased), or more cell
+# pairs at (L3, L3) than charge gain from L1 could put there (random data in normal state reads about a seventh
+# of its pairs so: 15 % on mlc-small, tests/host/test_cli_rig.py)
+ERASED_SHARE = 0.99
+NOT_REDUCED_SHARE = 0.01
 
 
 def levels_of(data_bits: np.ndarray) -> np.ndarray:
@@ -46,6 +51,19 @@ def bits_of(levels: np.ndarray) -> tuple[np.ndarray, int]:
         table[a, b] = v
     values = table[lv[:, 0], lv[:, 1]]
     return ((values[:, None] >> np.array([2, 1, 0])) & 1).astype(np.uint8).ravel(), int(unknown.sum())
+
+
+def check_reduced(levels: np.ndarray, where: str) -> int:
+    """The (L3, L3) pairs of a wordline read as reduced; refused (one line naming ``where``) when its levels say it
+    is not in reduced state: erased, or too many pairs at (L3, L3)."""
+    lv = np.asarray(levels).reshape(-1, 2)
+    if np.mean(lv == 0) >= ERASED_SHARE:
+        raise NandrigError(f"{where} reads erased: it holds no reduced-state data")
+    forbidden = int(np.sum((lv[:, 0] == 2) & (lv[:, 1] == 2)))
+    if forbidden > NOT_REDUCED_SHARE * len(lv):
+        raise NandrigError(f"{where} is not in reduced state: {forbidden / len(lv):.1%} of its cell pairs read (L3, L3), "
+                           f"which ReduceCode never writes (a reduced wordline: under {NOT_REDUCED_SHARE:.0%})")
+    return forbidden
 
 
 def page_bits(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

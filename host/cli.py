@@ -319,19 +319,30 @@ def erase_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, 
               help="Program this file's bytes instead (at most data + spare bytes).")
 @click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
               help="Add BCH parity for t errors per codeword in the spare area.")
+@click.option("--reduced", is_flag=True,
+              help="Program the page's share of its wordline in reduced state (3 levels a cell, ReduceCode; the data: "
+                   "the pattern seed's, as `run flexlevel` programs it).")
 @click.option("--force", is_flag=True, help="Program a factory bad block.")
 def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page, pattern_seed,
-                data_path, t, force) -> None:
+                data_path, t, reduced, force) -> None:
     """Program one page (erase its block first)."""
     from pathlib import Path
 
     if pattern_seed is not None and data_path:
         raise click.BadParameter("--pattern-seed and --data are two sources: give one")
+    if reduced and (data_path or t):
+        raise click.BadParameter("--reduced programs the pattern seed's data without parity: not with --data or --t")
     data = Path(data_path).read_bytes() if data_path else None
+    pattern_seed = 1 if pattern_seed is None else pattern_seed
 
     def work(rig):
-        r = rig.program(block, page, seed=None if data else (1 if pattern_seed is None else pattern_seed), data=data,
-                        t=t, force=force)
+        nonlocal data
+        if reduced:
+            from nandrig.host.kinds.flexlevel import reduced_page
+
+            info = rig.info()
+            data = reduced_page(pattern_seed, block, page, info.pages_per_block, info.raw_page_bytes)
+        r = rig.program(block, page, seed=None if data else pattern_seed, data=data, t=t, force=force)
         return {**_chip_result("program", r), "block": block, "page": page}
 
     out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, page, True, work)
@@ -345,11 +356,20 @@ def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label
 @click.option("--pattern-seed", type=int, help="Count bit errors against the PRBS pattern of this seed.")
 @click.option("--t", "t", type=click.IntRange(0, 255), default=0, show_default=True,
               help="Decode BCH codewords programmed with this t.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the page's raw bytes here.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="Write the page's raw bytes here (--reduced: its wordline's data bytes).")
+@click.option("--reduced", "reduced_refs", metavar="VR2,VR3",
+              help="Read the page's wordline as reduced state (`rig program --reduced`), VR2 and VR3 at these read-retry "
+                   "offsets (the middle of L1 and L3); data-bit errors against the pattern seed's data.")
 def read_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page, pattern_seed, t,
-             out_path) -> None:
+             out_path, reduced_refs) -> None:
     """Read one page: bit errors per codeword against a pattern, and its raw bytes."""
     from pathlib import Path
+
+    if reduced_refs is not None:
+        _read_reduced(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page,
+                      pattern_seed, t, out_path, reduced_refs)
+        return
 
     def work(rig):
         r = rig.read(block, page, seed=pattern_seed, t=t, raw=bool(out_path))
@@ -371,6 +391,30 @@ def read_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, t
                 c["corrected"] == -1 for c in cws) else f"{sum(c['corrected'] for c in cws)} bits corrected")
     if out_path:
         text += f"; raw bytes in {out_path}"
+    _say(out, as_json, text)
+
+
+def _read_reduced(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page,
+                  pattern_seed, t, out_path, reduced_refs: str) -> None:
+    from pathlib import Path
+
+    from nandrig.host.kinds.flexlevel import parse_reduced_refs, read_reduced
+
+    if t:
+        raise click.BadParameter("--reduced reads data without parity: not with --t")
+    refs = parse_reduced_refs(reduced_refs, "--reduced")
+    out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, page, False,
+                   lambda rig: read_reduced(rig, block, page, refs, pattern_seed))
+    data = out.pop("data")
+    if out_path:
+        Path(out_path).write_bytes(data)
+    text = (f"read block {block} wordline {out['wordline']} (pages {out['pages'][0]}, {out['pages'][1]}) as reduced "
+            f"state, VR2 {refs[0]:+d} VR3 {refs[1]:+d}: busy {out['busy_us']:.0f} us, {out['data_bits']} data bits")
+    if out["errors"] is not None:
+        text += f"; {out['errors']} data-bit errors against pattern seed {pattern_seed}"
+    text += f"; {out['l3_l3_pairs']} cell pairs read (L3, L3)"
+    if out_path:
+        text += f"; data bytes in {out_path}"
     _say(out, as_json, text)
 
 

@@ -72,6 +72,35 @@ def reduced_data(seed: int, block: int, wordline: int, raw_page_bytes: int) -> n
     return bits(prbs31_bytes(page_seed(seed, block, REDUCED_SEED_BASE + wordline), n // 8))[:n]
 
 
+def reduced_page(seed: int, block: int, page: int, pages_per_block: int, raw_page_bytes: int) -> bytes:
+    """One page's bytes of a reduced block (its share of its wordline's levels; the common MLC page map)."""
+    wl, t = PageMap.shuffled_mlc(pages_per_block).pages[page]
+    return reduced_level.wordline_pages(reduced_data(seed, block, wl, raw_page_bytes))[t]
+
+
+def read_reduced(rig, block: int, page: int, refs: tuple[int, int], seed: int | None) -> dict:
+    """Page ``page``'s wordline read as reduced state by hand: both its pages with VR2 and VR3 at ``refs`` (the
+    references back at 0 after), its cells' levels checked (a wordline not in reduced state refused), its data bits
+    decoded and, with ``seed``, compared with what ``reduced_page`` programs."""
+    info = rig.info()
+    require_table(info.manufacturer, info.model).check((0, *refs))
+    pm = PageMap.shuffled_mlc(info.pages_per_block)
+    wl = pm.wordline(page)
+    pages = [pm.page_of(wl, t) for t in PageType]
+    rig.set_read_refs(0, *refs)
+    try:
+        reads = [rig.read(block, p, raw=True) for p in pages]
+    finally:
+        rig.set_read_refs(0, 0, 0)
+    levels = reduced_level.levels_read(*(bits(r.data) for r in reads))
+    forbidden = reduced_level.check_reduced(levels, f"block {block} wordline {wl} (pages {pages[0]} and {pages[1]})")
+    data, _ = reduced_level.bits_of(levels)
+    errors = None if seed is None else int(np.sum(data != reduced_data(seed, block, wl, info.raw_page_bytes)))
+    return {"op": "read", "block": block, "page": page, "wordline": wl, "pages": pages, "refs": list(refs),
+            "busy_us": sum(r.busy_ns for r in reads) / 1e3, "data_bits": int(data.size), "errors": errors,
+            "l3_l3_pairs": forbidden, "data": np.packbits(data).tobytes()}
+
+
 def _reduced_pages(seed: int, block: int, g: Geometry) -> list[bytes]:
     """Every page's bytes of a block in reduced state, in page order (the common MLC page map)."""
     pm = PageMap.shuffled_mlc(g.pages_per_block)
@@ -143,17 +172,19 @@ def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str,
     points = [0.0] + [h for item in retention.split(",") if item.strip() not in ("0", "0h")
                       for h in parse_hours(item)] if retention.strip() else [0.0]
     chosen = parse_int_list(pages, "--pages") if pages else []
-    refs: list[int] = []
-    if reduced_refs:
-        try:
-            refs = [int(x) for x in reduced_refs.split(",")]
-        except ValueError:
-            refs = []
-        if len(refs) != 2:
-            raise click.BadParameter(f"--reduced-refs takes VR2,VR3 offsets in read-retry steps (e.g. 9,-9), got "
-                                     f"{reduced_refs!r}")
+    refs = list(parse_reduced_refs(reduced_refs, "--reduced-refs")) if reduced_refs else []
     return {"pe": wear, "retention_h": sorted(set(points)), "levels": levels, "step": step,
             "pages": sorted(set(chosen)), "reduced_refs": refs, **oven_fields(oven, temp_c, chamber_file)}
+
+
+def parse_reduced_refs(text: str, option: str) -> tuple[int, int]:
+    try:
+        refs = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        refs = ()
+    if len(refs) != 2:
+        raise click.BadParameter(f"{option} takes VR2,VR3 offsets in read-retry steps (e.g. 9,-9), got {text!r}")
+    return refs
 
 
 @dataclass

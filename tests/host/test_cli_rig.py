@@ -161,3 +161,34 @@ def test_a_chip_the_rig_cannot_drive_is_refused_naming_the_field(tmp_path, run_c
     r = run_cli("run", "endurance", "--rig", "sim", "--chip", path, "--db", tmp_path / "b.db", "--blocks", "1-2",
                 "--cycles", "10")
     assert r.code == 1 and "exceed the rig's page buffer" in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_wordline_read_as_reduced_state_is_checked_for_it(run_cli, tmp_path):
+    """rig program --reduced writes a wordline's three levels a cell; rig read --reduced reads it back through
+    ReduceCode, and refuses in one line a wordline in normal state or erased (nothing worn: reads only)."""
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    chip = ("--rig", "sim", "--chip", "mlc-small", "--seed", "5", "--db", db)
+    for block in (3, 4):
+        assert run_cli("rig", "erase", *chip, "--block", block).code == 0
+    for page in (0, 1, 2):  # wordline 0's pages 0 and 2 (the common MLC map), and page 1 between them
+        for block, mode in ((3, ("--reduced",)), (4, ())):
+            assert run_cli("rig", "program", *chip, "--block", block, "--page", page, "--pattern-seed", 9, *mode).code == 0
+    r = run_cli("rig", "read", *chip, "--block", 3, "--page", 2, "--pattern-seed", 9, "--reduced", "60,-60", "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    assert (got["wordline"], got["pages"], got["data_bits"]) == (0, [0, 2], (2048 + 64) * 8 // 2 * 3)
+    assert got["errors"] < 5 and got["l3_l3_pairs"] < 5  # just programmed
+    r = run_cli("rig", "read", *chip, "--block", 3, "--page", 2, "--pattern-seed", 10, "--reduced", "60,-60")
+    assert int(re.search(r"; (\d+) data-bit errors", r.out).group(1)) > 10_000, r.out  # other data: half its bits
+    run_cli("rig", "read", *chip, "--block", 4, "--page", 0, "--reduced", "60,-60").assert_one_line_error(
+        "block 4 wordline 0", "not in reduced state", "(L3, L3)")
+    run_cli("rig", "read", *chip, "--block", 3, "--page", 9, "--reduced", "60,-60").assert_one_line_error(
+        "block 3 wordline", "erased")
+    run_cli("rig", "read", *chip, "--block", 3, "--page", 1, "--reduced", "999,-60").assert_one_line_error(
+        "VR2 +999", "retry range")
+    run_cli("rig", "read", *chip, "--block", 3, "--page", 1, "--reduced", "60").assert_one_line_error("VR2,VR3")
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT block, pe FROM blocks WHERE block IN (3, 4) ORDER BY block").fetchall() == [(3, 1), (4, 1)]
+    con.close()
