@@ -250,26 +250,32 @@ def results(store, c, p: FlexLevelParams, pm: PageMap) -> dict:
             "levels_decoding_all": next((o.levels for o in outcomes if not o.failures), None),
         })
     return {"code": {"n": decoder.code.n, "k": decoder.code.k, "rate": decoder.code.rate},
-            "reduced": _reduced_results(store, c, p, out),
+            "reduced": _reduced_results(store, c, p, out, decoder, transfer_us),
             "offsets": list(offsets), "fer_target": FER_TARGET, "frames_to_show_target": frames_to_show(FER_TARGET),
             "timing_mode": mode, "conditions": out}
 
 
-def _reduced_results(store, c, p: FlexLevelParams, normal: list[dict]) -> list[dict]:
+def _reduced_results(store, c, p: FlexLevelParams, normal: list[dict], decoder: LdpcDecoder,
+                     transfer_us: float) -> list[dict]:
     """Per retention point and wear: reduced wordlines' data bits read back through ReduceCode, their error rate
-    against normal pages' (the hard read's, lower and upper pooled: both carry data bits)."""
+    against normal pages' (the hard read's, lower and upper pooled: both carry data bits), their LDPC frames
+    decoded from that one read (LLRs fitted on every other wordline's data), and what a read of data costs in each
+    state: reduced, both pages of the wordline; normal, one page at the sensing levels its frames need."""
     if not p.reduced_refs:
         return []
     chip = store.chip(c.chip_id)
     g = Geometry(chip["page_bytes"], chip["spare_bytes"], chip["pages_per_block"], chip["blocks"])
     pm = PageMap.shuffled_mlc(g.pages_per_block)
     reads: dict[tuple[float, int], dict[tuple[int, int], np.ndarray]] = defaultdict(dict)
-    for label, pe, _off, block, page, _busy, codes in store.bit_error_reads(c.id):
+    busy: dict[tuple[float, int, PageType], list[int]] = defaultdict(list)
+    for label, pe, _off, block, page, busy_ns, codes in store.bit_error_reads(c.id):
         if label.endswith(REDUCED):
             reads[_hours(label), pe][block, page] = bitmaps.decode(codes)
+            busy[_hours(label), pe, pm.page_type(page)].append(busy_ns)
     out = []
     for (hours, pe), pages in sorted(reads.items()):
-        data_errors = data_bits = page_errors = unknown = 0
+        data_errors = page_errors = unknown = 0
+        wanted, decoded = [], []  # per wordline
         for b in sorted({blk for blk, _ in pages}):
             written = _reduced_pages(c.seed, b, g)
             for wl in range(g.wordlines):
@@ -285,16 +291,38 @@ def _reduced_results(store, c, p: FlexLevelParams, normal: list[dict]) -> list[d
                 data, odd = reduced_level.bits_of(reduced_level.levels_read(*got))
                 want = reduced_data(c.seed, b, wl, g.raw_page_bytes)
                 data_errors += int(np.count_nonzero(data != want))
-                data_bits += want.size
+                wanted.append(want)
+                decoded.append(data)
                 unknown += odd
-        same = [x["rber"] for x in normal if x["retention_h"] == hours and x["pe"] == pe]
+        data_bits = sum(w.size for w in wanted)
+        try:
+            frames = decode_levels(np.concatenate(wanted[0::2]), [np.concatenate(decoded[0::2])],
+                                   np.concatenate(wanted[1::2]), [np.concatenate(decoded[1::2])], decoder)[0]
+        except (NandrigError, ValueError):  # too few wordlines for a frame
+            frames = None
+        same = [x for x in normal if x["retention_h"] == hours and x["pe"] == pe]
         rber = data_errors / data_bits if data_bits else None
-        base = float(np.mean(same)) if same else None
+        base = float(np.mean([x["rber"] for x in same])) if same else None
+        mean_us = {t: float(np.mean(busy[hours, pe, t])) / 1000 for t in PageType if busy[hours, pe, t]}
         out.append({"retention_h": hours, "pe": pe, "data_bits": data_bits, "data_rber": rber,
                     "page_rber": page_errors / (2 * data_bits / 3 * 2) if data_bits else None,
                     "pairs_read_as_l3_l3": unknown, "normal_rber": base,
-                    "normal_over_reduced": base / rber if base is not None and rber else None})
+                    "normal_over_reduced": base / rber if base is not None and rber else None,
+                    "frames": None if frames is None else {
+                        "frames": frames.frames, "failures": frames.failures, "fer_upper": frames.fer_upper,
+                        "mean_iterations": frames.mean_iterations},
+                    "levels_needed": 1 if frames is not None and frames.fer_upper <= FER_TARGET else None,
+                    # a read of a page's worth of data: the wordline's two pages (1.5 pages of data) at one level
+                    "read_us": sum(mean_us.values()) + 2 * transfer_us if len(mean_us) == 2 else None,
+                    "normal_read_us": {x["page_type"]: _normal_read_us(x) for x in same}})
     return out
+
+
+def _normal_read_us(cond: dict) -> float | None:
+    """A normal page's read at the sensing levels its frames need (shown at the target, else those that decoded
+    every frame read), or None when no level decoded them all."""
+    k = cond["levels_needed"] or cond["levels_decoding_all"]
+    return None if k is None else cond["levels"][k - 1]["read_us"]
 
 
 def summary_lines(res: dict) -> list[str]:
@@ -316,8 +344,12 @@ def summary_lines(res: dict) -> list[str]:
             ratio = "-" if x["normal_over_reduced"] is None else f"{x['normal_over_reduced']:.1f}x lower"
             red = "-" if x["data_rber"] is None else f"{x['data_rber']:.2e}"
             base = "-" if x["normal_rber"] is None else f"{x['normal_rber']:.2e}"
-            out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6}  reduced {red} ({x['data_bits']} bits)  "
-                       f"normal {base}  {ratio}")
+            fr = x["frames"]
+            frames = "no frame" if fr is None else f"{fr['failures']} of {fr['frames']} frames failed"
+            lat = "  ".join(f"{t} page {us:.0f} us" for t, us in sorted(x["normal_read_us"].items()) if us is not None)
+            read = "-" if x["read_us"] is None else f"{x['read_us']:.0f} us"
+            out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6}  reduced {red} ({x['data_bits']} bits, {frames}, "
+                       f"a read {read})  normal {base} ({lat})  {ratio}")
     conds = [x for x in res["conditions"] if x["levels"]]
     failing = [x for x in conds if x["levels_decoding_all"] is None]
     if failing:

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from nandrig.host.kinds.flexlevel import summary_lines
+
 from nandrig.host.storage.store import Store
 from nandrig.host.views.report import write_report
 
@@ -80,6 +82,14 @@ def test_reduced_state_blocks_read_back_through_reducecode_with_fewer_errors(run
     assert aged["normal_over_reduced"] > 2 and aged["data_rber"] > 0
     assert aged["normal_rber"] == pytest.approx(
         sum(x["rber"] for x in out["conditions"] if x["retention_h"] == 8760.0) / 2)
+    # its data in LDPC frames from the one read: every other wordline's data for the LLRs, the rest decoded
+    assert aged["frames"]["frames"] == 32 * 51_840 // 36_864 and aged["frames"]["failures"] == 0
+    # a read of data costs both the wordline's pages in reduced state, one page at the levels needed in normal
+    normal = {x["page_type"]: x["levels"][0]["read_us"] for x in out["conditions"] if x["retention_h"] == 8760.0}
+    assert aged["normal_read_us"] == normal
+    assert aged["read_us"] == pytest.approx(sum(normal.values()), rel=0.01)
+    line = next(ln for ln in summary_lines(out) if "8760h" in ln and "reduced" in ln)
+    assert f"a read {aged['read_us']:.0f} us" in line and f"upper page {normal['upper']:.0f} us" in line, line
 
 
 @pytest.mark.parametrize("args, words", [
