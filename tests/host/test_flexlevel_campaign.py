@@ -6,7 +6,6 @@ import json
 import pytest
 
 from nandrig.host.kinds.flexlevel import summary_lines
-
 from nandrig.host.storage.store import Store
 from nandrig.host.views.report import write_report
 
