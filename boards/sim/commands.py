@@ -418,11 +418,11 @@ class ChipCommands:
             rounds += step
         self._bus(sum(done.values()) * len(pages) * g.raw_page_bytes, write=True)
         busy = self.chip.busy_ns_by_phase - busy_before
-        self.at.unscheduled.append(self._cycle_ops(sum(done.values()), pages, busy["erase"], busy["program"]))
+        self.at.unscheduled.extend(self._cycle_ops(sum(done.values()), pages, busy["erase"], busy["program"]))
         return self._end_job(P.CYCLE_HEAD.pack(min(done.values())) + b"".join(
             P.CYCLE_BLOCK.pack(done[b], failed[b]) for b in blocks))
 
-    def _cycle_ops(self, block_rounds: int, pages: tuple[int, ...], erase_ns: int, program_ns: int) -> JobOps:
+    def _cycle_ops(self, block_rounds: int, pages: tuple[int, ...], erase_ns: int, program_ns: int) -> list[JobOps]:
         """A CYCLE's operations for the bus schedule, as its job issues them (cycle_job.c): per block round an
         erase, then each page of the set, by cache program where the chip has it. Its array times are the mean
         erase and the mean program split by page type in the profile's proportion (lower pages program ~6x
@@ -436,14 +436,15 @@ class ChipCommands:
         cache = bool(self.ident.page.optional_commands & OptionalCommand.PAGE_CACHE_PROGRAM)
         timing, page_map = self.chip.profile.timing, PageMap.shuffled_mlc(self.chip.geometry.pages_per_block)
         weight = np.array([timing.t_prog_msb_us if page_map.is_upper(p) else timing.t_prog_lsb_us for p in pages])
-        rounds = max(block_rounds, 1)
+        last = JobOps(np.array([round(status)]), np.zeros(1, np.int64), np.zeros(1, bool))  # the last status read
+        if not block_rounds:
+            return [dataclasses.replace(last, bus_ns=np.zeros(1, np.int64))]
         round_bus = np.array([erase_bus] + [program_bus] * len(pages), dtype=np.int64)
-        round_cached = np.array([False, False] + [cache] * (len(pages) - 1))
-        round_array = np.concatenate([[erase_ns / rounds], program_ns / rounds * weight / weight.sum()])
-        bus = np.append(np.tile(round_bus, block_rounds), round(status))  # the last status read: a transfer alone
-        bus[0] -= round(status)  # the first operation follows no other
-        return JobOps(bus, np.append(np.round(np.tile(round_array, block_rounds)).astype(np.int64), 0),
-                      np.append(np.tile(round_cached, block_rounds), False))
+        one = JobOps(round_bus, np.round(np.concatenate([[erase_ns / block_rounds],
+                                                         program_ns / block_rounds * weight / weight.sum()])
+                                         ).astype(np.int64), np.array([False, False] + [cache] * (len(pages) - 1)))
+        first = dataclasses.replace(one, bus_ns=np.concatenate([[erase_bus - round(status)], round_bus[1:]]))
+        return [first, dataclasses.replace(one, repeat=block_rounds - 1), last]  # the first follows no operation
 
     def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
         first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)

@@ -212,7 +212,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
     def place_jobs(self) -> None:
         """The CYCLEs run since the last other command, placed on the bus together from ``launch_ns``: each
         target's chip moves on to its job's end. A chip that worked alone only waits its bus time more."""
-        jobs = {k: JobOps.join(t.unscheduled) for k, t in self.targets.items() if t.unscheduled}
+        jobs = {k: list(t.unscheduled) for k, t in self.targets.items() if t.unscheduled}
         for k, end in job_ends(self.launch_ns, jobs).items():
             chip = self.targets[k].chip
             chip.advance_ns(max(0, end - chip.clock_ns))
@@ -312,8 +312,6 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         """Between two block operations: answer STATUS and ABORT for the request's target, keep a CYCLE on another
         target to start when this command ends (``deferred``), refuse the rest with BUSY."""
         frames = io.poll()
-        if not frames:  # let a host in this process (a test's, a served rig's) send what it has: the rig runs on
-            time.sleep(0)
         if self.volatile and (time.monotonic() - self._saved_at > 0.1 or any(f.op == Opcode.STATUS for f in frames)):
             self.save()  # the chip's wear so far, which a board losing power keeps: more than it last reported
         for f in frames:

@@ -24,7 +24,7 @@ from nandrig.characterization.soft_read import (
 from nandrig.chip.geometry import Geometry, PageMap, PageType
 from nandrig.chip.param_page import ParameterPage
 from nandrig.chip.pattern import bits, page_bits, page_seed, prbs31_bytes
-from nandrig.chip.read_retry import require_table
+from nandrig.chip.read_retry import require_offsets, require_table
 from nandrig.chip.timing import limit_ns
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import steps
@@ -116,10 +116,7 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
     for page in pages:
         steps.check_page(page, g, "--pages")
     groups = [_split(p, grp) for grp in steps.groups(list(p.blocks), len(p.pe))]
-    # every group's last round after all the others' wear (as vth-states): the first group's fresh reads are not
-    # an hour of the others' cycling old
-    out = [s for (normal, red), pe in zip(groups, p.pe)
-           for s in steps.cycle_to(normal + red, 0, pe - 1, p.seed, worn=p.worn, leaves_pattern=False)]
+    out = steps.cycle_groups_but_last_round([normal + red for normal, red in groups], p.pe, p.seed, p.worn)
     reduced_pages: dict[int, list[bytes]] = {}
     for (normal, red), pe in zip(groups, p.pe):
         out += steps.cycle_to(normal, pe - 1, pe, p.seed, worn=p.worn)
@@ -153,11 +150,8 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
 def check_chip(p: FlexLevelParams, chip: dict) -> None:
     """Refused before anything is worn: a chip without a read-retry table, sensing or reduced-state offsets outside
     its range, or reduced state on a chip whose page map is not the one the plan programs by."""
-    offs = sensing_offsets(p.levels, p.step)
-    t = require_table(chip["manufacturer"], chip["model"])
-    if min(offs) < t.min_offset or max(offs) > t.max_offset:
-        raise NandrigError(f"{p.levels} sensing levels {p.step} steps apart reach offsets {min(offs):+d}..{max(offs):+d}; "
-                           f"this chip's read retry ({t.name}) takes {t.min_offset:+d}..{t.max_offset:+d}")
+    t = require_offsets(chip["manufacturer"], chip["model"], sensing_offsets(p.levels, p.step),
+                         f"{p.levels} sensing levels {p.step} steps apart take offsets")
     if p.reduced_refs:
         t.check((0, *p.reduced_refs))
         if PageMap.from_json(chip["page_map"]) != PageMap.shuffled_mlc(chip["pages_per_block"]):

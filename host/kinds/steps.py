@@ -352,6 +352,14 @@ def _measure_steps(blocks: list[int], seed: int, g: Geometry, at: Checkpoint, fi
     return [Measure(tuple(blocks[i:i + per]), seed, first_page, n_pages, at) for i in range(0, len(blocks), per)]
 
 
+def cycle_groups_but_last_round(groups: list[list[int]], pes: list[int] | tuple[int, ...], seed: int,
+                                worn: dict[int, int] | None = None) -> list[Step]:
+    """Each group of blocks cycled to one round short of its wear level, all before any group's last round: cycling
+    a group to 10k P/E takes an hour of chip time, which would otherwise be retention that the groups cycled before
+    it had already seen when their "fresh" reads come."""
+    return [s for grp, pe in zip(groups, pes) for s in cycle_to(grp, 0, pe - 1, seed, worn=worn, leaves_pattern=False)]
+
+
 def cycle_to(blocks: list[int], have: int, want: int, seed: int, page_set: bytes | None = None,
              worn: dict[int, int] | None = None, leaves_pattern: bool = True) -> list[Step]:
     """CYCLE requests that take the blocks from ``have`` to ``want`` P/E; ``page_set`` (P.page_set_bytes): each

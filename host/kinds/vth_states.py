@@ -37,9 +37,7 @@ class VthStatesParams(KindParams):
 
 def plan(p: VthStatesParams, g: Geometry) -> list[steps.Step]:
     groups = steps.groups(list(p.blocks), len(p.pe))
-    # every group's last round after all the others' wear: cycling a group to 10k P/E takes an hour of chip time,
-    # which would otherwise be retention the "fresh" sweep of the groups before it already saw
-    out = [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, 0, pe - 1, p.seed, worn=p.worn, leaves_pattern=False)]
+    out = steps.cycle_groups_but_last_round(groups, p.pe, p.seed, p.worn)
     out += [s for grp, pe in zip(groups, p.pe) for s in steps.cycle_to(grp, pe - 1, pe, p.seed, worn=p.worn)]
     for hours in (0.0, p.retention_h) if p.retention_h > 0 else (0.0,):
         if hours:

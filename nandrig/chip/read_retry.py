@@ -88,12 +88,12 @@ def require_table(manufacturer: str, model: str) -> ReadRetry:
     return t
 
 
-def require_offsets(manufacturer: str, model: str, offsets: Iterable[int]) -> ReadRetry:
+def require_offsets(manufacturer: str, model: str, offsets: Iterable[int], what: str = "offsets") -> ReadRetry:
     """The chip's table, every offset of a sweep (the same on each reference) within its range: a campaign
     refused before anything is worn, not at its first SET_READ_REFS."""
     t = require_table(manufacturer, model)
     offs = list(offsets)
-    if offs:
-        t.check((min(offs),) * 3)
-        t.check((max(offs),) * 3)
+    if offs and (min(offs) < t.min_offset or max(offs) > t.max_offset):
+        raise NandrigError(f"{what} {min(offs):+d}..{max(offs):+d}, outside this chip's retry range "
+                           f"{t.min_offset}..{t.max_offset} ({t.name})")
     return t

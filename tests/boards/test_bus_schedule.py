@@ -1,6 +1,8 @@
 """The virtual rig's schedule of CYCLE jobs on one bus (boards/sim/bus_schedule.py): alone, a job takes its closed
 form; together, jobs never beat the floor (the bus's total, each array alone) and, when the arrays set the pace,
 stay within a few transfers of it; a link to the virtual rig sees CYCLEs on several targets run at once."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,21 @@ def test_the_virtual_rig_cycles_several_targets_at_once_near_the_floor(alike):
     four = out["runs"][-1]
     assert four["throughput"] >= 0.95 * (4 if alike else four["throughput_floor"])
     assert four["rig_ns"] < 1.2 * out["runs"][0]["rig_ns"]  # at once, not one after another (that would be 4x)
+
+
+def test_a_job_held_as_repeated_rounds_ends_as_its_operations_one_by_one():
+    """A CYCLE's job is its rounds held once with their count: the same ends, alone and sharing the bus, as the
+    operations written out."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        jobs_runs, jobs_flat = {}, {}
+        for k in range(int(rng.integers(1, 4))):
+            runs = [replace(random_job(rng, int(rng.integers(1, 6))), repeat=int(rng.integers(1, 5)))
+                    for _ in range(int(rng.integers(1, 4)))]
+            jobs_runs[k] = runs
+            jobs_flat[k] = JobOps(*(np.concatenate([np.tile(getattr(r, f), r.repeat) for r in runs])
+                                    for f in ("bus_ns", "array_ns", "cached")))
+            assert alone_ns(runs) == alone_ns(jobs_flat[k])
+        assert job_ends(11, jobs_runs) == job_ends(11, jobs_flat)
+        if len(jobs_runs) > 1:
+            assert shared_bus_ends(11, jobs_runs) == shared_bus_ends(11, jobs_flat)

@@ -49,20 +49,24 @@ def test_soft_reads_after_retention_give_each_level_its_frames_and_latency(run_c
     assert "flexlevel_1" in html and "verdict: every frame decoded, with hard reads alone at 6 of 6" in html
 
 
+def assert_nothing_created(db) -> None:
+    store = Store(db)
+    try:
+        assert store.campaigns() == []
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("chip, args, words", [
-    ("mlc-3x", ("--levels", "5", "--step", "70"), ("offsets -140..+140", "-128..+127")),
-    ("mlc-small", ("--levels", "3", "--step", "101"), ("offsets -101..+101", "-100..+100")),
+    ("mlc-3x", ("--levels", "5", "--step", "70"), ("5 sensing levels 70 steps apart", "offsets -140..+140", "-128..127")),
+    ("mlc-small", ("--levels", "3", "--step", "101"), ("offsets -101..+101", "-100..100")),
     ("mlc-samsung", (), ("no read-retry table",)),
 ])
 def test_sensing_offsets_the_chip_cannot_set_are_refused_before_any_wear(run_cli, db, chip, args, words):
     res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", chip, "--seed", "2", "--blocks", "1-2",
                   "--pe", "1000", *args)
     res.assert_one_line_error(*words)
-    store = Store(db)
-    try:
-        assert store.campaigns() == []
-    finally:
-        store.close()
+    assert_nothing_created(db)
 
 
 def test_reduced_state_blocks_read_back_through_reducecode_with_fewer_errors(run_cli, db):
@@ -100,8 +104,4 @@ def test_reduced_state_it_cannot_give_is_refused_before_any_wear(run_cli, db, ar
     res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "2", "--pe", "1000",
                   *args)
     res.assert_one_line_error(*words)
-    store = Store(db)
-    try:
-        assert store.campaigns() == []
-    finally:
-        store.close()
+    assert_nothing_created(db)
