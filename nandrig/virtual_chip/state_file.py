@@ -31,6 +31,9 @@ from nandrig.errors import NandrigError
 MAGIC = b"nandrig-sim-state 1\n"  # then zlib-compressed JSON (read, no longer written)
 MAGIC_PARTS = b"nandrig-sim-state 2\n"  # then parts: path length, value length, JSON path, zlib-compressed JSON
 _PART = struct.Struct(">HI")
+# a part this long (a block whose pages hold explicit bytes: base64 that compresses by a quarter) is stored, not
+# compressed: compressing it cost 12 ms a save, most of a reduced-state read on the virtual rig
+STORE_ABOVE = 256 * 1024
 RECORDS: dict[str, type] = {}
 
 
@@ -136,7 +139,8 @@ def save_state(path: str | Path, state: dict, apart: frozenset = frozenset(), ca
         key = pickle.dumps(value, 5)  # compared only, never loaded
         if hit is None or hit[0] != key:
             name = json.dumps(encode(list(where))).encode()
-            body = zlib.compress(json.dumps(encode(value), separators=(",", ":")).encode(), 1)
+            text = json.dumps(encode(value), separators=(",", ":")).encode()
+            body = zlib.compress(text, 0 if len(text) > STORE_ABOVE else 1)
             hit = cache[where] = (key, _PART.pack(len(name), len(body)) + name + body)
         chunks.append(hit[1])
     for gone in set(cache) - {where for where, _ in parts}:  # parts the state no longer has
