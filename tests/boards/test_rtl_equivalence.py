@@ -268,9 +268,13 @@ def test_flexlevel_campaign_reads_the_same_bits_and_decodes_the_same(results, rt
 
     def without_times(res: dict) -> dict:  # read latency follows the busy times, equal to a few cycles
         return {**res, "conditions": [{**x, "levels": [{k: v for k, v in o.items() if k != "read_us"}
-                                                       for o in x["levels"]]} for x in res["conditions"]]}
+                                                       for o in x["levels"]]} for x in res["conditions"]],
+                "reduced": [{k: v for k, v in x.items() if k not in ("read_us", "normal_read_us")}
+                            for x in res["reduced"]]}
 
     assert without_times(v_res) == without_times(r_res)
+    for v, r in zip(v_res["reduced"], r_res["reduced"], strict=True):
+        assert v["read_us"] == pytest.approx(r["read_us"], abs=2 * BUSY_TOLERANCE_NS / 1000)
     assert v_res["reduced"] and all(x["data_bits"] for x in v_res["reduced"])
 
 
