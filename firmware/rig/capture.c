@@ -18,5 +18,6 @@ int capture_trim_centre(uint16_t passing)
 		}
 		i = j;
 	}
-	return best_len ? CAPTURE_TRIM_MIN + best_lo + (best_len - 1) / 2 : CAPTURE_TRIM_MAX + 1;
+	/* of two central trims the later: more setup margin after data valid */
+	return best_len ? CAPTURE_TRIM_MIN + best_lo + best_len / 2 : CAPTURE_TRIM_MAX + 1;
 }

@@ -168,16 +168,18 @@ def trim_range(mode: int, clk_hz: float, trim_min: int, trim_max: int, board: Bo
 def trim_passes(mode: int, clk_hz: float, trim: int, delay_ns: float, board: Board = DEFAULT_BOARD,
                 steps: int = 1) -> bool:
     """Whether reads with capture trim ``trim`` (within :func:`trim_range`) return the chip's bytes on wiring
-    with round-trip delay ``delay_ns``: the trimmed point lies inside :func:`data_window_ps`."""
+    with round-trip delay ``delay_ns``: the trimmed point lies inside :func:`data_window_ps`, after its start (tREA
+    is the latest the chip may put the byte out: a sample exactly there has no margin)."""
     sample = mode_cycles(mode, clk_hz, board, steps).sample + trim
     first, last = data_window_ps(mode, clk_hz, delay_ns, board, steps)
-    return first <= sample * round(1e12 / clk_hz) // steps <= last
+    return first < sample * round(1e12 / clk_hz) // steps <= last
 
 
 def trim_centre(passing: int, trim_min: int) -> int | None:
-    """The trim a rig settles on: the centre (the earlier of two) of the longest run of passing trims in the
-    mask (bit i: trim ``trim_min + i``; the first run wins a tie), or None when none passes. The firmware's
-    ``onfi_calibrate`` does the same."""
+    """The trim a rig settles on: the centre of the longest run of passing trims in the mask (bit i: trim
+    ``trim_min + i``; the first run wins a tie), of two central trims the later, which samples further after data
+    valid (setup margin, which a slow edge on a real adapter eats first), or None when none passes. The
+    firmware's ``capture_trim_centre`` does the same."""
     best_lo, best_len, i = 0, 0, 0
     while passing >> i:
         if not passing >> i & 1:
@@ -189,7 +191,7 @@ def trim_centre(passing: int, trim_min: int) -> int | None:
         if j - i > best_len:
             best_lo, best_len = i, j - i
         i = j
-    return trim_min + best_lo + (best_len - 1) // 2 if best_len else None
+    return trim_min + best_lo + best_len // 2 if best_len else None
 
 
 

@@ -282,7 +282,8 @@ static uint8_t wire(const struct session_s *s, uint8_t v)
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-static int in_window(const struct byte_window *b, uint64_t t) { return b->from_ps <= t && t <= b->until_ps; }
+/* a capture exactly at tREA is not in it: tREA is the latest the chip may drive the byte (timing.trim_passes) */
+static int in_window(const struct byte_window *b, uint64_t t) { return b->from_ps < t && t <= b->until_ps; }
 
 /* This module ticks after the simulator evaluated the edge: RE# as seen here changed at this edge, and DQ
  * set here is what the input register samples at the next edge. */
