@@ -358,7 +358,7 @@ def summary_lines(res: dict) -> list[str]:
                    f"{most['pe']} P/E, {most['page_type']} pages); "
                    + (f"a frame error rate of at most {res['fer_target']:g} is shown everywhere" if all(
                        x["levels_needed"] is not None for x in conds) else
-                      f"the frames read bound the frame error rate at {bound:.2g} (95 %), not "
+                      f"the frames read bound the frame error rate at {bound:.3g} (95 %), not "
                       f"{res['fer_target']:g}: that takes {res['frames_to_show_target']} frames per condition"))
     return out
 
