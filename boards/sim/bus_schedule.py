@@ -84,7 +84,7 @@ def _ops(runs: list[JobOps]) -> Iterator[tuple[int, int, bool]]:
 
 def job_ends(start_ns: int, jobs: Mapping[int, Job]) -> dict[int, int]:
     """Each target's job's end (ns), all launched at ``start_ns`` on one free bus."""
-    live = {k: _runs(job) for k, job in jobs.items() if _runs(job)}
+    live = {k: runs for k, job in jobs.items() if (runs := _runs(job))}
     ends = dict.fromkeys(jobs, start_ns)
     if len(live) == 1:
         (k, runs), = live.items()

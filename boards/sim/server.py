@@ -29,7 +29,6 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 
 from nandrig.boards.sim import ecc_layout, rig_flares
 from nandrig.virtual_chip.chip import VirtualChip

@@ -305,7 +305,7 @@ def _reduced_results(store, c, p: FlexLevelParams, normal: list[dict], decoder: 
                     "frames": None if frames is None else {
                         "frames": frames.frames, "failures": frames.failures, "fer_upper": frames.fer_upper,
                         "mean_iterations": frames.mean_iterations},
-                    "levels_needed": 1 if frames is not None and frames.fer_upper <= FER_TARGET else None,
+                    "levels_needed": levels_needed([frames], FER_TARGET) if frames is not None else None,
                     # a read of a page's worth of data: the wordline's two pages (1.5 pages of data) at one level
                     "read_us": sum(mean_us.values()) + 2 * transfer_us if len(mean_us) == 2 else None,
                     "normal_read_us": {x["page_type"]: _normal_read_us(x) for x in same}})

@@ -683,13 +683,10 @@ class Store:
     def add_measurements(self, db: Database, checkpoint_id: int, chip_id: int, pages) -> None:
         """``pages``: (block, page, err_1to0, err_0to1, bits, busy_ns); each at its block's P/E now."""
         pages = list(pages)
-        blocks = sorted({p[0] for p in pages})
-        if len(blocks) == 1:  # a raw read's one page: not the chip's every block (thousands) for it
-            rows = db.execute("SELECT block, pe, pe_uncertain FROM blocks WHERE chip_id=? AND block=?",
-                              (chip_id, blocks[0]))
-        else:
-            rows = db.execute("SELECT block, pe, pe_uncertain FROM blocks WHERE chip_id=?", (chip_id,))
-        pes = {b: (pe, unc) for b, pe, unc in rows}
+        blocks = sorted({p[0] for p in pages})  # theirs alone, not the chip's thousands (a raw read has one)
+        pes = {b: (pe, unc) for b, pe, unc in db.execute(
+            f"SELECT block, pe, pe_uncertain FROM blocks WHERE chip_id=? AND block IN ({','.join('?' * len(blocks))})",
+            (chip_id, *blocks))}
         db.executemany("INSERT INTO measurements (checkpoint_id, block, page, pe, err_1to0, err_0to1, bits, busy_ns, "
                        "pe_uncertain) VALUES (?,?,?,?,?,?,?,?,?)",
                        ((checkpoint_id, b, page, pes[b][0], e10, e01, bits, busy, pes[b][1])
