@@ -14,7 +14,7 @@ from nandrig import protocol as P
 from nandrig.boards.sim import ecc_layout
 from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
-from nandrig.chip.read_retry import table_for
+from nandrig.chip.read_retry import FeatureOffsets, table_for
 from nandrig.errors import NandrigError
 from nandrig.gateware.onfi.timing import mode_cycles
 from nandrig.boards.sim.bus_schedule import JobOps
@@ -354,11 +354,19 @@ class ChipCommands:
         """Through the chip's read-retry table, found by its parameter page as the firmware finds it: UNSUPPORTED
         without one, BAD_PARAMETER outside its range, either before the chip is touched."""
         table = table_for(self.ident.page.manufacturer, self.ident.page.model) if self.ident is not None else None
-        if table is None:
+        return self._set_offsets(table, offsets)
+
+    def _cmd_set_verify_levels(self, req: Frame, io: RigIO) -> bytes:
+        """Through the chip design's verify-level feature, as SET_READ_REFS through its retry table."""
+        table = table_for(self.ident.page.manufacturer, self.ident.page.model) if self.ident is not None else None
+        return self._set_offsets(table and table.verify, self._args(req, P.SET_VERIFY_LEVELS_REQ))
+
+    def _set_offsets(self, feature: FeatureOffsets | None, offsets: tuple[int, int, int]) -> bytes:
+        if feature is None:
             raise Reject(Err.UNSUPPORTED)
         try:
-            writes = table.encode(offsets)
-        except NandrigError:  # outside the table's range
+            writes = feature.encode(offsets)
+        except NandrigError:  # outside the feature's range
             raise Reject(Err.BAD_PARAMETER) from None
         return P.BYTE_REPLY.pack([self.chip.set_features(a, p) for a, p in writes][-1].status)
 

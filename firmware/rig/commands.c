@@ -213,19 +213,18 @@ uint32_t cmd_read_buffer(const struct request *q, uint8_t *out, int *st)
 	return count;
 }
 
-/* each reference's offset through the chip's read-retry table: UNSUPPORTED without one, BAD_PARAMETER outside its
- * range, either before the chip is touched */
-static uint32_t set_read_refs(const int8_t off[RETRY_REFERENCES], uint8_t *out, int *st)
+/* three offsets through one of the chip design's features (its read references, its verify levels):
+ * UNSUPPORTED without it, BAD_PARAMETER outside its range, either before the chip is touched */
+static uint32_t set_offsets(const struct offset_feature *f, const int8_t off[RETRY_REFERENCES], uint8_t *out, int *st)
 {
-	const struct retry_table *t = retry_table(rig.chip->retry);
-	if (!t)
+	if (!f || !f->n_writes)
 		FAIL(E_UNSUPPORTED);
 	for (int i = 0; i < RETRY_REFERENCES; i++)
-		if (off[i] < t->min_offset || off[i] > t->max_offset)
+		if (off[i] < f->min_offset || off[i] > f->max_offset)
 			FAIL(E_BAD_PARAMETER);
 	struct op_result r = {0};
-	for (int w = 0; w < t->n_writes; w++) {
-		const struct retry_write *x = &t->writes[w];
+	for (int w = 0; w < f->n_writes; w++) {
+		const struct offset_write *x = &f->writes[w];
 		uint32_t params = 0;
 		for (int k = 0; k < 4; k++)
 			params |= (uint32_t)(x->source[k] ? (uint8_t)off[x->source[k] - 1] : x->value[k]) << (8 * k);
@@ -235,6 +234,12 @@ static uint32_t set_read_refs(const int8_t off[RETRY_REFERENCES], uint8_t *out, 
 	}
 	SET_BYTE_REPLY_VALUE(out, r.status);
 	return BYTE_REPLY_BYTES;
+}
+
+static uint32_t set_read_refs(const int8_t off[RETRY_REFERENCES], uint8_t *out, int *st)
+{
+	const struct retry_table *t = retry_table(rig.chip->retry);
+	return set_offsets(t ? &t->refs : 0, off, out, st);
 }
 
 uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st)
@@ -251,6 +256,15 @@ uint32_t cmd_set_read_refs(const struct request *q, uint8_t *out, int *st)
 	const int8_t off[RETRY_REFERENCES] = {SET_READ_REFS_REQ_VR1(q->payload), SET_READ_REFS_REQ_VR2(q->payload),
 	                                      SET_READ_REFS_REQ_VR3(q->payload)};
 	return set_read_refs(off, out, st);
+}
+
+uint32_t cmd_set_verify_levels(const struct request *q, uint8_t *out, int *st)
+{
+	NEED(SET_VERIFY_LEVELS_REQ);
+	const int8_t off[RETRY_REFERENCES] = {SET_VERIFY_LEVELS_REQ_PV1(q->payload), SET_VERIFY_LEVELS_REQ_PV2(q->payload),
+	                                      SET_VERIFY_LEVELS_REQ_PV3(q->payload)};
+	const struct retry_table *t = retry_table(rig.chip->retry);
+	return set_offsets(t ? &t->verify : 0, off, out, st);
 }
 
 /* ---- loops at chip speed ------------------------------------------------------------------------- */

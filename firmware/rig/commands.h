@@ -15,6 +15,7 @@ uint32_t cmd_program(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_set_read_offset(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_set_read_refs(const struct request *q, uint8_t *out, int *st);
+uint32_t cmd_set_verify_levels(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_read_disturb(const struct request *q, uint8_t *out, int *st);
 uint32_t cmd_time(const struct request *q, uint8_t *out, int *st);

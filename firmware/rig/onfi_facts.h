@@ -118,24 +118,28 @@ static inline int bbm_first_two_slc(uint8_t maker)
 	return maker == 0x01 || maker == 0x98 || maker == 0xAD || maker == 0xC2 || maker == 0xEC;
 }
 
-/* read-retry tables (nandrig/chip/read_retry.py): the SET FEATURES writes that move VR1..VR3, chosen by
- * the parameter page's manufacturer and model prefix. A parameter byte's source: 0 the constant in
- * value[], 1..3 the offset of VR1..VR3 */
+/* read-retry tables (nandrig/chip/read_retry.py): the SET FEATURES writes that move VR1..VR3 (refs) and,
+ * where the design has the vendor feature, PV1..PV3 (verify; n_writes 0: none), chosen by the parameter
+ * page's manufacturer and model prefix. A parameter byte's source: 0 the constant in value[], 1..3 the
+ * first..third offset */
 #define RETRY_REFERENCES 3
-#define RETRY_MAX_WRITES 3
+#define OFFSET_MAX_WRITES 3
 #define RETRY_TABLES 2
-struct retry_write { uint8_t address, source[4], value[4]; };
-struct retry_table {
-	const char *manufacturer, *model_prefix;
+struct offset_write { uint8_t address, source[4], value[4]; };
+struct offset_feature {
 	int8_t min_offset, max_offset;
 	uint8_t n_writes;
-	struct retry_write writes[RETRY_MAX_WRITES];
+	struct offset_write writes[OFFSET_MAX_WRITES];
+};
+struct retry_table {
+	const char *manufacturer, *model_prefix;
+	struct offset_feature refs, verify;
 };
 static inline const struct retry_table *retry_table(int i)
 {
 	static const struct retry_table tables[RETRY_TABLES] = {
-		{"NANDRIG", "NRV-MLC3X", -128, 127, 1, {{0x89, {1, 2, 3, 0}, {0x00, 0x00, 0x00, 0x00}}}},
-		{"NANDRIG", "NRV-MLCSMALL", -100, 100, 3, {{0xA0, {1, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA1, {2, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA2, {3, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}}},
+		{"NANDRIG", "NRV-MLC3X", {-128, 127, 1, {{0x89, {1, 2, 3, 0}, {0x00, 0x00, 0x00, 0x00}}}}, {-40, 40, 1, {{0x8A, {1, 2, 3, 0}, {0x00, 0x00, 0x00, 0x00}}}}},
+		{"NANDRIG", "NRV-MLCSMALL", {-100, 100, 3, {{0xA0, {1, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA1, {2, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA2, {3, 0, 0, 0}, {0x00, 0x00, 0x00, 0x00}}}}, {-30, 30, 3, {{0xA4, {0, 1, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA5, {0, 2, 0, 0}, {0x00, 0x00, 0x00, 0x00}}, {0xA6, {0, 3, 0, 0}, {0x00, 0x00, 0x00, 0x00}}}}},
 	};
 	return i >= 0 && i < RETRY_TABLES ? &tables[i] : 0;
 }

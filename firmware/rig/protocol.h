@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 15
+#define PROTOCOL_VERSION_MINOR 16
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -57,6 +57,7 @@ enum {
 	OP_SET_READ_OFFSET = 0x13,
 	OP_READ_BUFFER = 0x17,
 	OP_SET_READ_REFS = 0x18,
+	OP_SET_VERIFY_LEVELS = 0x1A,
 	OP_ENERGY = 0x19,
 	OP_CYCLE = 0x14,
 	OP_MEASURE = 0x15,
@@ -300,6 +301,15 @@ enum {
 #define SET_SET_READ_REFS_REQ_VR2(p, v) put_le((p) + 1, (uint64_t)(v), 1)
 #define SET_READ_REFS_REQ_VR3(p) ((int8_t)get_le((p) + 2, 1))
 #define SET_SET_READ_REFS_REQ_VR3(p, v) put_le((p) + 2, (uint64_t)(v), 1)
+
+/* SET_VERIFY_LEVELS_REQ: L1..L3's program-verify offsets through the chip design's vendor feature, in its steps; the upper pages programmed after it place their levels there (1.16) */
+#define SET_VERIFY_LEVELS_REQ_BYTES 3u
+#define SET_VERIFY_LEVELS_REQ_PV1(p) ((int8_t)get_le((p) + 0, 1))
+#define SET_SET_VERIFY_LEVELS_REQ_PV1(p, v) put_le((p) + 0, (uint64_t)(v), 1)
+#define SET_VERIFY_LEVELS_REQ_PV2(p) ((int8_t)get_le((p) + 1, 1))
+#define SET_SET_VERIFY_LEVELS_REQ_PV2(p, v) put_le((p) + 1, (uint64_t)(v), 1)
+#define SET_VERIFY_LEVELS_REQ_PV3(p) ((int8_t)get_le((p) + 2, 1))
+#define SET_SET_VERIFY_LEVELS_REQ_PV3(p, v) put_le((p) + 2, (uint64_t)(v), 1)
 
 /* CYCLE_REQ */
 #define CYCLE_REQ_BYTES 15u

@@ -242,6 +242,7 @@ static command_fn find(uint8_t op)
 	case OP_READ: return cmd_read;
 	case OP_SET_READ_OFFSET: return cmd_set_read_offset;
 	case OP_SET_READ_REFS: return cmd_set_read_refs;
+	case OP_SET_VERIFY_LEVELS: return cmd_set_verify_levels;
 	case OP_CYCLE: return cmd_cycle;
 	case OP_MEASURE: return cmd_measure;
 	case OP_READ_DISTURB: return cmd_read_disturb;

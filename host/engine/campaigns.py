@@ -229,6 +229,8 @@ class Runner:
         if self.c.state != "running":
             return self.c
         cursor = self.settle()
+        with Turn(self.rig.turn()):
+            self._restore_settings(cursor)
         for i in range(cursor, len(self.steps)):
             if self.on_step:
                 self.on_step(i, self.steps[i])
@@ -279,6 +281,7 @@ class Runner:
             boot = self.rig.boot
             if self.rig.hello().boot != boot:
                 self.store.event(self.c.id, "rig_restarted", f"between steps {i - 1} and {i}: nothing was in flight")
+                self._restore_settings(i)
             # a step that asks for its energy zeroes the rig's meter first (a rig without one: none recorded)
             metered = step.energy and P.Cap.ENERGY in self.rig.hello_info.capabilities
             if metered:
@@ -287,6 +290,20 @@ class Runner:
             self.store.journal(self.c.id, i, self.rig.session, seq, int(step.op), step.payload, self.rig.boot)
             self._send(i, step, step.payload, seq, metered,
                        turn.release if not metered and self.leaves_turn(step.op, self.rig.session) else None)
+
+    def _restore_settings(self, i: int) -> None:
+        """The chip settings the plan made before step ``i`` (its latest read references, verify levels), made
+        again: a rig that restarted, or was used by something else since, holds its power-on ones. Each setting
+        is a total, so making it twice changes nothing."""
+        latest: dict[str, Step] = {}
+        for step in self.steps[:i]:
+            if step.setting:
+                latest[step.setting] = step
+        for step in latest.values():
+            reply = self.rig.call(step.op, step.payload, ok=tuple(Err))
+            if reply.status != Err.OK:
+                raise NandrigError(f"campaign {self.c.id}: the rig refused to restore its {step.setting} before "
+                                   f"step {i} ({Err(reply.status).name})")
 
     def leaves_turn(self, op: int, session: int) -> bool:
         """Whether a request, once sent, lets the link's other campaigns go on: a CYCLE the rig runs as a job,
@@ -330,6 +347,8 @@ class Runner:
         Any other request is sent anew (``resend``; an ERASE may have worn its block once more: uncertain by one)."""
         i, step = pending.step, self.steps[pending.step]
         payload = pending.payload
+        if resend:
+            self._restore_settings(i)
         seq = self.rig.next_seq()
         with self.store.tx() as db:
             if step.op == Opcode.CYCLE:

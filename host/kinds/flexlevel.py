@@ -45,6 +45,9 @@ class FlexLevelParams(KindParams):
     # reduced state: each wear group's second half of blocks holds three levels per cell (ReduceCode), read with
     # VR2 and VR3 at these offsets (the middle of L1 and L3, from a vth-states sweep); () for none
     reduced_refs: tuple[int, ...] = ()
+    # NUNMA: the reduced blocks' upper pages programmed with PV1..PV3 at these offsets (the design's verify-level
+    # feature), so their levels sit where the margins should be; () for the design's levels
+    reduced_verify: tuple[int, ...] = ()
 
 
 def _label(hours: float, offset: int) -> str:
@@ -124,6 +127,10 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
             reduced_pages[b] = _reduced_pages(p.seed, b, g)
             out.append(steps.Erase(b, pe))
             out += [steps.Program(b, page, pe=pe, data=data) for page, data in enumerate(reduced_pages[b])]
+        if red and p.reduced_verify:  # the levels moved for these programs alone: the next group cycles at the design's
+            at = next(i for i, s in enumerate(out) if isinstance(s, steps.Erase) and s.block == red[0])
+            out.insert(at, steps.SetVerify(tuple(p.reduced_verify)))
+            out.append(steps.SetVerify((0, 0, 0)))
     now = 0.0
     for hours in p.retention_h:
         if hours > now:
@@ -152,14 +159,21 @@ def check_chip(p: FlexLevelParams, chip: dict) -> None:
     its range, or reduced state on a chip whose page map is not the one the plan programs by."""
     t = require_offsets(chip["manufacturer"], chip["model"], sensing_offsets(p.levels, p.step),
                          f"{p.levels} sensing levels {p.step} steps apart take offsets")
+    if p.reduced_verify and not p.reduced_refs:
+        raise NandrigError("--reduced-verify moves the reduced blocks' levels: it needs --reduced-refs")
     if p.reduced_refs:
         t.check((0, *p.reduced_refs))
+        if p.reduced_verify:
+            if t.verify is None:
+                raise NandrigError(f"{chip['manufacturer'].strip()} {chip['model'].strip()} cannot move its "
+                                   "program-verify levels (no verify-level feature in nandrig/chip/read_retry.py)")
+            t.verify.check(tuple(p.reduced_verify))
         if PageMap.from_json(chip["page_map"]) != PageMap.shuffled_mlc(chip["pages_per_block"]):
             raise NandrigError("reduced state programs wordlines by the common MLC page map; this chip's differs")
 
 
 def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str, retention: str, levels: int,
-             step: int, pages: str | None, reduced_refs: str | None) -> dict:
+             step: int, pages: str | None, reduced_refs: str | None, reduced_verify: str | None) -> dict:
     wear = sorted(set(parse_int_list(pe, "--pe")))
     if 0 in wear:
         raise click.BadParameter("--pe levels must be 1 or more: the reads need programmed pages")
@@ -167,18 +181,25 @@ def from_cli(oven: str | None, temp_c: float, chamber_file: str | None, pe: str,
                       for h in parse_hours(item)] if retention.strip() else [0.0]
     chosen = parse_int_list(pages, "--pages") if pages else []
     refs = list(parse_reduced_refs(reduced_refs, "--reduced-refs")) if reduced_refs else []
+    verify = list(parse_offsets(reduced_verify, "--reduced-verify", "PV1,PV2,PV3", 3)) if reduced_verify else []
     return {"pe": wear, "retention_h": sorted(set(points)), "levels": levels, "step": step,
-            "pages": sorted(set(chosen)), "reduced_refs": refs, **oven_fields(oven, temp_c, chamber_file)}
+            "pages": sorted(set(chosen)), "reduced_refs": refs, "reduced_verify": verify,
+            **oven_fields(oven, temp_c, chamber_file)}
+
+
+def parse_offsets(text: str, option: str, names: str, count: int) -> tuple[int, ...]:
+    try:
+        got = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        got = ()
+    if len(got) != count:
+        raise click.BadParameter(f"{option} takes {names} offsets in the chip's steps (e.g. "
+                                 f"{','.join(['9', '-9', '0'][:count])}), got {text!r}")
+    return got
 
 
 def parse_reduced_refs(text: str, option: str) -> tuple[int, int]:
-    try:
-        refs = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        refs = ()
-    if len(refs) != 2:
-        raise click.BadParameter(f"{option} takes VR2,VR3 offsets in read-retry steps (e.g. 9,-9), got {text!r}")
-    return refs
+    return parse_offsets(text, option, "VR2,VR3", 2)  # type: ignore[return-value]
 
 
 @dataclass
@@ -245,6 +266,7 @@ def results(store, c, p: FlexLevelParams, pm: PageMap) -> dict:
         })
     return {"code": {"n": decoder.code.n, "k": decoder.code.k, "rate": decoder.code.rate},
             "reduced": _reduced_results(store, c, p, out, decoder, transfer_us),
+            "reduced_refs": list(p.reduced_refs), "reduced_verify": list(p.reduced_verify) or [0, 0, 0],
             "offsets": list(offsets), "fer_target": FER_TARGET, "frames_to_show_target": frames_to_show(FER_TARGET),
             "timing_mode": mode, "conditions": out}
 
@@ -332,8 +354,12 @@ def summary_lines(res: dict) -> list[str]:
         out.append(f"  {x['retention_h']:>8g}h {x['pe']:>6} {x['page_type']:>5} {x['rber']:>9.2e} {frames:>6}  "
                    f"{per or 'too few pages for a frame'}")
     if res["reduced"]:
-        out.append("  reduced state (3 levels per cell, ReduceCode, 25 % less capacity): data-bit error rate "
-                   "against normal pages' at the hard read")
+        v = res.get("reduced_verify", [0, 0, 0])
+        levels = "the design's verify levels" if not any(v) else \
+            "verify levels PV1..PV3 " + ", ".join(f"{o:+d}" for o in v) + " steps (NUNMA)"
+        out.append(f"  reduced state (3 levels per cell, ReduceCode, 25 % less capacity; {levels}, read at VR2, VR3 "
+                   + ", ".join(f"{o:+d}" for o in res.get("reduced_refs", [])) + "): data-bit error rate against "
+                   "normal pages' at the hard read")
         for x in res["reduced"]:
             ratio = "-" if x["normal_over_reduced"] is None else f"{x['normal_over_reduced']:.1f}x lower"
             red = "-" if x["data_rber"] is None else f"{x['data_rber']:.2e}"
@@ -405,5 +431,8 @@ KIND = CampaignKind(
              click.option("--pages", help="Pages read in each block, comma-separated (default: all)."),
              click.option("--reduced-refs", help="VR2,VR3 offsets (read-retry steps) at the middle of L1 and L3: half "
                                                  "of each wear level's blocks then hold three levels per cell "
-                                                 "(ReduceCode), read there.")),
+                                                 "(ReduceCode), read there."),
+             click.option("--reduced-verify", help="PV1,PV2,PV3 offsets (the chip's verify steps) the reduced "
+                                                   "blocks are programmed at (NUNMA: wider margins for the levels "
+                                                   "that lose most charge); needs the design's verify feature.")),
 )

@@ -58,6 +58,9 @@ class Step:
 
     kind: ClassVar[str]
     op: ClassVar[Opcode | None]
+    # a chip setting the step makes (volatile in the chip: a rig restart loses it), by what it sets; the engine
+    # makes the latest of each again when the rig restarted, or a campaign resumes, before the next step
+    setting: ClassVar[str | None] = None
     energy: bool = field(default=False, kw_only=True)  # the rig's meter is zeroed before it and read after it
 
     @property
@@ -266,7 +269,7 @@ class ReadDisturb(Step):
 
 @dataclass(frozen=True)
 class SetOffset(Step):
-    kind, op = "set_offset", Opcode.SET_READ_OFFSET
+    kind, op, setting = "set_offset", Opcode.SET_READ_OFFSET, "read references"
     offset: int
 
     @property
@@ -278,12 +281,24 @@ class SetOffset(Step):
 class SetRefs(Step):
     """Each read reference at its own offset (VR1, VR2, VR3)."""
 
-    kind, op = "set_refs", Opcode.SET_READ_REFS
+    kind, op, setting = "set_refs", Opcode.SET_READ_REFS, "read references"
     offsets: tuple[int, int, int]
 
     @property
     def payload(self) -> bytes:
         return P.SET_READ_REFS_REQ.pack(*self.offsets)
+
+
+@dataclass(frozen=True)
+class SetVerify(Step):
+    """L1..L3's program-verify levels at their offsets (PV1, PV2, PV3) for the upper pages programmed next."""
+
+    kind, op, setting = "set_verify", Opcode.SET_VERIFY_LEVELS, "verify levels"
+    offsets: tuple[int, int, int]
+
+    @property
+    def payload(self) -> bytes:
+        return P.SET_VERIFY_LEVELS_REQ.pack(*self.offsets)
 
 
 @dataclass(frozen=True)

@@ -633,6 +633,11 @@ class Rig:
         """Each read reference at its own read-retry offset: the chip's status."""
         return P.BYTE_REPLY.unpack(self.call(Opcode.SET_READ_REFS, P.SET_READ_REFS_REQ.pack(vr1, vr2, vr3)).payload).value
 
+    def set_verify_levels(self, pv1: int, pv2: int, pv3: int) -> int:
+        """L1..L3's program-verify levels at these offsets (the design's vendor feature; NUNMA): the chip's status."""
+        return P.BYTE_REPLY.unpack(self.call(Opcode.SET_VERIFY_LEVELS,
+                                             P.SET_VERIFY_LEVELS_REQ.pack(pv1, pv2, pv3)).payload).value
+
     def cycle(self, first: int, n_blocks: int, cycles: int, seed: int, *, force: bool = False,
               pages: list[int] | None = None) -> CycleResult:
         """``pages``: each round programs only these (pseudo-SLC: the lower pages); default every page."""

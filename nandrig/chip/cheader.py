@@ -59,21 +59,30 @@ def render() -> str:
 
 
 def _retry_tables() -> list[str]:
-    def write(w: read_retry.FeatureWrite) -> str:
-        src = [read_retry.REFERENCES.index(p) + 1 if isinstance(p, str) else 0 for p in w.params]
+    def write(w: read_retry.FeatureWrite, names: tuple[str, ...]) -> str:
+        src = [names.index(p) + 1 if isinstance(p, str) else 0 for p in w.params]
         val = [0 if isinstance(p, str) else p for p in w.params]
         return f"{{0x{w.address:02X}, {{{', '.join(map(str, src))}}}, {{{', '.join(f'0x{v:02X}' for v in val)}}}}}"
 
-    rows = [f"\t\t{{\"{t.manufacturer}\", \"{t.model_prefix}\", {t.min_offset}, {t.max_offset}, {len(t.writes)}, "
-            f"{{{', '.join(write(w) for w in t.writes)}}}}}," for t in read_retry.TABLES]
-    return ["/* read-retry tables (nandrig/chip/read_retry.py): the SET FEATURES writes that move VR1..VR3, chosen by",
-            " * the parameter page's manufacturer and model prefix. A parameter byte's source: 0 the constant in",
-            " * value[], 1..3 the offset of VR1..VR3 */",
-            f"#define RETRY_REFERENCES {len(read_retry.REFERENCES)}", f"#define RETRY_MAX_WRITES {read_retry.MAX_WRITES}",
+    def feature(f: read_retry.FeatureOffsets | None) -> str:
+        if f is None:
+            return "{0, 0, 0, {{0}}}"
+        return f"{{{f.min_offset}, {f.max_offset}, {len(f.writes)}, {{{', '.join(write(w, f.names) for w in f.writes)}}}}}"
+
+    rows = [f"\t\t{{\"{t.manufacturer}\", \"{t.model_prefix}\", {feature(t)}, {feature(t.verify)}}},"
+            for t in read_retry.TABLES]
+    return ["/* read-retry tables (nandrig/chip/read_retry.py): the SET FEATURES writes that move VR1..VR3 (refs) and,",
+            " * where the design has the vendor feature, PV1..PV3 (verify; n_writes 0: none), chosen by the parameter",
+            " * page's manufacturer and model prefix. A parameter byte's source: 0 the constant in value[], 1..3 the",
+            " * first..third offset */",
+            f"#define RETRY_REFERENCES {len(read_retry.REFERENCES)}",
+            f"#define OFFSET_MAX_WRITES {max(read_retry.MAX_WRITES, read_retry.MAX_VERIFY_WRITES)}",
             f"#define RETRY_TABLES {len(read_retry.TABLES)}",
-            "struct retry_write { uint8_t address, source[4], value[4]; };",
-            "struct retry_table {", "\tconst char *manufacturer, *model_prefix;", "\tint8_t min_offset, max_offset;",
-            "\tuint8_t n_writes;", "\tstruct retry_write writes[RETRY_MAX_WRITES];", "};",
+            "struct offset_write { uint8_t address, source[4], value[4]; };",
+            "struct offset_feature {", "\tint8_t min_offset, max_offset;", "\tuint8_t n_writes;",
+            "\tstruct offset_write writes[OFFSET_MAX_WRITES];", "};",
+            "struct retry_table {", "\tconst char *manufacturer, *model_prefix;", "\tstruct offset_feature refs, verify;",
+            "};",
             "static inline const struct retry_table *retry_table(int i)", "{",
             "\tstatic const struct retry_table tables[RETRY_TABLES] = {", *rows, "\t};",
             "\treturn i >= 0 && i < RETRY_TABLES ? &tables[i] : 0;", "}", ""]

@@ -7,16 +7,23 @@ of one step. A chip with no table here cannot move its references one by one, an
 write features it does not know to a real part. The firmware gets these tables generated (``onfi_facts.h``) and
 selects one by the parameter page's manufacturer and model, as the host does.
 
+Some designs also let a host move the program-verify levels L1..L3 are programmed to (PV1..PV3), the knob
+FlexLevel's NUNMA turns to widen the margins of the states that lose most charge. No datasheet this project has
+documents such a feature for a real part (vendors keep verify trims behind test modes), so only the virtual chips
+have one here, as a vendor feature of their design; a chip without it is refused, never written blind.
+
 The tables below are the virtual chips' (maker "NANDRIG"); no real part's table is given, as none was measured.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from nandrig.errors import NandrigError
 
 REFERENCES = ("VR1", "VR2", "VR3")  # an MLC page's read references, lowest first
+VERIFY_LEVELS = ("PV1", "PV2", "PV3")  # the program-verify levels of L1..L3
 RetrySource = int | str  # a parameter byte: a constant, or the name of the reference whose offset it carries
 
 
@@ -32,46 +39,76 @@ class FeatureWrite:
 
 
 @dataclass(frozen=True)
-class ReadRetry:
-    name: str
-    manufacturer: str  # the parameter page's manufacturer field, trailing spaces removed
-    model_prefix: str  # the parameter page's model field starts with this
+class FeatureOffsets:
+    """Three signed offsets a chip takes through SET FEATURES: the writes that carry them, their range in steps and
+    the voltage of one step (the datasheet's figure)."""
+
+    names: ClassVar[tuple[str, str, str]]
+    what: ClassVar[str]  # the offsets, and the range's name
+    range_name: ClassVar[str]
     writes: tuple[FeatureWrite, ...]
-    min_offset: int  # each reference's offset range, in steps
+    min_offset: int
     max_offset: int
-    step_mv: float  # one step of the offset, in millivolts (the datasheet's figure)
+    step_mv: float
 
-    def check(self, offsets: tuple[int, int, int]) -> None:
-        bad = [f"{r} {o:+d}" for r, o in zip(REFERENCES, offsets) if not self.min_offset <= o <= self.max_offset]
-        if len(offsets) != len(REFERENCES) or bad:
-            raise NandrigError(f"read-reference offsets {', '.join(bad) or offsets} are outside this chip's retry "
-                               f"range {self.min_offset}..{self.max_offset} ({self.name})")
+    def check(self, offsets: tuple[int, ...]) -> None:
+        bad = [f"{r} {o:+d}" for r, o in zip(self.names, offsets) if not self.min_offset <= o <= self.max_offset]
+        if len(offsets) != len(self.names) or bad:
+            raise NandrigError(f"{self.what} offsets {', '.join(bad) or offsets} are outside this chip's {self.range_name} range "
+                               f"{self.min_offset}..{self.max_offset}")
 
-    def encode(self, offsets: tuple[int, int, int]) -> list[tuple[int, bytes]]:
-        """The SET FEATURES writes (address, four bytes) that put each reference at its offset."""
+    def encode(self, offsets: tuple[int, ...]) -> list[tuple[int, bytes]]:
+        """The SET FEATURES writes (address, four bytes) that put each one at its offset."""
         self.check(offsets)
-        named = dict(zip(REFERENCES, offsets))
+        named = dict(zip(self.names, offsets))
         return [(w.address, w.encode(named)) for w in self.writes]
 
     def decode(self, features: Mapping[int, bytes]) -> tuple[int, int, int]:
-        """What a chip holding these feature values reads at (the virtual chip's side); unset features are 0."""
-        out = dict.fromkeys(REFERENCES, 0)
+        """What a chip holding these feature values works at (the virtual chip's side); unset features are 0."""
+        out = dict.fromkeys(self.names, 0)
         for w in self.writes:
             data = features.get(w.address, bytes(4))
             for i, p in enumerate(w.params):
                 if isinstance(p, str):
                     out[p] = data[i] - 256 if data[i] >= 128 else data[i]
-        return tuple(max(self.min_offset, min(self.max_offset, out[r])) for r in REFERENCES)  # type: ignore[return-value]
+        return tuple(max(self.min_offset, min(self.max_offset, out[r])) for r in self.names)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class VerifyLevels(FeatureOffsets):
+    """A vendor feature moving PV1..PV3: a wordline's upper-page program places its cells at the levels in force."""
+
+    names, what, range_name = VERIFY_LEVELS, "program-verify", "verify"
+
+
+@dataclass(frozen=True)
+class ReadRetry(FeatureOffsets):
+    """A chip design's read-retry table (and, where the design has one, its verify-level feature)."""
+
+    names, what, range_name = REFERENCES, "read-reference", "retry"
+    name: str = ""
+    manufacturer: str = ""  # the parameter page's manufacturer field, trailing spaces removed
+    model_prefix: str = ""  # the parameter page's model field starts with this
+    verify: VerifyLevels | None = None
+
+    def check(self, offsets: tuple[int, ...]) -> None:
+        try:
+            super().check(offsets)
+        except NandrigError as e:
+            raise NandrigError(f"{e} ({self.name})") from None
 
 
 TABLES: tuple[ReadRetry, ...] = (
     # one feature, the three offsets in P1-P3
-    ReadRetry("nandrig-89", "NANDRIG", "NRV-MLC3X", (FeatureWrite(0x89, ("VR1", "VR2", "VR3", 0)),), -128, 127, 10.0),
+    ReadRetry((FeatureWrite(0x89, ("VR1", "VR2", "VR3", 0)),), -128, 127, 10.0, "nandrig-89", "NANDRIG",
+              "NRV-MLC3X", VerifyLevels((FeatureWrite(0x8A, ("PV1", "PV2", "PV3", 0)),), -40, 40, 10.0)),
     # a feature per reference and a narrower range: a second shape, so nothing assumes the first
-    ReadRetry("nandrig-a0", "NANDRIG", "NRV-MLCSMALL",
-              tuple(FeatureWrite(0xA0 + i, (r, 0, 0, 0)) for i, r in enumerate(REFERENCES)), -100, 100, 10.0),
+    ReadRetry(tuple(FeatureWrite(0xA0 + i, (r, 0, 0, 0)) for i, r in enumerate(REFERENCES)), -100, 100, 10.0,
+              "nandrig-a0", "NANDRIG", "NRV-MLCSMALL",
+              VerifyLevels(tuple(FeatureWrite(0xA4 + i, (0, r, 0, 0)) for i, r in enumerate(VERIFY_LEVELS)), -30, 30, 10.0)),
 )
 MAX_WRITES = max(len(t.writes) for t in TABLES)
+MAX_VERIFY_WRITES = max(len(t.verify.writes) for t in TABLES if t.verify)
 
 
 def table_for(manufacturer: str, model: str) -> ReadRetry | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 15)
+VERSION = (1, 16)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -81,6 +81,7 @@ class Opcode(enum.IntEnum):
     SET_READ_OFFSET = 0x13
     READ_BUFFER = 0x17
     SET_READ_REFS = 0x18
+    SET_VERIFY_LEVELS = 0x1A
     ENERGY = 0x19
     CYCLE = 0x14
     MEASURE = 0x15
@@ -253,6 +254,9 @@ ENERGY_REPLY = layout("ENERGY_REPLY", ("busy_pj", "u64"), ("busy_ns", "u64"), ("
                           "ENERGY, and its idle power")
 SET_READ_REFS_REQ = layout("SET_READ_REFS_REQ", ("vr1", "i8"), ("vr2", "i8"), ("vr3", "i8"),
                            doc="each read reference's read-retry offset, in the chip's steps")
+SET_VERIFY_LEVELS_REQ = layout("SET_VERIFY_LEVELS_REQ", ("pv1", "i8"), ("pv2", "i8"), ("pv3", "i8"),
+                               doc="L1..L3's program-verify offsets through the chip design's vendor feature, in its "
+                                   "steps; the upper pages programmed after it place their levels there (1.16)")
 CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16", "1..256"), ("cycles", "u32"),
                    ("pattern_seed", "u32"), ("flags", "u8"))
 MEASURE_REQ = layout("MEASURE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("first_page", "u16"),
@@ -395,6 +399,7 @@ COMMANDS: dict[Opcode, Command] = {c.opcode: c for c in (
              "OUT_OF_RANGE beyond data+spare",), rig_wide=True),
     Command(Opcode.SET_READ_OFFSET, (SET_READ_OFFSET_REQ,), ("u8 chip_status",)),
     Command(Opcode.SET_READ_REFS, (SET_READ_REFS_REQ,), ("u8 chip_status",)),
+    Command(Opcode.SET_VERIFY_LEVELS, (SET_VERIFY_LEVELS_REQ,), ("u8 chip_status",)),
     Command(Opcode.ENERGY, (EMPTY_REQ,), (ENERGY_REPLY,)),
     Command(Opcode.CYCLE, (CYCLE_REQ, "then, with flags bit 1 (PAGE_SET), ceil(pages_per_block/8) bytes: bit p "
                                       "(LSB first) set for each page a round programs"), (CYCLE_HEAD, Repeat("n_blocks", CYCLE_BLOCK)), CycleFlag, long=True),

@@ -83,6 +83,8 @@ class Wordline:
     serial: int = 0  # program events on this wordline since erase (keys its noise)
     pd: int = 0  # extra program pulses from neighbouring wordlines
     coupled: bool = False  # the next wordline's upper page was programmed after this one's
+    # PV1..PV3's offsets in steps when its upper page was programmed (the design's verify feature); None: unmoved
+    verify: tuple[int, ...] | None = None
 
 
 @record
@@ -287,6 +289,21 @@ class VirtualChip:
             raise NandrigError(f"chip profile {self.profile.name} has no read-retry table")
         return [self.set_features(a, p) for a, p in self.profile.read_retry.encode(offsets)][-1]
 
+    @property
+    def verify_offsets(self) -> tuple[int, int, int] | None:
+        """PV1..PV3's offsets in steps as the design's verify-level feature holds them; None when unmoved (or the
+        design has no such feature)."""
+        t = self.profile.read_retry
+        got = t.verify.decode(self.features) if t is not None and t.verify is not None else (0, 0, 0)
+        return got if any(got) else None
+
+    def set_verify_offsets(self, offsets: tuple[int, int, int]) -> ChipOp:
+        """What a host does through the design's verify-level feature (NUNMA): its SET FEATURES writes."""
+        t = self.profile.read_retry
+        if t is None or t.verify is None:
+            raise NandrigError(f"chip profile {self.profile.name} cannot move its program-verify levels")
+        return [self.set_features(a, p) for a, p in t.verify.encode(offsets)][-1]
+
     def reset(self) -> ChipOp:
         self.features = {FEATURE_TIMING_MODE: bytes(4)}
         return self._done(0, 5_000)
@@ -343,6 +360,8 @@ class VirtualChip:
         busy = self._jitter(t_us * self._prog_factor(blk.wear) * 1_000, block, page, blk.pe, 1 + (wl.serial if wl else 0))
         if wl is None:
             wl = blk.wls[wl_idx] = Wordline()
+        if upper:  # the upper page's program places the final levels, at the verify levels in force
+            wl.verify = self.verify_offsets
         if held:
             self._program_again(blk, wl, wl_idx, upper, content)
         elif upper:
@@ -418,7 +437,8 @@ class VirtualChip:
             wl_idx, upper = page_map(p, g.pages_per_block)
             wl = blk.wls.get(wl_idx)
             busy[i] = self._t_r(block, p, blk)
-            if wl is not None and any(c is not None and c.raw is not None for c in (wl.lsb, wl.msb)):
+            if wl is not None and (any(c is not None and c.raw is not None for c in (wl.lsb, wl.msb))
+                                   or self._verify_moved(blk, wl_idx)):
                 content = wl.msb if upper else wl.lsb
                 want = bits(content.bytes(g.raw_page_bytes)) if content else np.ones(self.cells, np.uint8)
                 e10[i], e01[i] = flips(want, self._read_bits(block, blk, wl_idx, upper, p))
@@ -482,12 +502,13 @@ class VirtualChip:
         self.advance_ns(total)
         if program and not failed:
             new = self.blocks[block]
+            verify = None if pslc else self.verify_offsets
             for w in range(g.wordlines):
                 new.wls[w] = Wordline(
                     lsb=PageData(seed=page_seed(seed, block, lower[w])),
                     msb=None if pslc else PageData(seed=page_seed(seed, block, page_of(w, True, g.pages_per_block))),
                     n=new.wear, t_prog_h=self.equiv_h, serial=1, coupled=not pslc and w < g.wordlines - 1,
-                )
+                    verify=verify)
             new.last_page = max(lower) if pslc else g.pages_per_block - 1
         return done, failed
 
@@ -675,6 +696,12 @@ class VirtualChip:
             return lsb_only_error_probs(ph, cond)
         return page_error_probs(ph, cond, msb=kind == "msb")
 
+    @staticmethod
+    def _verify_moved(blk: Block, wl_idx: int) -> bool:
+        """Whether the wordline's levels, or its next neighbour's (which couple into them), sit at moved verify
+        levels: the statistical path assumes the design's, so such a page's cells are drawn one by one."""
+        return any(w is not None and w.verify for w in (blk.wls.get(wl_idx), blk.wls.get(wl_idx + 1)))
+
     def _wl_states(self, wl: Wordline | None) -> tuple[np.ndarray, bool, bool]:
         """Cell states of a wordline (3 stands for the lower-page-only intermediate state)."""
         g = self.geometry
@@ -727,8 +754,8 @@ class VirtualChip:
         shift, var_add = ph.retention(n, t_h)
         core = float(ph.core_sigma(n))
         # lower-page-only wordlines hold L0 and LM (encoded as state 3, with L3's charge-loss factor)
-        mu = np.array(ph.mu) if full else np.array([ph.mu[0], 0.0, 0.0, ph.mu_lm])
-        k = np.array(ph.ret_k)
+        placed, k = ph.placed_levels(wl.verify if full else None)
+        mu = placed if full else np.array([ph.mu[0], 0.0, 0.0, ph.mu_lm])
         kk = k[states]
         sd = np.where(tail, core * ph.tail_scale, core)
         vth = mu[states] - kk * shift + sd * z_prog + np.sqrt(kk * var_add) * z_ret
@@ -738,9 +765,10 @@ class VirtualChip:
         if read_noise is not None:
             vth = vth + ph.sigma_read * read_noise
         if full and wl.coupled:
-            nb_states, _, nb_full = self._wl_states(blk.wls.get(wl_idx + 1))
+            nb = blk.wls.get(wl_idx + 1)
+            nb_states, _, nb_full = self._wl_states(nb)
             if nb_full:
-                vth = vth + ph.coupling * ph.interference_steps()[nb_states]
+                vth = vth + ph.coupling * ph.interference_steps(nb.verify)[nb_states]
         return vth, np.asarray(ph.vref) + ph.retry_step * np.asarray(self.read_offsets), full
 
     def _read_bits(self, block: int, blk: Block, wl_idx: int, upper: bool, page: int) -> np.ndarray:

@@ -99,6 +99,7 @@ class Physics:
     # for 10x the cycles of MLC ones of the same node (Kgil et al., ISCA'08 Table 1; Grupp et al., MICRO'09)
     pslc_stress: float = 0.1
     retry_step: float = 0.0  # V per read-retry step: the chip's read-retry table's (nandrig/chip/read_retry.py)
+    verify_step: float = 0.0  # V per program-verify step: its verify-level feature's, where the design has one
     wear_rate: float = 1.0  # this chip's P/E cycles count this many times over in every wear term
 
     def _wear(self, n, xp=np) -> np.ndarray:
@@ -128,10 +129,22 @@ class Physics:
         growth = xp.where(x <= 1.0, x**self.rd_power, 1.0 + self.rd_log * xp.log(xp.maximum(x, 1.0)))
         return self.rd_shift * wear * growth
 
-    def interference_steps(self) -> np.ndarray:
-        """Mean Vth step of a neighbour cell when its upper page is programmed, per final state."""
-        m = self.mu
+    def interference_steps(self, verify: tuple[int, int, int] | None = None) -> np.ndarray:
+        """Mean Vth step of a neighbour cell when its upper page is programmed, per final state (its wordline's
+        verify levels moved ``verify`` steps)."""
+        m = self.placed_levels(verify)[0]
         return np.array([0.0, m[1] - m[0], m[2] - self.mu_lm, m[3] - self.mu_lm])
+
+    def placed_levels(self, verify: tuple[int, int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+        """L0..L3's means after programming and their charge-loss factors k_s, on a wordline whose upper page was
+        programmed with PV1..PV3 moved ``verify`` steps (None: where the design puts them). A level placed higher
+        holds more charge and loses it in proportion: its k_s scales with its height above the erased state."""
+        mu, k = np.asarray(self.mu, float), np.asarray(self.ret_k, float)
+        if not verify:
+            return mu, k
+        dv = np.concatenate([[0.0], self.verify_step * np.asarray(verify, float)])
+        height = mu[1:] - mu[0]
+        return mu + dv, np.concatenate([[k[0]], k[1:] * (height + dv[1:]) / height])
 
 
 def region_probs(mean: np.ndarray, sd: np.ndarray, vref: np.ndarray) -> np.ndarray:

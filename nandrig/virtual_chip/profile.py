@@ -97,7 +97,9 @@ class ChipProfile:
             )
             retry = prof.read_retry
             if retry is not None:  # the cells move by what the table's datasheet figure says a step is
-                prof = dataclasses.replace(prof, physics=dataclasses.replace(prof.physics, retry_step=retry.step_mv / 1e3))
+                prof = dataclasses.replace(prof, physics=dataclasses.replace(
+                    prof.physics, retry_step=retry.step_mv / 1e3,
+                    verify_step=retry.verify.step_mv / 1e3 if retry.verify else 0.0))
         except (KeyError, TypeError) as e:
             raise NandrigError(f"chip profile is malformed: {e}") from None
         g = prof.geometry

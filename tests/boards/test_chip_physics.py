@@ -6,6 +6,7 @@ import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip, page_map, page_of
 from nandrig.chip.pattern import bits, flips, page_seed, prbs31_bytes
+from nandrig.errors import NandrigError
 from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.physics import (
     LSB_OF_STATE, MSB_OF_STATE, STATE_OF_BITS, PageCondition, block_rber, one_page_error_probs, page_error_probs,
@@ -368,3 +369,68 @@ def test_a_three_level_wordline_behaves_as_its_charge_says():
     assert reduced["lower"] == (0, 0) and reduced["upper"][0] == 0  # no L3 below the middle, nothing above it
     assert reduced["upper"][1] > 0  # L1 below VR1, as in the normal block
     assert 2 * sum(reduced["upper"]) < sum(map(sum, normal.values()))
+
+
+def test_verify_levels_moved_place_a_wordlines_levels_and_its_charge_loss_follows():
+    """NUNMA through the design's verify-level feature (mlc-3x: PV1..PV3 in 10 mV steps). Reduced-state blocks at
+    10k P/E: one programmed at the design's levels, one with PV1 and PV3 raised 40 steps, and, between them, a
+    normal block programmed with the feature set back to 0. The moved wordlines' L1 and L3 cells sit 0.4 V higher;
+    L3, holding more charge, loses proportionally more of it in a year (k scaled by its height over L0); the normal
+    block is untouched by the setting made before it. Read at the middle of their own L1 and L3, the moved block's
+    L1 cells, now a volt above VR1, no longer fall below it: its errors are a fraction of the design-level block's."""
+    from nandrig.characterization import reduced_level as rl
+    from nandrig.chip.geometry import PageMap, PageType
+    from nandrig.host.kinds.flexlevel import reduced_data
+
+    chip = VirtualChip("mlc-3x", 4)
+    g, ph = chip.geometry, chip.profile.physics
+    pm = PageMap.shuffled_mlc(g.pages_per_block)
+    nunma = (40, 0, 40)
+
+    def program_reduced(block, verify):
+        chip.cycle(block, 9_999, seed=1, program=False)
+        assert not chip.erase(block).fail
+        pages = {}
+        for wl in range(g.wordlines):
+            lo, up = rl.wordline_pages(reduced_data(1, block, wl, g.raw_page_bytes))
+            pages[pm.page_of(wl, PageType.LOWER)], pages[pm.page_of(wl, PageType.UPPER)] = lo, up
+        chip.set_verify_offsets(verify)
+        for p in range(g.pages_per_block):
+            assert not chip.program(block, p, pages[p]).fail
+        chip.set_verify_offsets((0, 0, 0))
+
+    program_reduced(30, (0, 0, 0))
+    program_reduced(32, nunma)
+    chip.cycle(31, 10_000, seed=1)  # after the feature went back to 0: the design's levels
+    assert chip.blocks[32].wls[5].verify == nunma and chip.blocks[30].wls[5].verify is None
+    assert all(w.verify is None for w in chip.blocks[31].wls.values())
+
+    def level_means(block, age_h):
+        vth = np.concatenate([chip._cell_vth(block, chip.blocks[block], wl, age_h)[0] for wl in range(4)])
+        states = np.concatenate([chip._wl_states(chip.blocks[block].wls[wl])[0] for wl in range(4)])
+        return np.array([vth[states == s].mean() for s in (1, 3)])
+
+    fresh_design, fresh_moved = level_means(30, 0.0), level_means(32, 0.0)
+    assert fresh_moved - fresh_design == pytest.approx([0.4, 0.4], abs=0.01)
+    loss_design, loss_moved = fresh_design - level_means(30, 8760.0), fresh_moved - level_means(32, 8760.0)
+    height = np.array([ph.mu[1], ph.mu[3]]) - ph.mu[0]
+    assert loss_moved / loss_design == pytest.approx((height + 0.4) / height, rel=0.05)
+
+    chip.wait(hours=8760)
+
+    def errors(block, refs):
+        chip.set_read_offsets(refs)
+        return sum(sum(flips(bits(chip.content(block, p).bytes(g.raw_page_bytes)), bits(chip.read(block, p).data)))
+                   for p in range(g.pages_per_block))
+
+    moved_mu = tuple(np.asarray(ph.mu) + np.array([0, *nunma]) * ph.verify_step)
+    design = errors(30, rl.reference_offsets(ph.vref, ph.mu, ph.retry_step))
+    moved = errors(32, rl.reference_offsets(ph.vref, moved_mu, ph.retry_step))
+    assert design > 20 and moved < design / 4
+    chip.set_read_offsets((0, 0, 0))
+
+
+def test_a_design_without_the_verify_feature_is_refused():
+    chip = VirtualChip("mlc-samsung", 1)
+    with pytest.raises(NandrigError, match="cannot move its program-verify levels"):
+        chip.set_verify_offsets((0, 0, 1))

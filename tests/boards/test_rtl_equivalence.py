@@ -44,8 +44,10 @@ BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 ENDURANCE_PRE_WEAR = 10_000  # the endurance blocks read at once: only a worn die errs there (a few a checkpoint)
 FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
-# soft reads at two levels and a reduced-state block (VR2, VR3 at the middle of L1 and L3), fresh and after 3 years
-FLEXLEVEL = {"pe": [2], "retention_h": [0.0, 26280.0], "levels": 2, "step": 4, "reduced_refs": [60, -60]}
+# soft reads at two levels and a reduced-state block programmed with L1 and L3 raised 20 verify steps (NUNMA: the
+# firmware's SET_VERIFY_LEVELS), read with VR2, VR3 at their middle, fresh and after 3 years
+FLEXLEVEL = {"pe": [2], "retention_h": [0.0, 26280.0], "levels": 2, "step": 4, "reduced_refs": [80, -40],
+             "reduced_verify": [20, 0, 20]}
 
 
 def chip() -> VirtualChip:

@@ -172,6 +172,9 @@ def requests(geometry) -> list[tuple]:
         ("set read offset", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(-4)),
         ("set read refs", Opcode.SET_READ_REFS, P.SET_READ_REFS_REQ.pack(2, 0, -2)),
         ("set read offset back", Opcode.SET_READ_OFFSET, P.SET_READ_OFFSET_REQ.pack(0)),
+        ("set verify levels", Opcode.SET_VERIFY_LEVELS, P.SET_VERIFY_LEVELS_REQ.pack(-3, 0, 12)),
+        ("set verify levels, out of range", Opcode.SET_VERIFY_LEVELS, P.SET_VERIFY_LEVELS_REQ.pack(0, 99, 0)),
+        ("set verify levels back", Opcode.SET_VERIFY_LEVELS, P.SET_VERIFY_LEVELS_REQ.pack(0, 0, 0)),
         ("cycle", Opcode.CYCLE, P.CYCLE_REQ.pack(4, 2, 3, 5, 0)),
         ("cycle, page set", Opcode.CYCLE, P.CYCLE_REQ.pack(6, 1, 2, 5, P.CycleFlag.PAGE_SET)
          + P.page_set_bytes([p for p in range(pages) if p % 2 == 0], pages)),

@@ -99,9 +99,73 @@ def test_reduced_state_blocks_read_back_through_reducecode_with_fewer_errors(run
     (("--blocks", "1", "--reduced-refs", "60,-60"), ("half of each wear level's blocks",)),
     (("--blocks", "1-2", "--reduced-refs", "200,-60"), ("outside this chip's retry range",)),
     (("--blocks", "1-2", "--reduced-refs", "60"), ("--reduced-refs takes VR2,VR3",)),
+    (("--blocks", "1-2", "--reduced-verify", "40,0,40"), ("needs --reduced-refs",)),
+    (("--blocks", "1-2", "--reduced-refs", "60,-60", "--reduced-verify", "41,0,0"),
+     ("PV1 +41", "outside this chip's verify range -40..40")),
+    (("--blocks", "1-2", "--reduced-refs", "60,-60", "--reduced-verify", "40,40"), ("--reduced-verify takes PV1,PV2,PV3",)),
 ])
 def test_reduced_state_it_cannot_give_is_refused_before_any_wear(run_cli, db, args, words):
     res = run_cli("run", "flexlevel", "--rig", "sim", "--db", db, "--chip", "mlc-3x", "--seed", "2", "--pe", "1000",
                   *args)
     res.assert_one_line_error(*words)
     assert_nothing_created(db)
+
+
+NUNMA = {"pe": [2], "retention_h": [0.0], "levels": 1, "reduced_refs": [100, -20], "reduced_verify": [40, 0, 40],
+         "blocks": [1, 2, 3, 4], "seed": 5, "oven": "virtual"}
+
+
+def test_the_reduced_blocks_alone_are_programmed_at_the_moved_verify_levels():
+    """NUNMA's setting is made just before the reduced blocks' erase and programs and set back to 0 after them:
+    no CYCLE, and no other group's programs, run under it."""
+    from nandrig.chip.geometry import Geometry
+    from nandrig.host.kinds import steps
+    from nandrig.host.kinds.flexlevel import FlexLevelParams, plan
+
+    g = Geometry(2048, 64, 64, 64)
+    p = FlexLevelParams.from_mapping({**NUNMA, "pe": [2, 3], "blocks": list(range(1, 9))})
+    out = plan(p, g)
+    setting = [i for i, s in enumerate(out) if isinstance(s, steps.SetVerify)]
+    assert [out[i].offsets for i in setting] == [(40, 0, 40), (0, 0, 0)] * 2
+    for on, off in zip(setting[0::2], setting[1::2]):
+        between = out[on + 1:off]
+        assert {type(s) for s in between} == {steps.Erase, steps.Program}
+        assert {s.block for s in between} in ({3, 4}, {7, 8})  # each wear level's reduced half
+
+
+def test_a_rig_restarted_between_the_setting_and_the_programs_gets_the_setting_again(tmp_path):
+    """The verify levels (like the read references) live in the chip's features, which a power-up clears. A rig
+    restart found before a step makes the plan's latest settings again, so the reduced blocks are still programmed
+    at the moved levels, and the store says the rig restarted."""
+    from nandrig.boards.sim.server import VirtualRig
+    from nandrig.host.engine.campaigns import Runner, create
+    from nandrig.host.kinds import steps
+    from nandrig.host.link.rig import Rig
+    from nandrig.host.link.transport import InProcessTransport
+    from nandrig.virtual_chip.chip import VirtualChip
+
+    vr = VirtualRig(VirtualChip("mlc-3x", 3))
+    rig, store = Rig(InProcessTransport(vr)), Store(str(tmp_path / "s.db"))
+    try:
+        info = rig.info()
+        chip_id = store.add_chip("mlc-3x:3", info, rig.read_param_page(), None)
+        cid = create(store, rig, chip_id, "flexlevel", NUNMA, "restart")
+        runner = Runner(store, rig, cid, None)
+        first_program = next(i for i, s in enumerate(runner.steps)
+                             if isinstance(s, steps.Program) and s.block == 3)
+
+        def power_cut(i, step):
+            if i == first_program:  # after the setting, before the first program under it
+                vr.boot ^= 0x5A5A
+                vr.at.chip.power_up()
+
+        runner.on_step = power_cut
+        assert runner.run().state == "done"
+        events = [e for e in store.events(cid) if e[1] == "rig_restarted"]
+    finally:
+        store.close()
+    wls = [vr.at.chip.blocks[b].wls for b in (3, 4)]
+    assert all(tuple(w.verify) == (40, 0, 40) for blk in wls for w in blk.values())
+    assert all(w.verify is None for w in vr.at.chip.blocks[1].wls.values())
+    assert vr.at.chip.verify_offsets is None and vr.at.chip.read_offsets == (0, 0, 0)  # both set back at the end
+    assert len(events) == 1
