@@ -286,8 +286,9 @@ def _chip_result(what: str, r) -> dict:
 
 def _chip_line(out: dict) -> str:
     where = f"block {out['block']}" + (f" page {out['page']}" if "page" in out else "")
+    verify = f", verify levels PV1..PV3 at {', '.join(f'{o:+d}' for o in out['verify'])}" if "verify" in out else ""
     return (f"{out['op']} {where}: {'FAIL' if out['fail'] else 'pass'} (status {out['status']}), "
-            f"busy {out['busy_us']:.0f} us")
+            f"busy {out['busy_us']:.0f} us{verify}")
 
 
 def _say(out: dict, as_json: bool, text: str) -> None:
@@ -322,9 +323,12 @@ def erase_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, 
 @click.option("--reduced", is_flag=True,
               help="Program the page's share of its wordline in reduced state (3 levels a cell, ReduceCode; the data: "
                    "the pattern seed's, as `run flexlevel` programs it).")
+@click.option("--verify", "verify", metavar="PV1,PV2,PV3",
+              help="Program with L1..L3's program-verify levels at these offsets (the chip design's verify feature, "
+                   "NUNMA; an upper page's program places the wordline's levels), set back to 0 after.")
 @click.option("--force", is_flag=True, help="Program a factory bad block.")
 def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label, take_over, as_json, page, pattern_seed,
-                data_path, t, reduced, force) -> None:
+                data_path, t, reduced, verify, force) -> None:
     """Program one page (erase its block first)."""
     from pathlib import Path
 
@@ -334,16 +338,29 @@ def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label
         raise click.BadParameter("--reduced programs the pattern seed's data without parity: not with --data or --t")
     data = Path(data_path).read_bytes() if data_path else None
     pattern_seed = 1 if pattern_seed is None else pattern_seed
+    from nandrig.host.kinds.flexlevel import parse_offsets
+
+    levels = parse_offsets(verify, "--verify", "PV1,PV2,PV3", 3) if verify else None
 
     def work(rig):
         nonlocal data
+        info = rig.info()
         if reduced:
             from nandrig.host.kinds.flexlevel import reduced_page
 
-            info = rig.info()
             data = reduced_page(pattern_seed, block, page, info.pages_per_block, info.raw_page_bytes)
-        r = rig.program(block, page, seed=None if data else pattern_seed, data=data, t=t, force=force)
-        return {**_chip_result("program", r), "block": block, "page": page}
+        if levels is None:
+            r = rig.program(block, page, seed=None if data else pattern_seed, data=data, t=t, force=force)
+            return {**_chip_result("program", r), "block": block, "page": page}
+        from nandrig.chip.read_retry import require_verify
+
+        require_verify(info.manufacturer, info.model).check(levels)  # refused before anything is written
+        rig.set_verify_levels(*levels)
+        try:
+            r = rig.program(block, page, seed=None if data else pattern_seed, data=data, t=t, force=force)
+        finally:
+            rig.set_verify_levels(0, 0, 0)
+        return {**_chip_result("program", r), "block": block, "page": page, "verify": list(levels)}
 
     out = _by_hand(url, profile, seed, state, wiring, target, db, chip_label, take_over, block, page, True, work)
     _say(out, as_json, _chip_line(out))

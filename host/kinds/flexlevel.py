@@ -24,7 +24,7 @@ from nandrig.characterization.soft_read import (
 from nandrig.chip.geometry import Geometry, PageMap, PageType
 from nandrig.chip.param_page import ParameterPage
 from nandrig.chip.pattern import bits, page_bits, page_seed, prbs31_bytes
-from nandrig.chip.read_retry import require_offsets, require_table
+from nandrig.chip.read_retry import require_offsets, require_table, require_verify
 from nandrig.chip.timing import limit_ns
 from nandrig.errors import NandrigError
 from nandrig.host.kinds import steps
@@ -164,10 +164,7 @@ def check_chip(p: FlexLevelParams, chip: dict) -> None:
     if p.reduced_refs:
         t.check((0, *p.reduced_refs))
         if p.reduced_verify:
-            if t.verify is None:
-                raise NandrigError(f"{chip['manufacturer'].strip()} {chip['model'].strip()} cannot move its "
-                                   "program-verify levels (no verify-level feature in nandrig/chip/read_retry.py)")
-            t.verify.check(tuple(p.reduced_verify))
+            require_verify(chip["manufacturer"], chip["model"]).check(tuple(p.reduced_verify))
         if PageMap.from_json(chip["page_map"]) != PageMap.shuffled_mlc(chip["pages_per_block"]):
             raise NandrigError("reduced state programs wordlines by the common MLC page map; this chip's differs")
 

@@ -134,3 +134,12 @@ def require_offsets(manufacturer: str, model: str, offsets: Iterable[int], what:
         raise NandrigError(f"{what} {min(offs):+d}..{max(offs):+d}, outside this chip's retry range "
                            f"{t.min_offset}..{t.max_offset} ({t.name})")
     return t
+
+
+def require_verify(manufacturer: str, model: str) -> VerifyLevels:
+    """The design's verify-level feature, or one line saying the chip has none."""
+    t = table_for(manufacturer, model)
+    if t is None or t.verify is None:
+        raise NandrigError(f"{manufacturer.strip()} {model.strip()} cannot move its program-verify levels (no "
+                           "verify-level feature in nandrig/chip/read_retry.py)")
+    return t.verify

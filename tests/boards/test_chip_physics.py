@@ -371,7 +371,7 @@ def test_a_three_level_wordline_behaves_as_its_charge_says():
     assert 2 * sum(reduced["upper"]) < sum(map(sum, normal.values()))
 
 
-def test_verify_levels_moved_place_a_wordlines_levels_and_its_charge_loss_follows():
+def test_verify_levels_moved_place_a_wordlines_levels_and_its_charge_loss_follows(tmp_path):
     """NUNMA through the design's verify-level feature (mlc-3x: PV1..PV3 in 10 mV steps). Reduced-state blocks at
     10k P/E: one programmed at the design's levels, one with PV1 and PV3 raised 40 steps, and, between them, a
     normal block programmed with the feature set back to 0. The moved wordlines' L1 and L3 cells sit 0.4 V higher;
@@ -404,6 +404,9 @@ def test_verify_levels_moved_place_a_wordlines_levels_and_its_charge_loss_follow
     chip.cycle(31, 10_000, seed=1)  # after the feature went back to 0: the design's levels
     assert chip.blocks[32].wls[5].verify == nunma and chip.blocks[30].wls[5].verify is None
     assert all(w.verify is None for w in chip.blocks[31].wls.values())
+    chip.save(tmp_path / "chip.state")  # as a state file keeps it
+    again = VirtualChip.load(tmp_path / "chip.state")
+    assert np.array_equal(again._cell_vth(32, again.blocks[32], 5)[0], chip._cell_vth(32, chip.blocks[32], 5)[0])
 
     def level_means(block, age_h):
         vth = np.concatenate([chip._cell_vth(block, chip.blocks[block], wl, age_h)[0] for wl in range(4)])

@@ -189,6 +189,20 @@ def test_a_wordline_read_as_reduced_state_is_checked_for_it(run_cli, tmp_path):
     run_cli("rig", "read", *chip, "--block", 3, "--page", 1, "--reduced", "999,-60").assert_one_line_error(
         "VR2 +999", "retry range")
     run_cli("rig", "read", *chip, "--block", 3, "--page", 1, "--reduced", "60").assert_one_line_error("VR2,VR3")
+    # NUNMA by hand: wordline 0 of block 5 programmed with L1 and L3 raised 20 verify steps, read at their middle
+    assert run_cli("rig", "erase", *chip, "--block", 5).code == 0
+    run_cli("rig", "program", *chip, "--block", 5, "--page", 0, "--pattern-seed", 9, "--reduced", "--verify",
+            "99,0,20").assert_one_line_error("PV1 +99", "outside this chip's verify range -30..30")
+    run_cli("rig", "program", *chip, "--block", 5, "--page", 0, "--verify", "20,20").assert_one_line_error(
+        "--verify takes PV1,PV2,PV3")
+    for page in (0, 1, 2):
+        r = run_cli("rig", "program", *chip, "--block", 5, "--page", page, "--pattern-seed", 9, "--reduced",
+                    "--verify", "20,0,20")
+        assert r.code == 0 and "verify levels PV1..PV3 at +20, +0, +20" in r.out, r.err
+    moved = json.loads(run_cli("rig", "read", *chip, "--block", 5, "--page", 0, "--pattern-seed", 9, "--reduced",
+                               "80,-40", "--json").out)
+    assert moved["errors"] < 5 and moved["l3_l3_pairs"] < 5
     con = sqlite3.connect(db)
-    assert con.execute("SELECT block, pe FROM blocks WHERE block IN (3, 4) ORDER BY block").fetchall() == [(3, 1), (4, 1)]
+    assert con.execute("SELECT block, pe FROM blocks WHERE block IN (3, 4, 5) ORDER BY block").fetchall() == [
+        (3, 1), (4, 1), (5, 1)]
     con.close()
