@@ -345,5 +345,7 @@ void server_step(void)
 		handle(&q);
 	}
 	cycle_jobs_turn();
-	rig_idle(!took && !cycle_jobs_running());
+	/* a frame half received is not idle: its rest may already wait in the UART, and a simulation told the rig is
+	 * idle crawls (it waits on the host between clock edges) until the host sends again */
+	rig_idle(!took && !rx_len && !cycle_jobs_running());
 }

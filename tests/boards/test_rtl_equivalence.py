@@ -19,7 +19,7 @@ import pytest
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.server import VirtualRig
 from nandrig.boards.sim.rtl.build import RTL_BCH
-from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.boards.sim.rtl.run import HOST_TIMEOUT_S, RtlRig
 from nandrig.characterization.flares import FlaresConfig, Zone
 from nandrig.characterization.rber import load_params
 from nandrig.host.engine.flares_validate import MIXES_PM, WSIZES, Validator
@@ -44,10 +44,10 @@ BUSY_TOLERANCE_NS = 100
 FLARES_BLOCK, PRE_WEAR = 12, 3000  # FLARES runs on a block worn beforehand, so there are errors to decide on
 ENDURANCE_PRE_WEAR = 10_000  # the endurance blocks read at once: only a worn die errs there (a few a checkpoint)
 FLARES_BAKE_H = 16  # hours at 125 degC between a round's programs and its reads
-# soft reads at two levels and a reduced-state block programmed with L1 and L3 raised 20 verify steps (NUNMA: the
-# firmware's SET_VERIFY_LEVELS), read with VR2, VR3 at their middle, fresh and after 3 years
-FLEXLEVEL = {"pe": [2], "retention_h": [0.0, 26280.0], "levels": 2, "step": 4, "reduced_refs": [80, -40],
-             "reduced_verify": [20, 0, 20]}
+# soft reads at two levels and a reduced-state block programmed with L1 raised 20 verify steps (NUNMA: the
+# firmware's SET_VERIFY_LEVELS), read with VR2, VR3 at the middle of L1 and L3, fresh and after 3 years
+FLEXLEVEL = {"pe": [2], "retention_h": [0.0, 26280.0], "levels": 2, "step": 4, "reduced_refs": [70, -50],
+             "reduced_verify": [20, 0, 0]}
 
 
 def chip() -> VirtualChip:
@@ -110,7 +110,7 @@ def flares(rig: Rig) -> dict:
 
 @contextmanager
 def rtl_rig(sim: RtlRig):
-    with sim, Rig.open(sim.url, timeout=60) as r:
+    with sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
         yield r
 
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
-from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.boards.sim.rtl.run import HOST_TIMEOUT_S, RtlRig
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.boards.sim.server import VirtualRig
@@ -92,7 +92,7 @@ def test_chips_on_several_targets_answer_as_on_the_virtual_rig():
     results, wear = {}, {}
     c0, others = chips()
     with RtlRig(c0, others=others, socket_wiring=long_trace) as sim:
-        with Rig.open(sim.url, timeout=60) as r:
+        with Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
             v0, v_others = chips()
             v = Rig(InProcessTransport(VirtualRig(v0, exact=True, others=v_others, socket_wiring=long_trace,
                                                   bch_t_max=0)))  # the default build: no BCH engine
@@ -237,7 +237,7 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     for delay in CAPTURE_DELAYS[key]:
         wiring = Wiring(delay_ns=delay)
         sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=wiring)
-        with sim, Rig.open(sim.url, timeout=60) as r:
+        with sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
             got = r.info()
             r.erase(3)
             r.program(3, 0, seed=5)
@@ -250,7 +250,7 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
         if delay > 8 * 100e6 / phy_hz + 8:
             assert 0 not in got.passing_trims, delay  # trim 0 would read garbage: the sweep is what reads the chip
     sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[key]))
-    with sim, Rig.open(sim.url, timeout=60) as r:
+    with sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
         got = r.info()
     assert (got.capture, got.timing_mode, got.trim_pass, got.blocks) == (Capture.NO_WINDOW, 0, 0, 0)
 
@@ -269,7 +269,7 @@ def test_selftest_on_the_rtl_rig_where_faults_corrupt_commands_too(spec, summary
     from nandrig.host.engine.selftest import selftest
 
     sim = RtlRig(VirtualChip(PROFILE, SEED), wiring=Wiring.parse(spec))
-    with sim, Rig.open(sim.url, timeout=60) as r:
+    with sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
         out = selftest(r, 3)
     assert summary in out["summary"]
     assert ("erase_status" in out) == (spec == "")  # the block is touched only when the chip answers
@@ -399,7 +399,7 @@ def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profil
             c.cycle(b, pre_wear, seed=9, program=False)  # bulk wear; ends erased, factory mark intact
         return c
 
-    with RtlRig(worn()) as sim, Rig.open(sim.url, timeout=60) as r:
+    with RtlRig(worn()) as sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
         got = campaign(r, tmp_path / "rtl.db")
         assert {b: sim.chip.blocks[b].pe for b in blocks} == {b: pre_wear + cycles for b in blocks}
     with Rig(InProcessTransport(VirtualRig(worn(), exact=True))) as v:
@@ -464,7 +464,7 @@ def test_cycle_with_cache_program_stops_after_a_failed_page_and_lets_the_array_f
     chip = VirtualChip(PROFILE, SEED)
     block, wear = _block_failing_its_first_page(chip)
     chip.blocks[block] = Block(pe=100, wear=wear)
-    with RtlRig(chip) as sim, Rig.open(sim.url, timeout=60) as r:
+    with RtlRig(chip) as sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
         res = r.cycle(block, 1, 1, seed=9)
         other = r.erase(block + 1)
         model = sim.bridge.model

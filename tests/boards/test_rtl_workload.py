@@ -2,7 +2,7 @@
 the ONFI controller) and over the virtual rig (its twin, byte path): request for request the same result."""
 import pytest
 
-from nandrig.boards.sim.rtl.run import RtlRig
+from nandrig.boards.sim.rtl.run import HOST_TIMEOUT_S, RtlRig
 from nandrig.host.ftl.flash import RigFlash
 from nandrig.host.ftl.ftl import Ftl, FtlConfig
 from nandrig.host.ftl.policy import FixedT
@@ -53,7 +53,7 @@ def test_a_replay_on_the_rtl_rig_matches_the_virtual_rig_request_for_request(ecc
     """Raw pages (t 0), and under ECC: t 8 on worn blocks, the SoC's BCH engine decoding on the RTL rig and
     bchlib on the virtual one."""
     t, wear, gap_us = (ECC_T, ECC_WEAR, ECC_GAP_US) if ecc else (0, 0, 5000)
-    with RtlRig(_chip(wear), bch=ecc) as rtl, Rig.open(rtl.url, timeout=60) as r:
+    with RtlRig(_chip(wear), bch=ecc) as rtl, Rig.open(rtl.url, timeout=HOST_TIMEOUT_S) as r:
         got, got_out, got_t = _replay(r, t, gap_us)
     with Rig(InProcessTransport(VirtualRig(_chip(wear), exact=True))) as v:
         want, want_out, want_t = _replay(v, t, gap_us)

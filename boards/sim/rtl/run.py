@@ -63,6 +63,12 @@ def listening(port: int) -> bool:
     return False
 
 
+# how long a host waits in silence before it sends a request again on this rig: its slowest short command takes
+# seconds of wall time, and a request frame the simulated link now and then loses (docs/rtl-rig.md, "Link") costs
+# this much before the resend, which the firmware's reply cache answers once
+HOST_TIMEOUT_S = 15.0
+
+
 class RtlRig:
     """``with RtlRig(chip) as rig: rig.url`` is a pyserial URL every nandrig command accepts."""
 
