@@ -43,9 +43,9 @@ class FeatureOffsets:
     """Three signed offsets a chip takes through SET FEATURES: the writes that carry them, their range in steps and
     the voltage of one step (the datasheet's figure)."""
 
-    names: ClassVar[tuple[str, str, str]]
-    what: ClassVar[str]  # the offsets, and the range's name
-    range_name: ClassVar[str]
+    names: ClassVar[tuple[str, str, str]]  # what each offset moves
+    what: ClassVar[str]  # the offsets' name in messages
+    range_name: ClassVar[str]  # their range's
     writes: tuple[FeatureWrite, ...]
     min_offset: int
     max_offset: int
@@ -54,8 +54,8 @@ class FeatureOffsets:
     def check(self, offsets: tuple[int, ...]) -> None:
         bad = [f"{r} {o:+d}" for r, o in zip(self.names, offsets) if not self.min_offset <= o <= self.max_offset]
         if len(offsets) != len(self.names) or bad:
-            raise NandrigError(f"{self.what} offsets {', '.join(bad) or offsets} are outside this chip's {self.range_name} range "
-                               f"{self.min_offset}..{self.max_offset}")
+            raise NandrigError(f"{self.what} offsets {', '.join(bad) or offsets} are outside this chip's "
+                               f"{self.range_name} range {self.min_offset}..{self.max_offset}")
 
     def encode(self, offsets: tuple[int, ...]) -> list[tuple[int, bytes]]:
         """The SET FEATURES writes (address, four bytes) that put each one at its offset."""
@@ -105,7 +105,8 @@ TABLES: tuple[ReadRetry, ...] = (
     # a feature per reference and a narrower range: a second shape, so nothing assumes the first
     ReadRetry(tuple(FeatureWrite(0xA0 + i, (r, 0, 0, 0)) for i, r in enumerate(REFERENCES)), -100, 100, 10.0,
               "nandrig-a0", "NANDRIG", "NRV-MLCSMALL",
-              VerifyLevels(tuple(FeatureWrite(0xA4 + i, (0, r, 0, 0)) for i, r in enumerate(VERIFY_LEVELS)), -30, 30, 10.0)),
+              VerifyLevels(tuple(FeatureWrite(0xA4 + i, (0, r, 0, 0)) for i, r in enumerate(VERIFY_LEVELS)),
+                           -30, 30, 10.0)),
 )
 MAX_WRITES = max(len(t.writes) for t in TABLES)
 MAX_VERIFY_WRITES = max(len(t.verify.writes) for t in TABLES if t.verify)
