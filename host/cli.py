@@ -344,7 +344,7 @@ def program_cmd(url, profile, seed, state, wiring, target, block, db, chip_label
 
     def work(rig):
         nonlocal data
-        info = rig.info()
+        info = rig.info() if reduced or levels else None
         if reduced:
             from nandrig.host.kinds.flexlevel import reduced_page
 

@@ -123,13 +123,13 @@ def plan(p: FlexLevelParams, g: Geometry) -> list[steps.Step]:
     reduced_pages: dict[int, list[bytes]] = {}
     for (normal, red), pe in zip(groups, p.pe):
         out += steps.cycle_to(normal, pe - 1, pe, p.seed, worn=p.worn)
+        if red and p.reduced_verify:  # the levels moved for these programs alone: the next group cycles at the design's
+            out.append(steps.SetVerify(tuple(p.reduced_verify)))
         for b in red:  # the last round by hand: an erase, then every page with its share of the wordline's levels
             reduced_pages[b] = _reduced_pages(p.seed, b, g)
             out.append(steps.Erase(b, pe))
             out += [steps.Program(b, page, pe=pe, data=data) for page, data in enumerate(reduced_pages[b])]
-        if red and p.reduced_verify:  # the levels moved for these programs alone: the next group cycles at the design's
-            at = next(i for i, s in enumerate(out) if isinstance(s, steps.Erase) and s.block == red[0])
-            out.insert(at, steps.SetVerify(tuple(p.reduced_verify)))
+        if red and p.reduced_verify:
             out.append(steps.SetVerify((0, 0, 0)))
     now = 0.0
     for hours in p.retention_h:
