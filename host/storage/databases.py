@@ -304,8 +304,19 @@ class PostgresDatabase:
     def commit(self) -> None:
         self.con.execute("COMMIT")
 
+    def _usable(self) -> bool:
+        """Whether cleanup may speak on the connection. A Ctrl-C that lands while psycopg sends a query or collects
+        its reply can leave a reply uncollected (its cancel-and-drain covers most, not all, moments): every later
+        query would fail 'another command is already in progress' and replace the interrupt. Such a connection
+        is closed instead; the server rolls its transaction back and frees its locks, as when a process dies."""
+        from psycopg.pq import TransactionStatus
+
+        if not self.con.closed and self.con.pgconn.transaction_status == TransactionStatus.ACTIVE:
+            self.con.close()
+        return not self.con.closed
+
     def rollback(self) -> None:
-        if not self.con.closed:
+        if self._usable():
             self.con.execute("ROLLBACK")
 
     def problems(self) -> list[str]:
@@ -318,7 +329,7 @@ class PostgresDatabase:
         try:
             yield
         finally:
-            if not self.con.closed:
+            if self._usable():
                 self.con.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_KEY, campaign_id))
 
     def holder(self, campaign_id: int) -> str | None:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.host.processes import free_ports, wait_for
 from tests.host.test_live_page import _get, _nandrig
+from tests.host.test_campaign_states import interrupted_campaign
 from tests.host.test_resume import query
 
 ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
@@ -101,6 +102,27 @@ def test_a_campaign_live_in_one_process_is_refused_to_another(pg_database, run_c
     r = run_cli("resume", "--db", url)
     assert r.code == 0, r.err
     assert states(run_cli, url) == {cid: "done"}
+
+
+def test_a_ctrl_c_that_leaves_a_reply_uncollected_comes_out_as_the_interrupt(pg_database):
+    """CI once saw a Ctrl-C land while psycopg collected a reply; the transaction's rollback then failed "another
+    command is already in progress" and the campaign ended as a database error (exit 1), not interrupted (130).
+    Here the connection is put in that state by hand: the interrupt comes out, the write is rolled back and the
+    campaign's lock is free."""
+    from nandrig.host.storage.store import Store
+
+    url = pg_database()
+    cid = interrupted_campaign(url)
+    store = Store(url)
+    with pytest.raises(KeyboardInterrupt):
+        with store.lock(cid), store.tx() as db:
+            db.execute("UPDATE campaigns SET step = -1 WHERE id = ?", (cid,))
+            db.con.pgconn.send_query(b"SELECT pg_sleep(0.2)")  # sent; its reply never collected
+            raise KeyboardInterrupt
+    other = Store(url, read_only=True)
+    wait_for(lambda: other.holder(cid) is None, 10, "the server to drop the closed connection's lock")
+    assert other.campaign(cid).step >= 0
+    other.close()
 
 
 @pytest.mark.parametrize("db,words", [
