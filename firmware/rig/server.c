@@ -66,6 +66,9 @@ static int take_frame(struct request *q)
 		rx_overflow = 0;
 		if (n == 0 || over)
 			continue;
+		/* decoding and checking a long frame takes more cycles than a simulation waits with the link quiet
+		 * before it takes an idle rig at its word (docs/rtl-rig.md) */
+		rig_idle(0);
 		long len = cobs_decode(rx, n, body);
 		if (len < (long)MIN_BODY || len > (long)MAX_BODY || FRAME_HEAD_TYPE(body) != T_REQUEST)
 			continue;
@@ -339,8 +342,6 @@ void server_step(void)
 	struct request q;
 	int took = 0;
 	while (take_frame(&q)) {
-		if (!took)
-			rig_idle(0);  /* before a long command: the simulation must not wait through it */
 		took = 1;
 		handle(&q);
 	}
