@@ -165,16 +165,17 @@ def test_take_over_is_refused_while_the_holder_runs_and_the_chip_agrees_with_the
     """Two processes on one in-process virtual chip: the second is refused (even with --take-over) while the
     first runs; after the first is killed, --take-over and resume leave the chip's state and the database equal."""
     db = tmp_path / "t.db"
-    first = _nandrig("run", "endurance", *CHIP, "--db", db, "--blocks", "0-1", "--cycles", "2000000", "--step",
-                     "100000")
+    # some 16,000 steps: minutes of work, so it still runs when the second process starts on a fast machine (2M
+    # cycles in steps of 100,000 took 1.7 s there, and a CI run saw the second campaign start unrefused)
+    first = _nandrig("run", "endurance", *CHIP, "--db", db, "--blocks", "0-1", "--cycles", "200000", "--step", "25")
     try:
         wait_for(lambda: _campaigns_so_far(db) == 1 or first.poll() is not None, 60, "the first campaign")
         assert first.poll() is None, first.stderr.read()
         before = _counts(db)
         for extra in ((), ("--take-over",)):
             r = run_cli("run", "endurance", *CHIP, "--db", db, "--blocks", "2-3", "--cycles", "50", *extra)
-            r.assert_one_line_error("in use by pid")
-            assert first.poll() is None  # the first one goes on, untouched
+            assert first.poll() is None, "the first campaign ended before the second tried: make it longer"
+            r.assert_one_line_error("in use by pid")  # and the first one goes on, untouched
         assert _counts(db)[0] == before[0]  # no second campaign
     finally:
         first.send_signal(signal.SIGKILL)
