@@ -107,7 +107,7 @@ def test_a_campaign_holds_its_place_and_gives_it_back(lab, tmp_path):
     """While it runs nobody else gets the place; stopped (Ctrl-C), it gives the place back."""
     db = tmp_path / "lab.db"
     run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "0-3", "--cycles", "5000000",
-                   "--step", "10000")
+                   "--step", "1000")  # long enough to outlast the test on a fast machine, which stops it
     try:
         wait_for(lambda: _step(db) > 0, 60, "the campaign's first step")
         assert lab.holder() != "None"  # the campaign holds the place
@@ -132,7 +132,7 @@ def test_a_campaign_holds_its_place_and_gives_it_back(lab, tmp_path):
 def test_a_killed_campaign_resumes_through_its_place(lab, tmp_path):
     db = tmp_path / "lab.db"
     run = _nandrig("run", "endurance", "--rig", lab.url, "--db", db, "--blocks", "4-7", "--cycles", "200000",
-                   "--step", "10000")
+                   "--step", "1000")  # 200 checkpoints: still running when the kill comes
     wait_for(lambda: _step(db) > 2, 60, "a few steps")
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()

@@ -42,7 +42,8 @@ def test_the_live_page_follows_a_running_campaign(run_cli, tmp_path, browser):
     port, = free_ports(1)
     server = _nandrig("serve", "--db", db, "--port", port, "--refresh", "1")
     running = _nandrig("run", "endurance", *CHIP, "--db", db, "--blocks", "4-7", "--cycles", "5000000", "--step",
-                       "5000")  # minutes of work: it runs through the whole test, which stops it
+                       "500")  # a minute or more of work (8 s in steps of 5,000 on a fast machine): it runs through
+    # the whole test, which stops it
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: _get(base + "/api/campaigns")[0] == 200 if server.poll() is None else None, 20,
