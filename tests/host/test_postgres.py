@@ -18,7 +18,7 @@ from tests.host.test_resume import query
 
 ENDURANCE = ["run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--blocks", "1-4", "--cycles", "3000",
              "--step", "100"]
-LONG = [*ENDURANCE[:-4], "--cycles", "20000", "--step", "25"]  # some 25 times the short one's work
+LONG = [*ENDURANCE[:-4], "--cycles", "20000", "--step", "10"]  # some 60 times the short one's work
 
 
 def _steps(db) -> list[int]:

@@ -100,7 +100,8 @@ def test_its_blocks_are_reserved_and_a_changed_trace_is_refused_on_resume(tmp_pa
     trace.write_text("".join(f"{128166372000000000 + 10_000 * k},h,0,{'Write' if k % 3 else 'Read'},"
                              f"{(k * 7919 % 300) * 4096},4096,100\n" for k in range(400)))
     args = ("run", "workload", "--rig", "sim", "--chip", "mlc-small", "--seed", "6", "--blocks", "0-9",
-            "--trace", trace, "--format", "msr", "--db", tmp_path / "a.db")
+            "--trace", trace, "--format", "msr", "--db", tmp_path / "a.db", "--checkpoint-every", "0.2")
+    # a checkpoint every 0.2 s: at the default 5 s a fast machine replayed all 400 requests before the first
     proc = subprocess.Popen(nandrig(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while checkpoint(tmp_path / "a.db") is None:
         assert proc.poll() is None, "the replay ended before it could be killed"
