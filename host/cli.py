@@ -575,6 +575,55 @@ def workload_cache_cmd(profile, seed, controllers, reads, zipf_s, window, skip, 
         click.echo(line)
 
 
+@workload_grp.command("accesseval")
+@click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Virtual chip profile (with a read-retry table).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Virtual chip seed (both policies on this die).")
+@click.option("--blocks", default="0-31", show_default=True, help="The FTL's blocks, a range A-B (at least 8).")
+@click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True, help="Wear the blocks are cycled to first.")
+@click.option("--retention", default="1y", show_default=True, help="Idle time after the data is written (30d, 1y, ...).")
+@click.option("--requests", type=click.IntRange(min=1), default=5000, show_default=True, help="Requests replayed.")
+@click.option("--reads", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True, help="Share of reads.")
+@click.option("--zipf", "zipf_s", type=click.FloatRange(1.0, min_open=True), default=1.2, show_default=True,
+              help="The workload's zipf exponent over the logical space.")
+@click.option("--gap-us", type=click.FloatRange(min=0), default=2000.0, show_default=True,
+              help="Mean time between requests (exponential).")
+@click.option("--hot-reads", type=click.IntRange(min=1), default=4, show_default=True,
+              help="AccessEval: host reads since written that make a page hot.")
+@click.option("--min-levels", type=click.IntRange(min=1), default=2, show_default=True,
+              help="AccessEval: sensing levels a hot page's read must need to move it.")
+@click.option("--reduced-refs", default="60,-60", show_default=True,
+              help="VR2,VR3 read-retry offsets that read a reduced wordline (the middle of L1 and L3).")
+@click.option("--sensing", "sensing_file", type=click.Path(dir_okay=False), default=None,
+              help="Sensing table (JSON, host/ftl/sensing.py); default: the one measured on the virtual mlc-3x.")
+@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, reads, zipf_s, gap_us, hot_reads,
+                            min_levels, reduced_refs, sensing_file, as_json) -> None:
+    """FlexLevel's AccessEval: an LDPC drive with and without it on aged, retained data and a read-heavy workload."""
+    from nandrig.host.ftl.policy import AccessEval
+    from nandrig.host.ftl.sensing import DEFAULT, SensingReach
+    from nandrig.host.kinds.base import parse_hours
+    from nandrig.host.kinds.flexlevel import parse_reduced_refs
+    from nandrig.host.workload.access_eval import compare, summary_lines
+
+    first, _, last = blocks.partition("-")
+    try:
+        lo, hi = int(first), int(last or first)
+    except ValueError:
+        raise click.UsageError(f"--blocks {blocks!r}: a range A-B") from None
+    refs = parse_reduced_refs(reduced_refs, "--reduced-refs")
+    hours = parse_hours(retention)
+    if len(hours) != 1:
+        raise click.BadParameter(f"one duration, not {retention!r}", param_hint="--retention")
+    res = compare(SensingReach.load(sensing_file or DEFAULT), AccessEval(hot_reads, min_levels, refs),
+                  Synthetic("zipf", reads=reads, zipf_s=zipf_s, gap_us=gap_us), requests, chip=profile, seed=seed,
+                  first_block=lo, blocks=hi - lo + 1, pe=pe, retention_h=hours[0])
+    if as_json:
+        click.echo(jsonsafe.dumps(res, indent=2))
+        return
+    for line in summary_lines(res):
+        click.echo(line)
+
+
 # -- campaigns ------------------------------------------------------------------------
 def _common(f):
     opts = [

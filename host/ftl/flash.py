@@ -27,6 +27,11 @@ class FlashGeometry:
     pages_per_block: int
     page_bytes: int  # the data area a logical page fills
     page_map: PageMap
+    raw_page_bytes: int = 0  # the whole page, spare included (0: the data area's)
+
+    @property
+    def raw_bytes(self) -> int:
+        return self.raw_page_bytes or self.page_bytes
 
     def lower_pages(self) -> tuple[int, ...]:
         """A block's pages in pseudo-SLC mode (lower pages only), in program order."""
@@ -63,6 +68,13 @@ class Flash(Protocol):
 
     def read(self, block: int, page: int, seed: int, t: int) -> PageRead: ...
 
+    def program_data(self, block: int, page: int, data: bytes) -> ChipResult:
+        """Program explicit bytes (a page of a reduced-state block), no ECC from the rig."""
+
+    def read_wordline(self, block: int, wordline: int, refs: tuple[int, int]) -> tuple[bytes, bytes, int]:
+        """A wordline's (lower, upper) pages read raw with VR2 and VR3 at ``refs`` (read retry; back at 0 after),
+        and the array's busy time of both reads."""
+
     def factory_bad(self) -> set[int]: ...
 
     def idle(self, ns: float) -> None:
@@ -88,7 +100,7 @@ class RigFlash:
         self.t_max = info.t_max
         self.codeword_bytes, self.raw_page_bytes = info.codeword_bytes, info.raw_page_bytes
         self.geometry = FlashGeometry(len(blocks), info.pages_per_block, info.page_bytes,
-                                      PageMap.shuffled_mlc(info.pages_per_block))
+                                      PageMap.shuffled_mlc(info.pages_per_block), info.raw_page_bytes)
         self.metered = bool(info.capabilities & P.Cap.ENERGY)
         self.kept_pj = 0  # the meter's reading taken while bulk wear ran, not yet given out (a checkpoint keeps it)
 
@@ -102,6 +114,18 @@ class RigFlash:
         r = self.rig.read(self.blocks[block], page, seed=seed, t=t, raw=True)
         want = prbs31_bytes(page_seed(seed, self.blocks[block], page), self.raw_page_bytes)[:self.geometry.page_bytes]
         return page_read(r, t, self.codeword_bytes, want)
+
+    def program_data(self, block: int, page: int, data: bytes) -> ChipResult:
+        return self.rig.program(self.blocks[block], page, data=data)
+
+    def read_wordline(self, block: int, wordline: int, refs: tuple[int, int]) -> tuple[bytes, bytes, int]:
+        pm, b = self.geometry.page_map, self.blocks[block]
+        self.rig.set_read_refs(0, *refs)
+        try:
+            reads = [self.rig.read(b, pm.page_of(wordline, t), raw=True) for t in PageType]
+        finally:
+            self.rig.set_read_refs(0, 0, 0)
+        return reads[0].data, reads[1].data, reads[0].busy_ns + reads[1].busy_ns
 
     def idle(self, ns: float) -> None:
         """On a simulated rig its clock moves on; a real chip ages in real time, so the replay waits it out."""

@@ -5,6 +5,10 @@ blocks, over-provisioning, and the ECC strength and density (MLC or pseudo-SLC) 
 Every host write goes to the open host block in page order; garbage collection and wear leveling move pages to
 a block of their own, so data they move (older, colder) does not mix with fresh writes. A block's mode is
 chosen when it is opened, from the policy and the block's wear, and holds until it is erased again.
+
+Under an LDPC policy with AccessEval (FlexLevel), data the host reads often and whose reads need soft sensing
+gathers until it fills a reduced-state block (three quarters of an MLC block's pages), which is then programmed
+whole; the capacity it gives up is paid for in garbage collection, as the drive's logical capacity is fixed.
 """
 from __future__ import annotations
 
@@ -13,13 +17,16 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from nandrig.chip.geometry import PageType
 from nandrig.errors import NandrigError
 from nandrig.host.ftl.flash import Flash
-from nandrig.host.ftl.policy import BlockMode, EccPolicy
+from nandrig.host.ftl.policy import BlockMode, EccPolicy, LdpcSensing
+from nandrig.host.ftl.reduced import ReducedLayout, content_bits
 
 UNMAPPED = -1
 _STATE_ARRAYS = ("state", "pe", "mode", "l2p", "p2l", "seed", "t_of", "valid", "written_at", "fill", "clean", "owed",
-                 "lost")
+                 "lost", "hot", "candidate")
+_LATER_ARRAYS = ("hot", "candidate")  # AccessEval's: a checkpoint from before them restores without
 
 
 class FlashFull(NandrigError):
@@ -77,6 +84,17 @@ class FtlCounters:
     decoded_t: int = 0  # the sum of their t (a decoder's time grows with t)
     pslc_refused: int = 0  # blocks the policy wanted in pseudo-SLC that opened as MLC: no room left for them
     bulk_cycles: int = 0  # P/E cycles given in bulk before an erase (``Ftl.age_evenly``)
+    # an LDPC policy's reads (host/ftl/sensing.py): every read's sensing levels (one read counts as many page
+    # reads, each costing the first one's array and bus time), those that needed more than the hard read, and
+    # those beyond the measured reach (reported uncorrectable)
+    sensed_levels: int = 0
+    soft_reads: int = 0
+    beyond_reach: int = 0
+    # AccessEval: reduced-state blocks programmed, logical pages moved there, and their reads
+    reduced_blocks: int = 0
+    reduced_moves: int = 0
+    reduced_reads: int = 0
+    reduced_refused: int = 0  # a block's worth of hot data left in MLC: no room for the capacity it costs
 
     @property
     def write_amplification(self) -> float:
@@ -100,6 +118,10 @@ class Ftl:
         self.pe = np.zeros(g.blocks, np.int64) if self.initial_wear is None else np.array(self.initial_wear, np.int64)
         self.mode = np.full(g.blocks, BlockMode.MLC, dtype=np.int8)
         self.pages = {m: np.array(g.pages_in(m == BlockMode.PSLC), np.int64) for m in BlockMode}
+        self.sensing = self.policy if isinstance(self.policy, LdpcSensing) else None
+        self.layout = ReducedLayout(g.page_map, g.page_bytes, g.raw_bytes)
+        # logical pages a block holds in each mode
+        self.capacity = np.array([len(self.pages[BlockMode.MLC]), len(self.pages[BlockMode.PSLC]), self.layout.slots])
         good = int(np.sum(self.state == BlockState.FREE))
         spare = self.config.gc_free_blocks + 2  # the two open blocks and collection's headroom never hold host data
         self.logical_pages = int((good - spare) * self.ppb * (1.0 - self.config.over_provisioning))
@@ -117,6 +139,8 @@ class Ftl:
         self.owed = np.zeros(g.blocks, np.int64)  # cycles a block is aged by (counted in pe) but not yet given
         self.open: dict[str, int | None] = {"host": None, "move": None}  # opened when a page needs one
         self.lost = np.zeros(self.logical_pages, bool)
+        self.hot = np.zeros(self.logical_pages, np.int64)  # host reads since the page was last written
+        self.candidate = np.zeros(self.logical_pages, bool)  # AccessEval's: waiting for a reduced block
         self.level_due = True  # erase counts or the full blocks changed since static leveling last looked
 
     # -- its state, as a checkpoint keeps it ---------------------------------------------------------------------
@@ -127,6 +151,8 @@ class Ftl:
     def restore(self, arrays: dict[str, np.ndarray], rest: dict) -> None:
         """Take up a :meth:`snapshot` of an FTL over the same flash, policy and configuration."""
         for k in _STATE_ARRAYS:
+            if k in _LATER_ARRAYS and k not in arrays:
+                continue
             mine = getattr(self, k)
             if arrays[k].shape != mine.shape:
                 raise NandrigError(f"an FTL snapshot's {k} has shape {arrays[k].shape}, this FTL's {mine.shape}")
@@ -143,6 +169,7 @@ class Ftl:
         self._collect()  # first: the host opens its next block only from what collection leaves free
         self._place(lpn, seed, "host")
         self.lost[lpn] = False
+        self.hot[lpn], self.candidate[lpn] = 0, False
 
     def read(self, lpn: int) -> bool:
         """Read logical page ``lpn`` and check it end to end; whether its data came back intact (an unwritten or
@@ -152,9 +179,17 @@ class Ftl:
         ppn = int(self.l2p[lpn])
         if ppn == UNMAPPED:
             return False
+        levels_before = self.counters.sensed_levels
         ok = self._read_page(ppn, int(self.seed[lpn])) and not self.lost[lpn]
         if not ok:
             self.counters.uncorrectable_reads += 1
+        self.hot[lpn] += 1
+        ae = self.sensing.access_eval if self.sensing else None
+        if ok and ae and self.mode[ppn // self.ppb] != BlockMode.REDUCED and self.hot[lpn] >= ae.hot_reads \
+                and self.counters.sensed_levels - levels_before >= ae.min_levels:
+            self.candidate[lpn] = True
+            if int(self.candidate.sum()) >= self.layout.slots:
+                self._move_to_reduced()
         return ok
 
     def holds(self, lpn: int) -> bool:
@@ -166,6 +201,7 @@ class Ftl:
         self._check(lpn)
         self._invalidate(lpn)
         self.l2p[lpn] = UNMAPPED
+        self.hot[lpn], self.candidate[lpn] = 0, False
 
     # -- placement -------------------------------------------------------------------------------------------
     def _place(self, lpn: int, seed: int, stream: str) -> None:
@@ -207,6 +243,8 @@ class Ftl:
 
     def _read_page(self, ppn: int, seed: int) -> bool:
         b, page = divmod(ppn, self.ppb)
+        if self.mode[b] == BlockMode.REDUCED:
+            return self._read_reduced(b, page, seed)
         t = int(self.t_of[ppn])
         r = self.flash.read(b, page, seed, t)
         c = self.counters
@@ -214,14 +252,93 @@ class Ftl:
         c.busy_ns += r.busy_ns
         c.bit_errors += r.raw_errors
         c.bits_read += self.flash.geometry.page_bytes * 8
+        if self.sensing:
+            return self._sensed(r.raw_errors, self.flash.geometry.raw_bytes * 8, self.flash.geometry.page_type(page),
+                                1, r.busy_ns)
         c.silent_caught += r.miscorrected
         c.uncorrectable_codewords += r.uncorrectable + r.miscorrected
         c.decoded_reads += t > 0
         c.decoded_t += t
         return r.uncorrectable == 0 and r.miscorrected == 0
 
-    def _take_free(self) -> int:
-        """Dynamic wear leveling: the least-worn free block, opened in the mode the policy gives its wear."""
+    def _sensed(self, errors: int, bits: int, page_type: PageType | None, reads: int, busy_ns: int) -> bool:
+        """An LDPC read of ``reads`` page reads that found ``errors`` in ``bits``: the further sensing levels its
+        raw BER needs (the measured reach's; ``page_type`` None: data on both), each as many page reads again;
+        whether it decodes. A read beyond the reach has sensed every level the table knows and is reported
+        uncorrectable."""
+        levels = self.sensing.reach.levels(errors / bits, page_type)
+        c = self.counters
+        used = levels or self.sensing.reach.max_levels
+        c.sensed_levels += used
+        c.soft_reads += used > 1
+        c.flash_reads += (used - 1) * reads
+        c.busy_ns += (used - 1) * busy_ns
+        if levels is None:
+            c.beyond_reach += 1
+            c.uncorrectable_codewords += 1
+        return levels is not None
+
+    def _read_reduced(self, b: int, slot: int, seed: int) -> bool:
+        """A logical page in reduced state: the wordlines holding it read with VR2 and VR3 moved, its data bits
+        through ReduceCode, against the pattern its seed makes."""
+        reads, busy = {}, 0
+        for wl in self.layout.wordlines_of(slot):
+            lower, upper, ns = self.flash.read_wordline(b, wl, self.sensing.access_eval.refs)
+            reads[wl], busy = (lower, upper), busy + ns
+        got = self.layout.slot_bits(slot, reads)
+        errors = int(np.count_nonzero(got != content_bits(seed, self.flash.geometry.page_bytes)))
+        c = self.counters
+        c.reduced_reads += 1
+        c.flash_reads += 2 * len(reads)
+        c.busy_ns += busy
+        c.bit_errors += errors
+        c.bits_read += got.size
+        return self._sensed(errors, got.size, None, 2 * len(reads), busy)
+
+    def _move_to_reduced(self) -> None:
+        """AccessEval: a reduced block's worth of hot pages, each read once more and checked, programmed into a
+        free block in reduced state and remapped there; a page read lost stays where it is. No room for the
+        capacity a reduced block gives up: the pages stay in MLC (counted)."""
+        lpns = [int(x) for x in np.flatnonzero(self.candidate)[:self.layout.slots]]
+        self.candidate[lpns] = False
+        self._collect(keep=self.config.gc_free_blocks + 1)  # a block for it, collection's free ones kept
+        if not self._room_for(-1, BlockMode.REDUCED):
+            self.counters.reduced_refused += 1
+            return
+        intact = [lpn for lpn in lpns if self._read_page(int(self.l2p[lpn]), int(self.seed[lpn]))]
+        if len(intact) < len(lpns):  # left in MLC, lost, where a later read reports them
+            self.lost[[lpn for lpn in lpns if lpn not in intact]] = True
+            self.counters.lost_pages += len(lpns) - len(intact)
+            self.candidate[intact] = True
+            return
+        b = self._take_free(BlockMode.REDUCED)
+        c = self.counters
+        for page, data in enumerate(self.layout.block_pages([int(self.seed[lpn]) for lpn in lpns])):
+            if not data:
+                continue
+            r = self.flash.program_data(b, page, data)
+            c.flash_programs += 1
+            c.busy_ns += r.busy_ns
+            if r.fail:  # nothing in it was mapped yet: the pages stay where they are, the block retires
+                self.state[b] = BlockState.RETIRED
+                c.retired_blocks += 1
+                self.level_due = True
+                self.candidate[lpns] = True
+                return
+        for slot, lpn in enumerate(lpns):
+            ppn = b * self.ppb + slot  # a reduced block's slots are its page numbers in the FTL's maps
+            self._invalidate(lpn)
+            self.l2p[lpn], self.p2l[ppn], self.t_of[ppn] = ppn, lpn, 0
+        self.valid[b], self.fill[b] = len(lpns), self.layout.slots
+        self.written_at[b] = c.host_writes
+        self.state[b] = BlockState.FULL
+        c.reduced_blocks += 1
+        c.reduced_moves += len(lpns)
+        self.level_due = True
+
+    def _take_free(self, mode: BlockMode | None = None) -> int:
+        """Dynamic wear leveling: the least-worn free block, opened in ``mode`` or the one the policy gives its
+        wear."""
         free = np.flatnonzero(self.state == BlockState.FREE)
         if not len(free):
             raise FlashFull("the flash has no free block left: every spare block is retired (end of life)")
@@ -229,24 +346,25 @@ class Ftl:
         if not self.clean[b]:  # what it held before the FTL (an earlier campaign's pages) goes first
             self._erase(b)
             if self.state[b] == BlockState.RETIRED:
-                return self._take_free()
+                return self._take_free(mode)
         self.state[b] = BlockState.OPEN
         self.clean[b] = False
-        self.mode[b] = self.policy.mode_for(int(self.pe[b]))
-        if self.mode[b] == BlockMode.PSLC and not self._room_for_pslc(b):
+        self.mode[b] = self.policy.mode_for(int(self.pe[b])) if mode is None else mode
+        if self.mode[b] == BlockMode.PSLC and not self._room_for(b, BlockMode.PSLC):
             self.mode[b] = BlockMode.MLC  # the drive's capacity is fixed: density gives way to it
             self.counters.pslc_refused += 1
         self.fill[b] = 0
         return b
 
-    def _room_for_pslc(self, b: int) -> bool:
-        """Whether block ``b`` can open as pseudo-SLC and the flash still hold every logical page beside the
-        blocks collection keeps free and the two open ones (free blocks counted in MLC)."""
+    def _room_for(self, b: int, mode: BlockMode) -> bool:
+        """Whether block ``b`` (-1: a free one) can open in ``mode`` and the flash still hold every logical page
+        beside the blocks collection keeps free and the two open ones (free blocks counted in MLC)."""
         alive = np.isin(self.state, (BlockState.FREE, BlockState.OPEN, BlockState.FULL))
-        alive[b] = False
-        pages = np.where(self.mode == BlockMode.PSLC, len(self.pages[BlockMode.PSLC]), self.ppb)
+        if b >= 0:
+            alive[b] = False
+        pages = self.capacity[self.mode]
         pages[self.state == BlockState.FREE] = self.ppb
-        room = int(pages[alive].sum()) + len(self.pages[BlockMode.PSLC])
+        room = int(pages[alive].sum()) + int(self.capacity[mode]) - (0 if b >= 0 else self.ppb)
         return room - (self.config.gc_free_blocks + 2) * self.ppb >= self.logical_pages
 
     # -- reclaiming ------------------------------------------------------------------------------------------
@@ -264,8 +382,7 @@ class Ftl:
         full = np.flatnonzero(self.state == BlockState.FULL)
         if not len(full):
             return None
-        capacity = np.array([len(self.pages[BlockMode(m)]) for m in self.mode[full]])
-        u = self.valid[full] / capacity
+        u = self.valid[full] / self.capacity[self.mode[full]]
         if self.config.victim == Victim.GREEDY:
             return int(full[np.argmin(u)])
         age = self.counters.host_writes - self.written_at[full] + 1
@@ -324,7 +441,7 @@ class Ftl:
         self.level_due = True
         owed, self.owed[b] = int(self.owed[b]), 0
         if owed:  # the cycles it was aged by, in the mode it was last opened in, before this erase
-            done, failed = self.flash.wear(b, owed, self.mode[b] == BlockMode.PSLC)
+            done, failed = self.flash.wear(b, owed, self.mode[b] == BlockMode.PSLC)  # a reduced block wears as MLC
             self.counters.bulk_cycles += done
             if failed:  # worn out on the way
                 self.pe[b] -= owed - done
