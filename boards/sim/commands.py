@@ -224,7 +224,8 @@ class ChipCommands:
                                                                           self.codeword_bytes) > P.MAX_PAYLOAD):
             raise Reject(Err.BAD_PARAMETER)
         content = self.chip.content(block, page)
-        if content is not None and content.ecc_t and not self.wiring.dq_faulty:
+        if content is not None and content.seed is not None and (content.ecc_t or self.stat_reads) \
+                and not self.wiring.dq_faulty:  # explicit bytes are drawn cell by cell
             return self._stat_read_reply(content, block, page, t, flags, seed)
         r = self.chip.read(block, page)
         if self.wiring.dq_faulty:
@@ -232,7 +233,7 @@ class ChipCommands:
         return self._read_reply(r, block, page, t, flags, seed)[0]
 
     def _stat_read_reply(self, content, block: int, page: int, t: int, flags: int, seed: int) -> bytes:
-        """READ's reply on the statistical path (``stat_reads``), for a page programmed from a pattern under ECC:
+        """READ's reply on the statistical path (``stat_reads``), for a page programmed from a pattern (t 0 too):
         the page's error count drawn from the chip's exact per-bit error probabilities (its MEASURE path), the
         errors put on bits of the page drawn at random, each codeword decoded by count: corrected when its data
         and parity hold at most t errors, else uncorrectable, or, with the chance that a random word lies within

@@ -83,7 +83,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         ``wiring``: the adapter, and ``socket_wiring`` a target's own where it differs (its traces' delay);
         ``bch_t_max``: the t_max of the BCH engine the rig's SoC is built with; ``bus_time``: CYCLEs' transfers
         take time on the clock (False: none, as on the firmware's parity stub, whose bus is instant);
-        ``stat_reads``: a page PROGRAMmed from a pattern under ECC is read back on the statistical path, its errors
+        ``stat_reads``: a page PROGRAMmed from a pattern (under ECC or raw) is read back on the statistical path, its errors
         drawn by count and decoded by count (``ChipCommands._stat_read_reply``), about ten times faster than
         drawing every cell: for the workload replays, whose pages the host only checks against their pattern."""
         chips = {0: chip, **(others or {})}

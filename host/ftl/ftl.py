@@ -183,14 +183,20 @@ class Ftl:
         ok = self._read_page(ppn, int(self.seed[lpn])) and not self.lost[lpn]
         if not ok:
             self.counters.uncorrectable_reads += 1
+        if self.sensing and self.sensing.access_eval:
+            self._access_eval(lpn, ppn, ok, self.counters.sensed_levels - levels_before)
+        return ok
+
+    def _access_eval(self, lpn: int, ppn: int, ok: bool, levels: int) -> None:
+        """Count a host read of ``lpn``; one read often that needed soft sensing joins the pages waiting for a
+        reduced block, and a block's worth of them moves."""
+        ae = self.sensing.access_eval
         self.hot[lpn] += 1
-        ae = self.sensing.access_eval if self.sensing else None
-        if ok and ae and self.mode[ppn // self.ppb] != BlockMode.REDUCED and self.hot[lpn] >= ae.hot_reads \
-                and self.counters.sensed_levels - levels_before >= ae.min_levels:
+        if ok and self.mode[ppn // self.ppb] != BlockMode.REDUCED and self.hot[lpn] >= ae.hot_reads \
+                and levels >= ae.min_levels:
             self.candidate[lpn] = True
             if int(self.candidate.sum()) >= self.layout.slots:
                 self._move_to_reduced()
-        return ok
 
     def holds(self, lpn: int) -> bool:
         """Whether logical page ``lpn`` holds data (written and not trimmed since)."""
