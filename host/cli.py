@@ -593,11 +593,13 @@ def workload_cache_cmd(profile, seed, controllers, reads, zipf_s, window, skip, 
               help="AccessEval: sensing levels a hot page's read must need to move it.")
 @click.option("--reduced-refs", default="60,-60", show_default=True,
               help="VR2,VR3 read-retry offsets that read a reduced wordline (the middle of L1 and L3).")
+@click.option("--over-provisioning", type=click.FloatRange(0.0, 0.9, min_open=True, max_open=True), default=0.1,
+              show_default=True, help="Share of the good blocks' capacity kept from the host.")
 @click.option("--sensing", "sensing_file", type=click.Path(dir_okay=False), default=None,
               help="Sensing table (JSON, host/ftl/sensing.py); default: the one measured on the virtual mlc-3x.")
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
 def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, reads, zipf_s, gap_us, hot_reads,
-                            min_levels, reduced_refs, sensing_file, as_json) -> None:
+                            min_levels, reduced_refs, over_provisioning, sensing_file, as_json) -> None:
     """FlexLevel's AccessEval: an LDPC drive with and without it on aged, retained data and a read-heavy workload."""
     from nandrig.host.ftl.policy import AccessEval
     from nandrig.host.ftl.sensing import DEFAULT, SensingReach
@@ -616,7 +618,7 @@ def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, read
         raise click.BadParameter(f"one duration, not {retention!r}", param_hint="--retention")
     res = compare(SensingReach.load(sensing_file or DEFAULT), AccessEval(hot_reads, min_levels, refs),
                   Synthetic("zipf", reads=reads, zipf_s=zipf_s, gap_us=gap_us), requests, chip=profile, seed=seed,
-                  first_block=lo, blocks=hi - lo + 1, pe=pe, retention_h=hours[0])
+                  first_block=lo, blocks=hi - lo + 1, pe=pe, retention_h=hours[0], over_provisioning=over_provisioning)
     if as_json:
         click.echo(jsonsafe.dumps(res, indent=2))
         return

@@ -8,7 +8,8 @@ chosen when it is opened, from the policy and the block's wear, and holds until 
 
 Under an LDPC policy with AccessEval (FlexLevel), data the host reads often and whose reads need soft sensing
 gathers until it fills a reduced-state block (three quarters of an MLC block's pages), which is then programmed
-whole; the capacity it gives up is paid for in garbage collection, as the drive's logical capacity is fixed.
+whole while the host is idle (``background``); the capacity it gives up is paid for in garbage collection, as
+the drive's logical capacity is fixed.
 """
 from __future__ import annotations
 
@@ -187,16 +188,22 @@ class Ftl:
             self._access_eval(lpn, ppn, ok, self.counters.sensed_levels - levels_before)
         return ok
 
+    def background(self) -> bool:
+        """Work a controller does while the host is idle: AccessEval's move of a reduced block's worth of waiting
+        pages, when there are that many. Whether it did any."""
+        if self.sensing is None or int(self.candidate.sum()) < self.layout.slots:
+            return False
+        self._move_to_reduced()
+        return True
+
     def _access_eval(self, lpn: int, ppn: int, ok: bool, levels: int) -> None:
         """Count a host read of ``lpn``; one read often that needed soft sensing joins the pages waiting for a
-        reduced block, and a block's worth of them moves."""
+        reduced block (moved in the background)."""
         ae = self.sensing.access_eval
         self.hot[lpn] += 1
         if ok and self.mode[ppn // self.ppb] != BlockMode.REDUCED and self.hot[lpn] >= ae.hot_reads \
                 and levels >= ae.min_levels:
             self.candidate[lpn] = True
-            if int(self.candidate.sum()) >= self.layout.slots:
-                self._move_to_reduced()
 
     def holds(self, lpn: int) -> bool:
         """Whether logical page ``lpn`` holds data (written and not trimmed since)."""
@@ -307,10 +314,10 @@ class Ftl:
         capacity a reduced block gives up: the pages stay in MLC (counted)."""
         lpns = [int(x) for x in np.flatnonzero(self.candidate)[:self.layout.slots]]
         self.candidate[lpns] = False
-        self._collect(keep=self.config.gc_free_blocks + 1)  # a block for it, collection's free ones kept
-        if not self._room_for(-1, BlockMode.REDUCED):
+        if not self._room_for(-1, BlockMode.REDUCED):  # first: collection only ends when the data fits
             self.counters.reduced_refused += 1
             return
+        self._collect(keep=self.config.gc_free_blocks + 1)  # a block for it, collection's free ones kept
         intact = [lpn for lpn in lpns if self._read_page(int(self.l2p[lpn]), int(self.seed[lpn]))]
         if len(intact) < len(lpns):  # left in MLC, lost, where a later read reports them
             self.lost[[lpn for lpn in lpns if lpn not in intact]] = True

@@ -16,12 +16,12 @@ from nandrig import protocol as P
 from nandrig.chip.read_retry import require_table
 from nandrig.errors import NandrigError
 from nandrig.host.ftl.flash import RigFlash
-from nandrig.host.ftl.ftl import BlockState, Ftl, FtlConfig
+from nandrig.host.ftl.ftl import BlockState, FlashFull, Ftl, FtlConfig
 from nandrig.host.ftl.policy import AccessEval, BlockMode, LdpcSensing
 from nandrig.host.ftl.sensing import SensingReach
 from nandrig.host.link.rig import Rig
 from nandrig.host.workload.evaluate import figures
-from nandrig.host.workload.replay import BusTiming, replay
+from nandrig.host.workload.replay import BusTiming, ReplayResult, replay
 from nandrig.host.workload.trace import Synthetic, synthetic
 
 HOUR_NS = 3.6e12
@@ -48,10 +48,13 @@ def compare(reach: SensingReach, access_eval: AccessEval, workload: Synthetic, r
             for lpn in range(ftl.logical_pages):
                 ftl.write(lpn, lpn + 1)
             flash.idle(retention_h * HOUR_NS)
-            bus = BusTiming.of(rig)
-            r = replay(ftl, synthetic(workload, ftl.logical_pages * flash.geometry.page_bytes, requests, trace_seed),
-                       bus)
-            runs[policy.name] = _summary(ftl, r, figures(ftl, r))
+            r, end = ReplayResult(), "trace replayed"
+            try:
+                replay(ftl, synthetic(workload, ftl.logical_pages * flash.geometry.page_bytes, requests, trace_seed),
+                       BusTiming.of(rig), result=r)
+            except FlashFull:
+                end = f"flash full after {r.requests} requests: {ftl.counters.retired_blocks} block(s) retired"
+            runs[policy.name] = {"end": end, **_summary(ftl, r, figures(ftl, r))}
     return {"chip": chip, "seed": seed, "blocks": [first_block, first_block + blocks - 1], "pe": pe,
             "retention_h": retention_h, "requests": requests, "workload": asdict(workload),
             "access_eval": asdict(access_eval), "sensing_table": reach.source, "policies": runs}
@@ -63,7 +66,7 @@ def _summary(ftl: Ftl, r, fig: dict) -> dict:
     lat = np.array(r.read_latency_ns)
     return {**{k: fig[k] for k in ("device_mb_s", "read_latency_us", "write_latency_us", "write_amplification_all",
                                    "gc_moves", "erases", "decode_failures", "silent_caught", "lost_pages",
-                                   "damaged_reads", "raw_ber")},
+                                   "damaged_reads", "raw_ber", "retired_blocks")},
             "read_latency_mean_us": float(lat.mean()) / 1000 if len(lat) else None,
             "host_reads": c.host_reads, "host_writes": c.host_writes,
             "sensing_levels_per_read": c.sensed_levels / max(1, c.host_reads + c.gc_moves + c.reduced_moves),
@@ -87,11 +90,11 @@ def summary_lines(res: dict) -> list[str]:
            f"{'policy':<17}{'read mean us':>13}{'p50 us':>8}{'p99 us':>8}{'levels/read':>12}{'soft reads':>11}"
            f"{'reduced blk':>12}{'capacity':>9}{'WA':>6}{'lost rd':>8}{'silent':>7}"]
     for name, r in res["policies"].items():
-        p = r["read_latency_us"]
+        p = r["read_latency_us"] or {}
         out.append(f"{name:<17}{r['read_latency_mean_us'] or 0:>13.0f}{p.get('p50_us', 0):>8.0f}{p.get('p99_us', 0):>8.0f}"
                    f"{r['sensing_levels_per_read']:>12.2f}{r['soft_reads']:>11}{r['reduced_blocks_at_end']:>12}"
                    f"{-r['capacity_given_up_share']:>9.1%}{r['write_amplification_all']:>6.2f}{r['damaged_reads']:>8}"
-                   f"{r['silent_caught']:>7}")
+                   f"{r['silent_caught']:>7}  {r['end']}")
     base, ae_run = res["policies"]["ldpc"], res["policies"]["ldpc+accesseval"]
     if base["read_latency_mean_us"] and ae_run["read_latency_mean_us"]:
         gain = 1 - ae_run["read_latency_mean_us"] / base["read_latency_mean_us"]

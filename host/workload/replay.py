@@ -5,7 +5,8 @@ system evaluation compares (throughput, latency percentiles, write amplification
 A request's service time is the array time the chip reported for each of its operations, each page's transfer
 at the chip's timing mode (tWC in, tRC out), and each decoded read's time in the BCH engine beyond its transfer
 (the engine decodes as the page streams in; ``EngineLatency``). Garbage collection and wear leveling a write
-sets off are the write's: a host waits for them.
+sets off are the write's: a host waits for them. Work the controller does in the host's idle time (``Ftl.background``)
+takes the device from when it fell idle, and a request arriving meanwhile waits for it.
 """
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ class ReplayResult:
     end_ns: float = 0.0  # when the last request finished (from the first's arrival)
     service_ns: float = 0.0  # the device's time serving the requests (their waits apart)
     unaged_ns: float = 0.0  # idle time not yet given to the chip (it is given in steps of IDLE_STEP_NS)
+    background_ns: float = 0.0  # the controller's own work in the host's idle time (AccessEval's moves)
 
     def percentiles(self, op: IoOp) -> dict[str, float]:
         lat = np.array(self.read_latency_ns if op == IoOp.READ else self.write_latency_ns)
@@ -101,8 +103,22 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
     page_bytes = ftl.flash.geometry.page_bytes
     c = ftl.counters
     free_at = out.end_ns  # a replay in parts goes on from where the last part left the device
+
+    def since(before: tuple[int, ...]) -> float:
+        """The device's time for the operations since ``before``: array, bus, and the engine's decoding."""
+        return ((c.busy_ns - before[0]) + (c.flash_programs - before[1]) * bus.page_in_ns
+                + (c.flash_reads - before[2]) * bus.page_out_ns
+                + engine.ns(c.decoded_reads - before[3], c.decoded_t - before[4], page_bytes))
+
     for req in requests:
-        if req.time_ns > free_at:  # the device idles until the request: the stored data ages
+        if req.time_ns > free_at:  # idle until the request: the controller's background work, then the data ages
+            before = (c.busy_ns, c.flash_programs, c.flash_reads, c.decoded_reads, c.decoded_t)
+            if ftl.background():  # a request arriving meanwhile waits for it
+                work = since(before)
+                free_at += work
+                out.service_ns += work
+                out.background_ns += work
+        if req.time_ns > free_at:
             out.unaged_ns += req.time_ns - free_at
             if out.unaged_ns >= IDLE_STEP_NS:
                 ftl.flash.idle(out.unaged_ns)
@@ -119,9 +135,7 @@ def replay(ftl: Ftl, requests: Iterable[Request], bus: BusTiming, engine: Engine
                     out.damaged_reads += 1
             else:
                 ftl.trim(lpn)
-        service = ((c.busy_ns - before[0]) + (c.flash_programs - before[1]) * bus.page_in_ns
-                   + (c.flash_reads - before[2]) * bus.page_out_ns
-                   + engine.ns(c.decoded_reads - before[3], c.decoded_t - before[4], page_bytes))
+        service = since(before)
         start = max(float(req.time_ns), free_at)
         free_at = start + service
         out.service_ns += service

@@ -83,6 +83,8 @@ def test_hot_data_needing_soft_sensing_moves_to_reduced_state_and_reads_back_int
             for lpn in hot:
                 assert ftl.read(lpn)
         c = ftl.counters
+        assert c.reduced_moves == 0  # they move while the host is idle
+        assert ftl.background() and ftl.background() and not ftl.background()
         assert c.reduced_blocks == 2 and c.reduced_moves == 2 * slots  # a block's worth at a time; 5 wait
         assert int(ftl.candidate.sum()) == 5
         reduced = [b for b in range(ftl.n_blocks) if ftl.mode[b] == BlockMode.REDUCED]
@@ -113,7 +115,7 @@ def test_without_accesseval_nothing_moves_and_a_read_beyond_the_reach_is_reporte
         ftl = _ftl(rig, _reach(((1e-5, 1), (1e-2, 2))), None, blocks=8)
         for _ in range(4):
             assert all(ftl.read(lpn) for lpn in range(40))
-        assert ftl.counters.reduced_moves == 0 and ftl.counters.soft_reads == 160
+        assert not ftl.background() and ftl.counters.reduced_moves == 0 and ftl.counters.soft_reads == 160
     # a decoder that would give up on these pages: every read reported lost, none returned as data
     with Rig.open("sim", chip="mlc-3x", seed=3, stat_reads=True) as rig:
         ftl = _ftl(rig, _reach(((1e-6, 1),)), AccessEval(), blocks=8)  # a code too weak for this wear
@@ -130,3 +132,21 @@ def test_without_accesseval_nothing_moves_and_a_read_beyond_the_reach_is_reporte
 ])
 def test_bad_input_gets_one_line(run_cli, args, message):
     run_cli("workload", "accesseval", *args).assert_one_line_error(message)
+
+
+def test_the_move_runs_while_the_host_is_idle_and_a_request_arriving_then_waits_for_it():
+    from nandrig.host.workload.replay import BusTiming, ReplayResult, replay
+    from nandrig.host.workload.trace import IoOp, Request
+
+    with Rig.open("sim", chip="mlc-3x", seed=3, stat_reads=True) as rig:
+        ftl = _ftl(rig, _reach(((1e-5, 1), (1e-2, 2))), AccessEval(hot_reads=2, min_levels=2))
+        page, bus = ftl.flash.geometry.page_bytes, BusTiming.of(rig)
+        slots = ftl.layout.slots
+        # every hot page read twice, back to back (the device never idles), then one read 1 us after it could
+        busy = [Request(0, IoOp.READ, lpn * page, page) for _ in range(2) for lpn in range(slots)]
+        r = replay(ftl, busy, bus, result=ReplayResult())
+        assert ftl.counters.reduced_moves == 0 and r.background_ns == 0
+        r = replay(ftl, [Request(int(r.end_ns) + 1000, IoOp.READ, (slots + 1) * page, page)], bus, result=r)
+        assert ftl.counters.reduced_moves == slots and r.background_ns > 0
+        # the late read waited for the move: its latency holds all but the 1 us of it
+        assert r.read_latency_ns[-1] > r.background_ns - 1000
