@@ -68,6 +68,7 @@ def _summary(ftl: Ftl, r, fig: dict) -> dict:
                                    "gc_moves", "erases", "decode_failures", "silent_caught", "lost_pages",
                                    "damaged_reads", "raw_ber", "retired_blocks")},
             "read_latency_mean_us": float(lat.mean()) / 1000 if len(lat) else None,
+            "background_ms": r.background_ns / 1e6,  # the moves' device time, in the host's idle gaps
             "host_reads": c.host_reads, "host_writes": c.host_writes,
             "sensing_levels_per_read": c.sensed_levels / max(1, c.host_reads + c.gc_moves + c.reduced_moves),
             "soft_reads": c.soft_reads, "beyond_reach": c.beyond_reach,
@@ -88,19 +89,21 @@ def summary_lines(res: dict) -> list[str]:
            f"sensing levels make data hot, reduced reads at VR2, VR3 {ae['refs'][0]:+d}, {ae['refs'][1]:+d}",
            f"sensing levels by raw BER from: {res['sensing_table']}",
            f"{'policy':<17}{'read mean us':>13}{'p50 us':>8}{'p99 us':>8}{'levels/read':>12}{'soft reads':>11}"
-           f"{'reduced blk':>12}{'capacity':>9}{'WA':>6}{'lost rd':>8}{'silent':>7}"]
+           f"{'reduced blk':>12}{'cap. given':>11}{'WA':>6}{'lost rd':>8}{'silent':>7}"]
     for name, r in res["policies"].items():
         p = r["read_latency_us"] or {}
         out.append(f"{name:<17}{r['read_latency_mean_us'] or 0:>13.0f}{p.get('p50_us', 0):>8.0f}{p.get('p99_us', 0):>8.0f}"
                    f"{r['sensing_levels_per_read']:>12.2f}{r['soft_reads']:>11}{r['reduced_blocks_at_end']:>12}"
-                   f"{-r['capacity_given_up_share']:>9.1%}{r['write_amplification_all']:>6.2f}{r['damaged_reads']:>8}"
+                   f"{r['capacity_given_up_share']:>11.1%}{r['write_amplification_all']:>6.2f}{r['damaged_reads']:>8}"
                    f"{r['silent_caught']:>7}  {r['end']}")
     base, ae_run = res["policies"]["ldpc"], res["policies"]["ldpc+accesseval"]
     if base["read_latency_mean_us"] and ae_run["read_latency_mean_us"]:
         gain = 1 - ae_run["read_latency_mean_us"] / base["read_latency_mean_us"]
         verdict = (f"AccessEval {'cut' if gain > 0 else 'raised'} the mean read latency by {abs(gain):.1%} "
                    f"(FlexLevel: up to 33 % read speedup), giving up {ae_run['capacity_given_up_share']:.1%} of the "
-                   f"raw capacity to {ae_run['reduced_blocks_at_end']} reduced block(s)")
+                   f"raw capacity to {ae_run['reduced_blocks_at_end']} reduced block(s); its moves took "
+                   f"{ae_run['background_ms']:.0f} ms of the device's time while the host was idle, which requests "
+                   f"arriving then waited for")
         if not ae_run["reduced_moves"]:
             verdict = ("AccessEval moved nothing: no page read often enough needed soft sensing "
                        f"({base['soft_reads']} soft reads without it)")
