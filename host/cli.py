@@ -578,7 +578,8 @@ def workload_cache_cmd(profile, seed, controllers, reads, zipf_s, window, skip, 
 @workload_grp.command("accesseval")
 @click.option("--chip", "profile", default="mlc-3x", show_default=True, help="Virtual chip profile (with a read-retry table).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Virtual chip seed (both policies on this die).")
-@click.option("--blocks", default="0-31", show_default=True, help="The FTL's blocks, a range A-B (at least 8).")
+@click.option("--blocks", default="0-31", show_default=True,
+              help="The FTL's blocks (at least 8): ranges A-B and blocks, comma-separated.")
 @click.option("--pe", type=click.IntRange(min=0), default=10_000, show_default=True, help="Wear the blocks are cycled to first.")
 @click.option("--retention", default="1y", show_default=True, help="Idle time after the data is written (30d, 1y, ...).")
 @click.option("--requests", type=click.IntRange(min=1), default=5000, show_default=True, help="Requests replayed.")
@@ -607,18 +608,13 @@ def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, read
     from nandrig.host.kinds.flexlevel import parse_reduced_refs
     from nandrig.host.workload.access_eval import compare, summary_lines
 
-    first, _, last = blocks.partition("-")
-    try:
-        lo, hi = int(first), int(last or first)
-    except ValueError:
-        raise click.UsageError(f"--blocks {blocks!r}: a range A-B") from None
     refs = parse_reduced_refs(reduced_refs, "--reduced-refs")
     hours = parse_hours(retention)
     if len(hours) != 1:
         raise click.BadParameter(f"one duration, not {retention!r}", param_hint="--retention")
     res = compare(SensingReach.load(sensing_file or DEFAULT), AccessEval(hot_reads, min_levels, refs),
                   Synthetic("zipf", reads=reads, zipf_s=zipf_s, gap_us=gap_us), requests, chip=profile, seed=seed,
-                  first_block=lo, blocks=hi - lo + 1, pe=pe, retention_h=hours[0], over_provisioning=over_provisioning)
+                  blocks=blocks, pe=pe, retention_h=hours[0], over_provisioning=over_provisioning)
     if as_json:
         click.echo(jsonsafe.dumps(res, indent=2))
         return

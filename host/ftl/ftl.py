@@ -88,6 +88,7 @@ class FtlCounters:
     # an LDPC policy's reads (host/ftl/sensing.py): every read's sensing levels (one read counts as many page
     # reads, each costing the first one's array and bus time), those that needed more than the hard read, and
     # those beyond the measured reach (reported uncorrectable)
+    sensed_reads: int = 0
     sensed_levels: int = 0
     soft_reads: int = 0
     beyond_reach: int = 0
@@ -282,6 +283,7 @@ class Ftl:
         levels = self.sensing.reach.levels(errors / bits, page_type)
         c = self.counters
         used = levels or self.sensing.reach.max_levels
+        c.sensed_reads += 1
         c.sensed_levels += used
         c.soft_reads += used > 1
         c.flash_reads += (used - 1) * reads
@@ -318,11 +320,12 @@ class Ftl:
             self.counters.reduced_refused += 1
             return
         self._collect(keep=self.config.gc_free_blocks + 1)  # a block for it, collection's free ones kept
-        intact = [lpn for lpn in lpns if self._read_page(int(self.l2p[lpn]), int(self.seed[lpn]))]
-        if len(intact) < len(lpns):  # left in MLC, lost, where a later read reports them
-            self.lost[[lpn for lpn in lpns if lpn not in intact]] = True
-            self.counters.lost_pages += len(lpns) - len(intact)
-            self.candidate[intact] = True
+        read_lost = [lpn for lpn in lpns if not self._read_page(int(self.l2p[lpn]), int(self.seed[lpn]))]
+        if read_lost:  # left in MLC, lost, where a later read reports them; the others wait again
+            self.lost[read_lost] = True
+            self.counters.lost_pages += len(read_lost)
+            self.candidate[lpns] = True
+            self.candidate[read_lost] = False
             return
         b = self._take_free(BlockMode.REDUCED)
         c = self.counters

@@ -12,9 +12,9 @@ from dataclasses import asdict
 
 import numpy as np
 
-from nandrig import protocol as P
 from nandrig.chip.read_retry import require_table
 from nandrig.errors import NandrigError
+from nandrig.host.engine.chip_access import format_blocks, parse_blocks
 from nandrig.host.ftl.flash import RigFlash
 from nandrig.host.ftl.ftl import BlockState, FlashFull, Ftl, FtlConfig
 from nandrig.host.ftl.policy import AccessEval, BlockMode, LdpcSensing
@@ -28,23 +28,19 @@ HOUR_NS = 3.6e12
 
 
 def compare(reach: SensingReach, access_eval: AccessEval, workload: Synthetic, requests: int, *,
-            chip: str = "mlc-3x", seed: int = 1, first_block: int = 0, blocks: int = 32, pe: int = 10_000,
+            chip: str = "mlc-3x", seed: int = 1, blocks: str = "0-31", pe: int = 10_000,
             retention_h: float = 24 * 365.0, over_provisioning: float = 0.1, trace_seed: int = 1) -> dict:
     runs = {}
     for policy in (LdpcSensing(reach), LdpcSensing(reach, access_eval)):
         with Rig.open("sim", chip=chip, seed=seed, stat_reads=True) as rig:
             info = rig.info()
-            if first_block < 0 or blocks < 8 or first_block + blocks > info.blocks:
-                raise NandrigError(f"blocks {first_block}..{first_block + blocks - 1}: at least 8 of the chip's "
-                                   f"{info.blocks}")
+            chosen = parse_blocks(blocks, info.blocks)
+            if len(chosen) < 8:
+                raise NandrigError(f"--blocks {blocks}: the FTL needs at least 8")
             require_table(info.manufacturer, info.model).check((0, *access_eval.refs))
-            flash = RigFlash(rig, range(first_block, first_block + blocks))
-            bad = flash.factory_bad()
-            for b in range(blocks):  # aged before the FTL: cycled to the wear the comparison is at
-                if b not in bad:
-                    flash.wear(b, pe, pslc=False)
-            ftl = Ftl(flash, policy, FtlConfig(over_provisioning=over_provisioning, static_wl_spread=None),
-                      initial_wear=np.full(blocks, pe), factory_bad=frozenset(bad))  # erases each before use
+            flash = RigFlash(rig, chosen)
+            ftl = Ftl(flash, policy, FtlConfig(over_provisioning=over_provisioning, static_wl_spread=None))
+            ftl.age_evenly(pe)  # every block cycled to the wear the comparison is at, before its first use
             for lpn in range(ftl.logical_pages):
                 ftl.write(lpn, lpn + 1)
             flash.idle(retention_h * HOUR_NS)
@@ -55,7 +51,7 @@ def compare(reach: SensingReach, access_eval: AccessEval, workload: Synthetic, r
             except FlashFull:
                 end = f"flash full after {r.requests} requests: {ftl.counters.retired_blocks} block(s) retired"
             runs[policy.name] = {"end": end, **_summary(ftl, r, figures(ftl, r))}
-    return {"chip": chip, "seed": seed, "blocks": [first_block, first_block + blocks - 1], "pe": pe,
+    return {"chip": chip, "seed": seed, "blocks": format_blocks(chosen), "pe": pe,
             "retention_h": retention_h, "requests": requests, "workload": asdict(workload),
             "access_eval": asdict(access_eval), "sensing_table": reach.source, "policies": runs}
 
@@ -70,7 +66,7 @@ def _summary(ftl: Ftl, r, fig: dict) -> dict:
             "read_latency_mean_us": float(lat.mean()) / 1000 if len(lat) else None,
             "background_ms": r.background_ns / 1e6,  # the moves' device time, in the host's idle gaps
             "host_reads": c.host_reads, "host_writes": c.host_writes,
-            "sensing_levels_per_read": c.sensed_levels / max(1, c.host_reads + c.gc_moves + c.reduced_moves),
+            "sensing_levels_per_read": c.sensed_levels / c.sensed_reads if c.sensed_reads else None,
             "soft_reads": c.soft_reads, "beyond_reach": c.beyond_reach,
             "reduced_blocks_programmed": c.reduced_blocks, "reduced_moves": c.reduced_moves,
             "reduced_reads": c.reduced_reads, "reduced_refused": c.reduced_refused,
@@ -83,7 +79,7 @@ def _summary(ftl: Ftl, r, fig: dict) -> dict:
 
 def summary_lines(res: dict) -> list[str]:
     w, ae = res["workload"], res["access_eval"]
-    out = [f"{res['chip']} seed {res['seed']} blocks {res['blocks'][0]}-{res['blocks'][1]} at {res['pe']} P/E, "
+    out = [f"{res['chip']} seed {res['seed']} blocks {res['blocks']} at {res['pe']} P/E, "
            f"{res['retention_h']:g} h of retention, then {res['requests']} requests ({w['access']}, "
            f"{w['reads']:.0%} reads, {w['size']} B); AccessEval: {ae['hot_reads']} reads and {ae['min_levels']} "
            f"sensing levels make data hot, reduced reads at VR2, VR3 {ae['refs'][0]:+d}, {ae['refs'][1]:+d}",
@@ -93,7 +89,7 @@ def summary_lines(res: dict) -> list[str]:
     for name, r in res["policies"].items():
         p = r["read_latency_us"] or {}
         out.append(f"{name:<17}{r['read_latency_mean_us'] or 0:>13.0f}{p.get('p50_us', 0):>8.0f}{p.get('p99_us', 0):>8.0f}"
-                   f"{r['sensing_levels_per_read']:>12.2f}{r['soft_reads']:>11}{r['reduced_blocks_at_end']:>12}"
+                   f"{r['sensing_levels_per_read'] or 0:>12.2f}{r['soft_reads']:>11}{r['reduced_blocks_at_end']:>12}"
                    f"{r['capacity_given_up_share']:>11.1%}{r['write_amplification_all']:>6.2f}{r['damaged_reads']:>8}"
                    f"{r['silent_caught']:>7}  {r['end']}")
     base, ae_run = res["policies"]["ldpc"], res["policies"]["ldpc+accesseval"]

@@ -62,10 +62,8 @@ def test_sensing_levels_are_those_of_the_nearest_measured_condition_above_and_no
 
 def _ftl(rig, reach, access_eval, blocks=10, pe=10_000):
     flash = RigFlash(rig, range(blocks))
-    for b in range(blocks):
-        flash.wear(b, pe, pslc=False)
-    ftl = Ftl(flash, LdpcSensing(reach, access_eval), FtlConfig(static_wl_spread=None),
-              initial_wear=np.full(blocks, pe), factory_bad=frozenset())
+    ftl = Ftl(flash, LdpcSensing(reach, access_eval), FtlConfig(static_wl_spread=None))
+    ftl.age_evenly(pe)
     for lpn in range(ftl.logical_pages):
         ftl.write(lpn, lpn + 1)
     flash.idle(YEAR_NS)
@@ -127,6 +125,7 @@ def test_without_accesseval_nothing_moves_and_a_read_beyond_the_reach_is_reporte
 @pytest.mark.parametrize("args,message", [
     (["--reduced-refs", "500,-60"], "offset"),
     (["--blocks", "0-3"], "at least 8"),
+    (["--blocks", "9-2"], "after the last"),
     (["--sensing", "/nonexistent/table.json"], "sensing table"),
     (["--retention", "1d,1y"], "one duration"),
 ])
