@@ -604,17 +604,20 @@ def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, read
     """FlexLevel's AccessEval: an LDPC drive with and without it on aged, retained data and a read-heavy workload."""
     from nandrig.host.ftl.policy import AccessEval
     from nandrig.host.ftl.sensing import DEFAULT, SensingReach
+    from nandrig.host.engine.chip_access import parse_blocks
     from nandrig.host.kinds.base import parse_hours
     from nandrig.host.kinds.flexlevel import parse_reduced_refs
+    from nandrig.virtual_chip.profile import load_profile
     from nandrig.host.workload.access_eval import compare, summary_lines
 
     refs = parse_reduced_refs(reduced_refs, "--reduced-refs")
+    chosen = parse_blocks(blocks, load_profile(profile).geometry.blocks)
     hours = parse_hours(retention)
     if len(hours) != 1:
         raise click.BadParameter(f"one duration, not {retention!r}", param_hint="--retention")
     res = compare(SensingReach.load(sensing_file or DEFAULT), AccessEval(hot_reads, min_levels, refs),
                   Synthetic("zipf", reads=reads, zipf_s=zipf_s, gap_us=gap_us), requests, chip=profile, seed=seed,
-                  blocks=blocks, pe=pe, retention_h=hours[0], over_provisioning=over_provisioning)
+                  blocks=chosen, pe=pe, retention_h=hours[0], over_provisioning=over_provisioning)
     if as_json:
         click.echo(jsonsafe.dumps(res, indent=2))
         return

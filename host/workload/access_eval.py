@@ -8,13 +8,13 @@ blocks are programmed and read on the chip through its standard commands (host/f
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 
 import numpy as np
 
 from nandrig.chip.read_retry import require_table
 from nandrig.errors import NandrigError
-from nandrig.host.engine.chip_access import format_blocks, parse_blocks
 from nandrig.host.ftl.flash import RigFlash
 from nandrig.host.ftl.ftl import BlockState, FlashFull, Ftl, FtlConfig
 from nandrig.host.ftl.policy import AccessEval, BlockMode, LdpcSensing
@@ -28,17 +28,16 @@ HOUR_NS = 3.6e12
 
 
 def compare(reach: SensingReach, access_eval: AccessEval, workload: Synthetic, requests: int, *,
-            chip: str = "mlc-3x", seed: int = 1, blocks: str = "0-31", pe: int = 10_000,
+            chip: str = "mlc-3x", seed: int = 1, blocks: Sequence[int] = tuple(range(32)), pe: int = 10_000,
             retention_h: float = 24 * 365.0, over_provisioning: float = 0.1, trace_seed: int = 1) -> dict:
     runs = {}
     for policy in (LdpcSensing(reach), LdpcSensing(reach, access_eval)):
         with Rig.open("sim", chip=chip, seed=seed, stat_reads=True) as rig:
             info = rig.info()
-            chosen = parse_blocks(blocks, info.blocks)
-            if len(chosen) < 8:
-                raise NandrigError(f"--blocks {blocks}: the FTL needs at least 8")
+            if len(blocks) < 8:
+                raise NandrigError(f"the FTL needs at least 8 blocks, not {len(blocks)}")
             require_table(info.manufacturer, info.model).check((0, *access_eval.refs))
-            flash = RigFlash(rig, chosen)
+            flash = RigFlash(rig, blocks)
             ftl = Ftl(flash, policy, FtlConfig(over_provisioning=over_provisioning, static_wl_spread=None))
             ftl.age_evenly(pe)  # every block cycled to the wear the comparison is at, before its first use
             for lpn in range(ftl.logical_pages):
@@ -51,7 +50,7 @@ def compare(reach: SensingReach, access_eval: AccessEval, workload: Synthetic, r
             except FlashFull:
                 end = f"flash full after {r.requests} requests: {ftl.counters.retired_blocks} block(s) retired"
             runs[policy.name] = {"end": end, **_summary(ftl, r, figures(ftl, r))}
-    return {"chip": chip, "seed": seed, "blocks": format_blocks(chosen), "pe": pe,
+    return {"chip": chip, "seed": seed, "blocks": [min(blocks), max(blocks), len(blocks)], "pe": pe,
             "retention_h": retention_h, "requests": requests, "workload": asdict(workload),
             "access_eval": asdict(access_eval), "sensing_table": reach.source, "policies": runs}
 
@@ -79,7 +78,7 @@ def _summary(ftl: Ftl, r, fig: dict) -> dict:
 
 def summary_lines(res: dict) -> list[str]:
     w, ae = res["workload"], res["access_eval"]
-    out = [f"{res['chip']} seed {res['seed']} blocks {res['blocks']} at {res['pe']} P/E, "
+    out = [f"{res['chip']} seed {res['seed']}, {res['blocks'][2]} blocks in {res['blocks'][0]}-{res['blocks'][1]} at {res['pe']} P/E, "
            f"{res['retention_h']:g} h of retention, then {res['requests']} requests ({w['access']}, "
            f"{w['reads']:.0%} reads, {w['size']} B); AccessEval: {ae['hot_reads']} reads and {ae['min_levels']} "
            f"sensing levels make data hot, reduced reads at VR2, VR3 {ae['refs'][0]:+d}, {ae['refs'][1]:+d}",
