@@ -607,11 +607,11 @@ def workload_accesseval_cmd(profile, seed, blocks, pe, retention, requests, read
     from nandrig.host.engine.chip_access import parse_blocks
     from nandrig.host.kinds.base import parse_hours
     from nandrig.host.kinds.flexlevel import parse_reduced_refs
-    from nandrig.virtual_chip.profile import load_profile
     from nandrig.host.workload.access_eval import compare, summary_lines
 
     refs = parse_reduced_refs(reduced_refs, "--reduced-refs")
-    chosen = parse_blocks(blocks, load_profile(profile).geometry.blocks)
+    with open_rig("sim", profile, seed, None) as rig:  # the chip's geometry, as every campaign reads it
+        chosen = parse_blocks(blocks, rig.info().blocks)
     hours = parse_hours(retention)
     if len(hours) != 1:
         raise click.BadParameter(f"one duration, not {retention!r}", param_hint="--retention")
