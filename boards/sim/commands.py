@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import random
 import struct
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,6 +28,20 @@ from nandrig.protocol import CycleFlag, EraseFlag, Err, Frame, Limit, ProgramFla
 
 CYCLE_CHUNK = 250  # rounds between abort checks on the statistical path
 DISTURB_CHUNK = 100_000
+# the page commands' flag bits as ints: an int & an IntFlag member runs enum's operators in Python
+_EXPLICIT, _FORCE = int(ProgramFlag.EXPLICIT), int(ProgramFlag.FORCE)
+_RAW, _COMPARE = int(ReadFlag.RAW), int(ReadFlag.COMPARE)
+
+
+@lru_cache(maxsize=64)
+def _spare_layout(page_bytes: int, codeword_bytes: int, t: int) -> tuple[tuple[int, int], list[tuple[int, int]],
+                                                                        list[float]]:
+    """The statistical read's bit ranges of a page's ECC area and of each codeword's parity at t, and each
+    codeword's length as a share of the code's full length (2^m), shortened as the layout stores it."""
+    area = ecc_layout.ecc_area(page_bytes, t)
+    parity = [ecc_layout.parity_slice(page_bytes, k, t) for k in range(page_bytes // codeword_bytes)]
+    return ((8 * area.start, 8 * area.stop), [(8 * p.start, 8 * p.stop) for p in parity],
+            [(8 * codeword_bytes + 8 * (p.stop - p.start)) / 2.0 ** ecc_layout.CONFIG.m for p in parity])
 
 
 class ChipCommands:
@@ -197,15 +211,15 @@ class ChipCommands:
         if t > self.t_max:
             raise Reject(Err.BAD_PARAMETER)
         g = self.chip.geometry
-        if flags & ProgramFlag.EXPLICIT:
+        if flags & _EXPLICIT:
             if not 0 < len(rest) <= g.raw_page_bytes:
                 raise Reject(Err.BAD_FRAME)
             raw = rest + b"\xff" * (g.raw_page_bytes - len(rest))
         elif len(rest) != P.PATTERN_SEED.size:
             raise Reject(Err.BAD_FRAME)
-        self._guard(block, flags & ProgramFlag.FORCE)
+        self._guard(block, flags & _FORCE)
         self._bus(g.raw_page_bytes, write=True)
-        if not flags & ProgramFlag.EXPLICIT:
+        if not flags & _EXPLICIT:
             seed = page_seed(P.PATTERN_SEED.unpack(rest).pattern_seed, block, page)
             if (t == 0 or self.stat_reads) and not self.wiring.dq_faulty:
                 r = self.chip.program(block, page, seed=seed, ecc_t=t)
@@ -220,7 +234,7 @@ class ChipCommands:
         self._page(page)
         self._flags(flags, P.all_flags(ReadFlag))
         g = self.chip.geometry
-        if t > self.t_max or (flags & ReadFlag.RAW and P.read_reply_bytes(g.page_bytes, g.spare_bytes,
+        if t > self.t_max or (flags & _RAW and P.read_reply_bytes(g.page_bytes, g.spare_bytes,
                                                                           self.codeword_bytes) > P.MAX_PAYLOAD):
             raise Reject(Err.BAD_PARAMETER)
         content = self.chip.content(block, page)
@@ -245,20 +259,20 @@ class ChipCommands:
         self._bus(g.raw_page_bytes, write=False)
         e10, e01 = int(m.err_1to0[0]), int(m.err_0to1[0])
         blk = chip.blocks[block]
-        gen = random.Random(rng.key(rng.STAT_DECODE, chip.seed, block, page, blk.pe, blk.reads))
+        gen = self._stat_gen
+        gen.seed(rng.key(rng.STAT_DECODE, chip.seed, block, page, blk.pe, blk.reads))  # as random.Random(key)
         cw_bits, data_bits = 8 * self.codeword_bytes, 8 * g.page_bytes
         n_cw = g.page_bytes // self.codeword_bytes
-        ecc = ecc_layout.ecc_area(g.page_bytes, content.ecc_t)
-        parity = [ecc_layout.parity_slice(g.page_bytes, k, content.ecc_t) for k in range(n_cw)]
+        ecc, parity, shortened_by = _spare_layout(g.page_bytes, self.codeword_bytes, content.ecc_t)
         in_data: list[list[int]] = [[] for _ in range(n_cw + 1)]  # per codeword, then the spare beside the ECC area
         in_parity = [0] * n_cw
         for bit in gen.sample(range(8 * g.raw_page_bytes), min(e10 + e01, 8 * g.raw_page_bytes)):
             if bit < data_bits:
                 in_data[bit // cw_bits].append(bit)
-            elif not 8 * ecc.start <= bit < 8 * ecc.stop:
+            elif not ecc[0] <= bit < ecc[1]:
                 in_data[n_cw].append(bit)
             else:
-                in_parity[next((k for k, p in enumerate(parity) if 8 * p.start <= bit < 8 * p.stop), 0)] += 1
+                in_parity[next((k for k, (lo, hi) in enumerate(parity) if lo <= bit < hi), 0)] += 1
         ones_share = e10 / (e10 + e01) if e10 + e01 else 0.5
         same = content.seed == page_seed(seed, block, page)
         data = bytearray(prbs31_bytes(content.seed, g.raw_page_bytes))
@@ -267,7 +281,7 @@ class ChipCommands:
             corrected, changed = 0, errors
             if k < n_cw and t:
                 total = len(errors) + in_parity[k]
-                shortened = (cw_bits + 8 * (parity[k].stop - parity[k].start)) / 2.0 ** ecc_layout.CONFIG.m
+                shortened = shortened_by[k]
                 if t != content.ecc_t:
                     corrected = -1  # parity of another t: no decode
                 elif total <= t:
@@ -279,7 +293,7 @@ class ChipCommands:
                     corrected = -1
             for bit in changed:
                 data[bit // 8] ^= 0x80 >> (bit % 8)
-            if not flags & ReadFlag.COMPARE:
+            if not flags & _COMPARE:
                 c10 = c01 = 0
             elif same:
                 c10 = sum(gen.random() < ones_share for _ in errors)
@@ -289,7 +303,7 @@ class ChipCommands:
                 c10, c01 = gen.getrandbits(half).bit_count(), gen.getrandbits(half).bit_count()
             out += P.CODEWORD_COUNTS.pack(min(c10, 0xFFFF), min(c01, 0xFFFF), corrected)
         self.page_buffer = bytes(data)
-        if flags & ReadFlag.RAW:
+        if flags & _RAW:
             out += data
         return bytes(out)
 
@@ -305,7 +319,7 @@ class ChipCommands:
         g = self.chip.geometry
         self._bus(g.raw_page_bytes, write=False)
         got = bits(r.data)
-        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & ReadFlag.COMPARE else got
+        want = page_bits(seed, block, page, g.raw_page_bytes) if flags & _COMPARE else got
         bounds = sorted(set(range(0, g.page_bytes, self.codeword_bytes)) | {g.page_bytes, g.raw_page_bytes})
         out = bytearray(P.READ_HEAD.pack(self.chip.status, r.busy_ns, len(bounds) - 1))
         data = bytearray(r.data)
@@ -323,7 +337,7 @@ class ChipCommands:
                 corrected_bits += max(corrected, 0)
             out += P.CODEWORD_COUNTS.pack(min(e10, 0xFFFF), min(e01, 0xFFFF), corrected)
         self.page_buffer = bytes(data)
-        if flags & ReadFlag.RAW:
+        if flags & _RAW:
             out += data
         return bytes(out), corrected_bits, failed
 

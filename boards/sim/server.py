@@ -21,6 +21,7 @@ kept.
 """
 from __future__ import annotations
 
+import random
 import secrets
 import struct
 import time
@@ -100,6 +101,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.exact = exact
         self.bus_time = bus_time
         self.stat_reads = stat_reads
+        self._stat_gen = random.Random()  # reseeded for each statistical read (a new one costs as much again)
         self.state_path = Path(state_path) if state_path else None
         # per session its latest reply, as (seq, crc, frame), least recently stored first (firmware/rig/server.c)
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()

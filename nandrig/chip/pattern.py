@@ -14,20 +14,21 @@ import numpy as np
 _MASK = (1 << 64) - 1
 
 
-def _splitmix(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
-    return x ^ (x >> 31)
-
-
 def key(*parts: int) -> int:
-    """A 128-bit key from integers (negative ones allowed)."""
-    a, b = 0x6A09E667F3BCC908, 0xBB67AE8584CAA73B
+    """A 128-bit key from integers (negative ones allowed): per part, ``a = splitmix64(a ^ p)`` then
+    ``b = splitmix64(b ^ a ^ p * golden)``, SplitMix64's finalizer written out in line (the virtual chip keys a
+    few per operation; tests/boards/test_chip_physics.py holds it to the two-call form)."""
+    a, b, m = 0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, _MASK
     for p in parts:
-        p &= _MASK
-        a = _splitmix(a ^ p)
-        b = _splitmix(b ^ a ^ (p * 0x9E3779B97F4A7C15 & _MASK))
+        p &= m
+        x = ((a ^ p) + 0x9E3779B97F4A7C15) & m
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
+        a = x ^ (x >> 31)
+        x = ((b ^ a ^ (p * 0x9E3779B97F4A7C15 & m)) + 0x9E3779B97F4A7C15) & m
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
+        b = x ^ (x >> 31)
     return (a << 64) | b
 
 

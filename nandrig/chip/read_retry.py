@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 from nandrig.errors import NandrigError
 
 REFERENCES = ("VR1", "VR2", "VR3")  # an MLC page's read references, lowest first
 VERIFY_LEVELS = ("PV1", "PV2", "PV3")  # the program-verify levels of L1..L3
+_UNSET = bytes(4)  # a feature never set reads as zeros
 RetrySource = int | str  # a parameter byte: a constant, or the name of the reference whose offset it carries
 
 
@@ -65,9 +67,12 @@ class FeatureOffsets:
 
     def decode(self, features: Mapping[int, bytes]) -> tuple[int, int, int]:
         """What a chip holding these feature values works at (the virtual chip's side); unset features are 0."""
+        return self._decode(tuple(features.get(w.address, _UNSET) for w in self.writes))
+
+    @lru_cache(maxsize=256)  # the virtual chip asks at every read; the values change when a host moves them
+    def _decode(self, values: tuple[bytes, ...]) -> tuple[int, int, int]:
         out = dict.fromkeys(self.names, 0)
-        for w in self.writes:
-            data = features.get(w.address, bytes(4))
+        for w, data in zip(self.writes, values):
             for i, p in enumerate(w.params):
                 if isinstance(p, str):
                     out[p] = data[i] - 256 if data[i] >= 128 else data[i]
@@ -112,6 +117,7 @@ MAX_WRITES = max(len(t.writes) for t in TABLES)
 MAX_VERIFY_WRITES = max(len(t.verify.writes) for t in TABLES if t.verify)
 
 
+@lru_cache(maxsize=64)  # a virtual chip's profile asks at every read
 def table_for(manufacturer: str, model: str) -> ReadRetry | None:
     """The read-retry table of a chip, by its parameter page's manufacturer and model; None when none is known."""
     man, mod = manufacturer.rstrip(" \x00"), model.rstrip(" \x00")

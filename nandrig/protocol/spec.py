@@ -9,6 +9,7 @@ from :data:`COMMANDS` (tests keep both current).
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
@@ -451,6 +452,7 @@ FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProg
               FlaresTablesFlag)
 
 
+@functools.cache  # the virtual rig checks a request's flags against it at every page operation
 def all_flags(flags: type[enum.IntFlag]) -> int:
     """Every bit a flag enum defines: the rig refuses the others with BAD_PARAMETER."""
     mask = 0

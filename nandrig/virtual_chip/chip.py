@@ -53,6 +53,7 @@ from nandrig.errors import NandrigError
 STATUS_FAIL = StatusBit.FAIL
 STATUS_READY = StatusBit.RDY | StatusBit.ARDY
 STATUS_NOT_PROTECTED = StatusBit.WP_N
+_STATUS_DONE = int(STATUS_READY | STATUS_NOT_PROTECTED)  # an int: IntFlag's | runs in Python, at every operation
 FEATURE_TIMING_MODE = Feature.TIMING_MODE
 NS_PER_HOUR = 3_600_000_000_000
 STATE_VERSION = 2  # 2: blocks keep their wear apart from their P/E count
@@ -587,7 +588,7 @@ class VirtualChip:
     def _done(self, fail: int, busy_ns: int, phase: str = "other") -> ChipOp:
         self._meter(phase, busy_ns)
         self.last_phase = phase
-        self.status = STATUS_READY | STATUS_NOT_PROTECTED | fail
+        self.status = _STATUS_DONE | fail
         self.advance_ns(busy_ns)
         return ChipOp(self.status, int(busy_ns))
 
@@ -649,7 +650,10 @@ class VirtualChip:
 
     def _prog_factor(self, wear) -> np.ndarray | float:
         t = self.profile.timing
-        life = np.minimum(np.asarray(wear, float) / self.profile.onfi["endurance_cycles"], 1.5)
+        if isinstance(wear, (int, float)):  # one page's: the same arithmetic in plain floats
+            life = min(wear / self.profile.onfi["endurance_cycles"], 1.5)
+        else:
+            life = np.minimum(np.asarray(wear, float) / self.profile.onfi["endurance_cycles"], 1.5)
         return self._time_scale * (1.0 - t.t_prog_drop * life)
 
     def _t_bers(self, wear) -> np.ndarray | float:

@@ -248,8 +248,9 @@ def one_page_error_probs(ph: Physics, n: float, t_h: float, reads: float, onset:
                          offset: tuple[float, float, float], msb: bool) -> tuple[float, float]:
     """:func:`page_error_probs` of one page, in plain floats: the same sums, with the terms that are zero left out
     (the erased state has no tail; a state's error chance changes only across the references its bit flips at)."""
-    shift, var_add = ph.retention(n, t_h)
-    core, w_t = ph.core_sigma(n), ph.tail_w(n)
+    core, w_t, ret_a, ret_b = _at_wear(ph, n)
+    lt = math.log1p(float(t_h) / ph.ret_t0_h)
+    shift, var_add = ret_a * lt, ret_b * lt  # Physics.retention's products, in its order
     read2 = ph.sigma_read**2
     vref = [v + ph.retry_step * float(o) for v, o in zip(ph.vref, offset)]
     nb = _neighbour_steps(ph) if coupled else (0.0,) * 4
@@ -273,6 +274,14 @@ def one_page_error_probs(ph: Physics, n: float, t_h: float, reads: float, onset:
     one = [t for t, o in zip(total, ones) if o]
     zero = [t for t, o in zip(total, ones) if not o]
     return sum(one) / len(one), sum(zero) / len(zero)
+
+
+@lru_cache(maxsize=4096)
+def _at_wear(ph: Physics, n: float) -> tuple[float, float, float, float]:
+    """What a page's error chances take from the wear its wordline was programmed at, which its every read asks
+    again: the core width, the tail weight and retention's two wear factors (Physics.retention's first products)."""
+    nk = ph._wear(n, _Floats) / 1e3
+    return ph.core_sigma(n), ph.tail_w(n), ph.ret_alpha * nk**ph.ret_an, ph.ret_beta * nk**ph.ret_bn
 
 
 @lru_cache(maxsize=256)
