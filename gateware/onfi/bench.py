@@ -38,6 +38,7 @@ def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
                 d.ctrl["rd_trim"] = trim_centre(passing_trims(mode, clocks.phy_hz, 0.0, Limit.CAPTURE_TRIM_MIN,
                                                               Limit.CAPTURE_TRIM_MAX, steps), Limit.CAPTURE_TRIM_MIN)
             before = d.model.log.violation_count
+            d.model.log.margins_from_here()  # this mode's
             s = page_seed(seed, block, mode)
             p = await d.op(OnfiOp.PROGRAM, row=block << page_bits | mode, length=n, src=OnfiSource.PRBS, seed=s)
             w_ns = ns_per_byte(d.model.din_times)
@@ -61,6 +62,7 @@ def measure_modes(clocks: Clocks = DEFAULT_CLOCKS, seed: int = 1) -> list[dict]:
                 "program_ns_beyond_mode_limit": round(prog_ns - n * twc), "read_ns_beyond_mode_limit": round(read_ns - n * trc),
                 "bit_errors_read": r["err_1to0"] + r["err_0to1"],
                 "timing_violations": d.model.log.violation_count - before,
+                **d.model.log.margins(clocks.phy_hz),
             })
         return rows
 
@@ -77,6 +79,11 @@ def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str |
     out["min_write_fraction_of_limit"] = min(r["write_fraction_of_limit"] for r in out["modes"])
     out["min_read_fraction_of_limit"] = min(r["read_fraction_of_limit"] for r in out["modes"])
     out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])
+    # strobe widths and the latch setups launched on WE#'s falling edge, which rounding can leave at exactly
+    # their minimum (docs/onfi.md, the margin table)
+    out["zero_slack"] = {k: [r["mode"] for r in out["modes"] if r["interval_slack_ns"].get(k, 1) <= 0]
+                         for k in sorted({k for r in out["modes"] for k in r["interval_slack_ns"]})}
+    out["zero_slack"] = {k: v for k, v in out["zero_slack"].items() if v}
     echo("simulated all modes")
     if synth:
         from nandrig.gateware.onfi.core import OnfiController

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.chip.onfi import Feature, StatusBit
 from nandrig.chip.timing import EDO_BELOW_NS, MODES
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, Board
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, WAITS, Board, wait_guard_ns
 
 NEVER = -math.inf
 PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)
@@ -47,6 +47,23 @@ class BusLog:
     violations: list[str] = field(default_factory=list)
     ops: list[tuple] = field(default_factory=list)  # (name, args, busy_ns as the bus saw it)
     violation_count: int = 0
+    # per interval the least time beyond its minimum seen at the pins (ns), and that minimum: the margin table
+    min_slack: dict[str, float] = field(default_factory=dict)
+    minimum: dict[str, float] = field(default_factory=dict)
+
+    def slack(self, what: str, ns: float, need: float) -> None:
+        if ns < self.min_slack.get(what, math.inf):
+            self.min_slack[what], self.minimum[what] = ns, need
+
+    def margins_from_here(self) -> None:
+        self.min_slack, self.minimum = {}, {}
+
+    def margins(self, phy_hz: float) -> dict:
+        """The margin table's line since margins_from_here(): each interval's least slack at the pins, and the
+        waits left less than timing.waited()'s guard over their minimum (none, when the rounding is right)."""
+        return {"interval_slack_ns": {k: round(v, 2) for k, v in sorted(self.min_slack.items())},
+                "waits_short_of_guard": sorted(k for k in WAITS if k in self.min_slack
+                                               and self.min_slack[k] < wait_guard_ns(self.minimum[k], phy_hz) - 1e-6)}
 
     def violate(self, t: float, what: str) -> None:
         self.violation_count += 1
@@ -144,6 +161,8 @@ class NandBusModel:
     def _since(self, now: float, then: float, need: float, what: str) -> None:
         if now - then < need - 1e-6:
             self.log.violate(now, f"{what}: {now - then:.1f} ns < {need} ns")
+        if then != NEVER:
+            self.log.slack(what, now - then - need, need)
 
     def _edges(self, now: float, cur: dict[str, int]) -> None:
         t, p = self.timing, self.prev
@@ -160,6 +179,8 @@ class NandBusModel:
             self.log.violate(now, "WE# and RE# low together")
         if cur["dq_oe"] and (cur["re_n"] == 0 or now - self.re_rise < t.tRHZ):
             self.log.violate(now, "DQ contention: the controller drives while the chip may")
+        if "dq_oe" in changed and cur["dq_oe"] and self.re_rise != NEVER:  # the controller takes DQ after a read
+            self.log.slack("tRHZ", now - self.re_rise - t.tRHZ, t.tRHZ)
         if "wp_n" in changed and "wp_n" in p:  # a change, not the power-up level
             self.wp_change = now
         if "ce_n" in changed:

@@ -398,9 +398,10 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
         d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(0, clocks.phy_hz, steps)
         await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
         await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
-        out = {}
+        out, margins = {}, {}
         for mode in range(6):
             await to_mode(d, mode)
+            d.model.log.margins_from_here()
             d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(mode, clocks.phy_hz, steps)
             await d.op(OnfiOp.READ_ID, faddr=0x20, length=4)
             onfi = await d.read_buffer(4)
@@ -408,10 +409,14 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
             param = await d.read_buffer(768)
             r = await d.op(OnfiOp.READ, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
             out[mode] = onfi, param, await d.read_buffer(n), r, ns_per_byte(d.model.dout_times)
-        return out
+            margins[mode] = d.model.log.margins(clocks.phy_hz)
+        return out, margins
 
-    out, bfm = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=steps, io_delay_ns=delay)
+    (out, margins), bfm = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=steps,
+                              io_delay_ns=delay)
     assert bfm.log.violation_count == 0, bfm.log.violations
+    # the board build's margin table: the waits a cycle (or a tenth) over their minimum at every mode
+    assert all(m["waits_short_of_guard"] == [] and "tWHR" in m["interval_slack_ns"] for m in margins.values()), margins
     want = prbs31_bytes(seed, n)
     for mode, (onfi, param, page, r, read_ns) in out.items():
         assert onfi == b"ONFI" and decode_dump(param).page == chip.profile.parameter_page(), mode
@@ -495,8 +500,12 @@ def test_bench_onfi_reports_every_mode(run_cli):
     out = json.loads(res.out)
     assert [r["mode"] for r in out["modes"]] == list(range(6))
     assert out["timing_violations"] == 0 and out["min_write_fraction_of_limit"] >= 0.8
+    # the margin table: every wait between two lines a cycle (or a tenth) over its minimum; what sits at zero is
+    # a strobe's width or a latch setup launched with WE#'s fall, never a wait
+    assert set(out["zero_slack"]) <= {"tWP", "tWH", "tWC", "tRP", "tREH", "tRC", "tCLS", "tALS", "tDS"}, out["zero_slack"]
     for r in out["modes"]:
         assert r["meets"] and r["set_features_ok"] and r["bit_errors_read"] == 0
+        assert r["waits_short_of_guard"] == [] and {"tWHR", "tRHW", "tRHZ", "tADL"} <= set(r["interval_slack_ns"])
         assert r["read_cycle_ns"] == mode_cycles(r["mode"]).read_cycle * PERIOD
         assert r["capture_setup_margin_ns"] >= 2.0 and r["capture_hold_margin_ns"] >= 1.0
         assert 0 < r["program_overhead_ns"] < 2000 and 0 < r["read_overhead_ns"] < 2000
