@@ -34,14 +34,14 @@ _RAW, _COMPARE = int(ReadFlag.RAW), int(ReadFlag.COMPARE)
 
 
 @lru_cache(maxsize=64)
-def _spare_layout(page_bytes: int, codeword_bytes: int, t: int) -> tuple[tuple[int, int], list[tuple[int, int]],
-                                                                        list[float]]:
+def _spare_layout(page_bytes: int, codeword_bytes: int, t: int) -> tuple[tuple[int, int], tuple[tuple[int, int], ...],
+                                                                        tuple[float, ...]]:
     """The statistical read's bit ranges of a page's ECC area and of each codeword's parity at t, and each
     codeword's length as a share of the code's full length (2^m), shortened as the layout stores it."""
     area = ecc_layout.ecc_area(page_bytes, t)
     parity = [ecc_layout.parity_slice(page_bytes, k, t) for k in range(page_bytes // codeword_bytes)]
-    return ((8 * area.start, 8 * area.stop), [(8 * p.start, 8 * p.stop) for p in parity],
-            [(8 * codeword_bytes + 8 * (p.stop - p.start)) / 2.0 ** ecc_layout.CONFIG.m for p in parity])
+    return ((8 * area.start, 8 * area.stop), tuple((8 * p.start, 8 * p.stop) for p in parity),
+            tuple((8 * codeword_bytes + 8 * (p.stop - p.start)) / 2.0 ** ecc_layout.CONFIG.m for p in parity))
 
 
 class ChipCommands:
