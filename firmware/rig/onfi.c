@@ -192,12 +192,9 @@ int onfi_identify(struct chip *c, uint8_t target)
 		c->param_status = (uint8_t)param_page_check_rig(&p);
 	if (c->param_status != PARAM_OK)
 		return -1;  /* the geometry stays zero: no block is in range */
-	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up from the minimum plus a cycle
-	 * or a tenth of it, whichever is less (gateware/onfi/timing.py waited(): line skew must not eat a zero
-	 * margin); parts give 100-500 ns, the field holds ONFI_CCS_MAX (10 us at 100 MHz); 0 (a page that gives
-	 * none) keeps ONFI's 500 ns */
-	uint32_t guard = p.t_ccs_ns / 10 < NS_PER_PHY_CYCLE ? p.t_ccs_ns / 10 : NS_PER_PHY_CYCLE;
-	uint32_t ccs = p.t_ccs_ns ? (p.t_ccs_ns + guard + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE : 0;
+	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up; parts give 100-500 ns, the
+	 * field holds ONFI_CCS_MAX (10 us at 100 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
+	uint32_t ccs = (p.t_ccs_ns + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE;
 	c->ccs = (uint16_t)(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
 	onfi_ccs_write(c->ccs);
 	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);

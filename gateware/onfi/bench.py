@@ -81,9 +81,9 @@ def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str |
     out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])
     # strobe widths and the latch setups launched on WE#'s falling edge, which rounding can leave at exactly
     # their minimum (docs/onfi.md, the margin table)
-    out["zero_slack"] = {k: [r["mode"] for r in out["modes"] if r["interval_slack_ns"].get(k, 1) <= 0]
-                         for k in sorted({k for r in out["modes"] for k in r["interval_slack_ns"]})}
-    out["zero_slack"] = {k: v for k, v in out["zero_slack"].items() if v}
+    checked = sorted({k for r in out["modes"] for k in r["interval_slack_ns"]})
+    out["zero_slack"] = {k: at for k in checked
+                         if (at := [r["mode"] for r in out["modes"] if r["interval_slack_ns"].get(k, 1) <= 0])}
     echo("simulated all modes")
     if synth:
         from nandrig.gateware.onfi.core import OnfiController

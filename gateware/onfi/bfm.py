@@ -60,7 +60,7 @@ class BusLog:
 
     def margins(self, phy_hz: float) -> dict:
         """The margin table's line since margins_from_here(): each interval's least slack at the pins, and the
-        waits left less than timing.waited()'s guard over their minimum (none, when the rounding is right)."""
+        waits between two lines' edges left less than timing.wait_guard_ns over their minimum."""
         return {"interval_slack_ns": {k: round(v, 2) for k, v in sorted(self.min_slack.items())},
                 "waits_short_of_guard": sorted(k for k in WAITS if k in self.min_slack
                                                and self.min_slack[k] < wait_guard_ns(self.minimum[k], phy_hz) - 1e-6)}

@@ -42,21 +42,15 @@ def cycles(ns: float, clk_hz: float) -> int:
     return max(1, math.ceil(ns * clk_hz / 1e9 - 1e-9))
 
 
-# the intervals between two lines' edges that waited() rounds (tRHZ through tRHW, tCLR and tAR through tWHR)
+# the intervals between two lines' edges (waits the PHY counts, as against strobe widths and latch setups); tRHZ
+# follows tRHW, tCLR and tAR follow tWHR
 WAITS = ("tADL", "tAR", "tCCS", "tCEH", "tCLR", "tCS", "tRHW", "tRHZ", "tRR", "tWHR", "tWW")
 
 
 def wait_guard_ns(ns: float, clk_hz: float) -> float:
-    """What waited() adds to a wait's minimum: a cycle, or a tenth of the wait when that is less."""
+    """The margin a wait between two lines' edges should keep over its minimum at the pins, so that skew between
+    the adapter's lines cannot eat it: a cycle, or a tenth of the wait when that is less (issue 50)."""
     return min(1e9 / clk_hz, ns / 10)
-
-
-def waited(ns: float, clk_hz: float) -> int:
-    """Whole cycles for a wait between two lines' edges (tWHR, tADL, ...): its minimum plus a cycle or a tenth of
-    it, whichever is less, so that skew between the adapter's lines cannot eat a margin that rounding to whole
-    cycles left at zero (the bus model's margin table, ``nandrig bench onfi``). firmware/rig/onfi.c rounds the
-    part's own tCCS the same way."""
-    return cycles(ns + wait_guard_ns(ns, clk_hz), clk_hz)
 
 
 @dataclass(frozen=True)
@@ -151,11 +145,10 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
     wp = c(max(t.tWP, t.tDS, t.tCLS, t.tALS))
     wh = max(c(t.tWH), c(max(t.tCLH, t.tALH, t.tDH, t.tCH)), c(t.tWC) - wp)
     rp, reh, sample, setup, hold = read_capture(t, clk_hz, board, steps)
-    w = lambda ns: waited(ns, clk_hz)  # noqa: E731
     # CLE/ALE drop wh cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
-    whr = max(w(t.tWHR), wh + w(max(t.tCLR, t.tAR)))
-    return ModeCycles(mode, wp, wh, rp, reh, sample, max(0, w(t.tCS) - wp), whr, w(t.tRHW), w(t.tADL), w(t.tWB),
-                      w(t.tRR), max(whr, w(t.tCCS)), w(t.tCEH), w(t.tWW), round(setup, 3), round(hold, 3))
+    whr = max(c(t.tWHR), wh + c(max(t.tCLR, t.tAR)))
+    return ModeCycles(mode, wp, wh, rp, reh, sample, max(0, c(t.tCS) - wp), whr, c(t.tRHW), c(t.tADL), c(t.tWB),
+                      c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3), round(hold, 3))
 
 
 def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD, steps: int = 1) -> int:
