@@ -79,8 +79,7 @@ def bench_onfi(synth: bool = True, clocks: Clocks = DEFAULT_CLOCKS, board: str |
     out["min_write_fraction_of_limit"] = min(r["write_fraction_of_limit"] for r in out["modes"])
     out["min_read_fraction_of_limit"] = min(r["read_fraction_of_limit"] for r in out["modes"])
     out["timing_violations"] = sum(r["timing_violations"] for r in out["modes"])
-    # strobe widths and the latch setups launched on WE#'s falling edge, which rounding can leave at exactly
-    # their minimum (docs/onfi.md, the margin table)
+    # what sits at exactly its minimum at the pins, per interval the modes (docs/onfi.md, the margin table)
     checked = sorted({k for r in out["modes"] for k in r["interval_slack_ns"]})
     out["zero_slack"] = {k: at for k in checked
                          if (at := [r["mode"] for r in out["modes"] if r["interval_slack_ns"].get(k, 1) <= 0])}
