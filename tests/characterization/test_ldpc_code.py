@@ -2,12 +2,9 @@
 rig poses it) against the `ldpc` library decoding the word read itself."""
 import numpy as np
 import pytest
-from ldpc import BpDecoder
-
-from nandrig.characterization.ldpc_code import (
-    MAX_ITERATIONS, MIN_SUM_SCALING, LdpcDecoder, QcLdpcCode, error_probability,
-)
+from nandrig.characterization.ldpc_code import LdpcDecoder, QcLdpcCode
 from nandrig.errors import NandrigError
+from tests.characterization.ldpc_reference import agrees_with_the_library
 
 CODE = QcLdpcCode()
 
@@ -34,12 +31,6 @@ def test_encoded_words_are_codewords_and_carry_their_data():
         CODE.encode(np.zeros(10, np.uint8))
 
 
-def _library_on_the_word(word: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, int, bool]:
-    bp = BpDecoder(CODE.pcm(), error_channel=probs, max_iter=MAX_ITERATIONS, bp_method="minimum_sum",
-                   ms_scaling_factor=MIN_SUM_SCALING, schedule="parallel", input_vector_type="received_vector")
-    return bp.decode(word), bp.iter, bool(bp.converge)
-
-
 @pytest.mark.parametrize("soft", [False, True], ids=["hard", "soft"])
 def test_the_decode_is_the_librarys_own_on_the_received_word(soft):
     """Random codewords, errors injected at rates around the code's threshold so some frames fail: our decode
@@ -57,9 +48,7 @@ def test_the_decode_is_the_librarys_own_on_the_received_word(soft):
                 e = (rs.random(CODE.n) < noise).astype(np.uint8)
                 llr = np.full(CODE.n, np.log((1 - noise) / noise))
             ours = dec.decode(e, llr)
-            word, iters, converged = _library_on_the_word(c ^ e, error_probability(llr))
-            assert ours.iterations == iters and ours.converged == converged
-            assert ours.decoded == (converged and (word == c).all())
+            assert agrees_with_the_library(CODE, ours, c, e, llr)
             outcomes.add(ours.decoded)
     assert outcomes == {True, False}  # the comparison covered failures as well as successes
 

@@ -10,6 +10,7 @@ from nandrig.characterization.soft_read import (
 from nandrig.chip.pattern import bits
 from nandrig.errors import NandrigError
 from nandrig.virtual_chip.chip import VirtualChip, page_map
+from tests.characterization.ldpc_reference import agrees_with_the_library
 
 
 def test_sensing_levels_start_at_the_hard_read_and_widen_below_first():
@@ -70,3 +71,16 @@ def test_soft_levels_decode_the_virtual_chips_pages_that_hard_reads_lose():
     assert out[1].failures == out[2].failures == 0
     assert out[1].raw_errors < 0.7 * out[0].raw_errors  # the LLRs' decisions already beat the hard read
     assert levels_needed(out, 0.25) == 2 and levels_needed(out, 1e-3) is None  # 11 frames cannot show 1e-3
+
+    # The decode of these frames is the library's own on the word read: each frame's errors laid on a random
+    # codeword, at one level (frames that fail) and at two (frames that decode).
+    code, n, rs = QcLdpcCode(), QcLdpcCode().n, np.random.default_rng(5)
+    for levels, decoded in ((1, False), (2, True)):
+        table = LlrTable.fit(train_bits, read_patterns(train_reads[:levels]), levels)
+        decided, rel = table.decide(read_patterns(test_reads[:levels]))
+        errors = (decided != test_bits).astype(np.uint8)
+        for f in range(2):
+            e, llr = errors[f * n:(f + 1) * n], rel[f * n:(f + 1) * n]
+            ours = LdpcDecoder(code).decode(e, llr)
+            assert ours.decoded == decoded
+            assert agrees_with_the_library(code, ours, code.encode(rs.integers(0, 2, code.k).astype(np.uint8)), e, llr)
