@@ -242,35 +242,50 @@ class OnfiPhy(wiring.Component):
             mod.d.sync += self.rdata.valid.eq(0)
 
     def _gates(self, mod: Module, s: SimpleNamespace) -> None:
-        """Whether the waiting beat may start: its kind's timings since the events it follows are met."""
+        """Whether the waiting beat may start: its kind's timings since the events it follows are met.
+
+        Each kind's gate is a flop, set a cycle after its timing flags are all up, and cleared in any cycle one of
+        its events happens or a beat starts (a flag is a cycle late to fall after its event). So every wait between
+        two lines' edges (tWHR, tRHW/tRHZ, tADL, tCS, tCCS, tRR, tCEH, tWW) ends a whole PHY cycle past its minimum
+        at the pins, a margin against skew between the adapter's lines, and the beat-start decision reads one flop
+        per kind instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S)."""
         b, t = self.beats.payload, s.t
         gate = Signal(name="gate")
-        # the flags' registers are written outside the switch below, every cycle
-        write_ok = (s.since_re.at_least(t["rhw"]) & s.since_ce.at_least(t["cs"]) & s.since_wp.at_least(t["ww"])
-                    & ~s.ce_fell)
-        din_ok = write_ok & s.since_addr.at_least(t["adl_wp"])
-        dout_ok = (Mux(s.after_e0, s.since_we.at_least(s.ccs), s.since_we.at_least(t["whr"]))
-                   & s.since_rb.at_least(t["rr"]))
-        select_ok, wait_ok = s.since_deselect.at_least(t["ceh"]) & ~s.ce_rose, s.since_we.at_least(t["wb_sync"])
-        with mod.Switch(b.kind):
-            with mod.Case(Kind.CMD, Kind.ADDR):
-                mod.d.comb += gate.eq(write_ok)
-            with mod.Case(Kind.DIN):
-                mod.d.comb += gate.eq(din_ok)
-            with mod.Case(Kind.DOUT):
-                mod.d.comb += gate.eq(dout_ok)
-            with mod.Case(Kind.SELECT):
-                mod.d.comb += gate.eq(select_ok)
-            with mod.Case(Kind.WAIT_RB, Kind.SETTLE):
-                mod.d.comb += gate.eq(wait_ok)
-            with mod.Case(Kind.DESELECT):
-                mod.d.comb += gate.eq(s.drained)
-            with mod.Default():
-                mod.d.comb += gate.eq(1)
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
         # cycle reaches a chip that is still busy
         s.flushing = Signal(name="flushing")
         s.drop = s.flushing & (b.kind != Kind.DESELECT)
+        starting = Signal(name="starting")  # a beat starts at this edge
+        mod.d.comb += starting.eq(self.beats.valid & self.beats.ready & ~s.drop)
+        write_events = s.since_re.restart | s.since_wp.restart | s.ce_fell
+        # the flags' registers are written outside the switch below, every cycle
+        write_ok = (s.since_re.at_least(t["rhw"]) & s.since_ce.at_least(t["cs"]) & s.since_wp.at_least(t["ww"])
+                    & ~write_events)
+        din_ok = write_ok & s.since_addr.at_least(t["adl_wp"]) & ~s.since_addr.restart
+        dout_ok = (Mux(s.after_e0, s.since_we.at_least(s.ccs), s.since_we.at_least(t["whr"]))
+                   & s.since_rb.at_least(t["rr"]) & ~s.since_we.restart & ~s.since_rb.restart)
+        select_ok = s.since_deselect.at_least(t["ceh"]) & ~s.ce_rose
+        wait_ok = s.since_we.at_least(t["wb_sync"]) & ~s.since_we.restart
+        gates = {}
+        for name, ok in (("write", write_ok), ("din", din_ok), ("dout", dout_ok), ("select", select_ok),
+                         ("wait", wait_ok)):
+            gates[name] = Signal(name=f"gate_{name}")
+            mod.d.sync += gates[name].eq(ok & ~starting)
+        with mod.Switch(b.kind):
+            with mod.Case(Kind.CMD, Kind.ADDR):
+                mod.d.comb += gate.eq(gates["write"])
+            with mod.Case(Kind.DIN):
+                mod.d.comb += gate.eq(gates["din"])
+            with mod.Case(Kind.DOUT):
+                mod.d.comb += gate.eq(gates["dout"])
+            with mod.Case(Kind.SELECT):
+                mod.d.comb += gate.eq(gates["select"])
+            with mod.Case(Kind.WAIT_RB, Kind.SETTLE):
+                mod.d.comb += gate.eq(gates["wait"])
+            with mod.Case(Kind.DESELECT):
+                mod.d.comb += gate.eq(s.drained)
+            with mod.Default():
+                mod.d.comb += gate.eq(1)
         mod.d.comb += self.beats.ready.eq(s.drop | (s.free & gate))
 
     def _capture_point(self, mod: Module, s: SimpleNamespace) -> None:
