@@ -16,7 +16,7 @@ from nandrig.virtual_chip import rng
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE
 from nandrig.chip.read_retry import FeatureOffsets, table_for
 from nandrig.errors import NandrigError
-from nandrig.gateware.onfi.timing import mode_cycles
+from nandrig.gateware.onfi.timing import WAIT_LAG_CYCLES, mode_cycles
 from nandrig.boards.sim.bus_schedule import JobOps
 from nandrig.boards.sim.job import RigIO
 from nandrig.boards.sim.rig import Reject
@@ -453,9 +453,10 @@ class ChipCommands:
         them (tADL, tWB), and the status read of the operation before (70h, tWHR, one byte)."""
         c = self._mode_cycles()
         ns = 1e9 / self.clk_hz if self.bus_time else 0.0
-        write, status = (c.wp + c.wh) * ns, (c.wp + c.wh + c.whr + c.rp + c.reh) * ns
-        erase_bus = round(5 * write + c.wb * ns + status)
-        program_bus = round((7 + self.chip.geometry.raw_page_bytes) * write + (c.adl + c.wb) * ns + status)
+        lag = WAIT_LAG_CYCLES
+        write, status = (c.wp + c.wh) * ns, (c.wp + c.wh + c.whr + lag + c.rp + c.reh) * ns
+        erase_bus = round(5 * write + (c.wb + lag) * ns + status)
+        program_bus = round((7 + self.chip.geometry.raw_page_bytes) * write + (c.adl + c.wb + 2 * lag) * ns + status)
         cache = bool(self.ident.page.optional_commands & OptionalCommand.PAGE_CACHE_PROGRAM)
         timing, page_map = self.chip.profile.timing, PageMap.shuffled_mlc(self.chip.geometry.pages_per_block)
         weight = np.array([timing.t_prog_msb_us if page_map.is_upper(p) else timing.t_prog_lsb_us for p in pages])

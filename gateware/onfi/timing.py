@@ -47,6 +47,11 @@ def cycles(ns: float, clk_hz: float) -> int:
 WAITS = ("tADL", "tAR", "tCCS", "tCEH", "tCLR", "tCS", "tRHW", "tRHZ", "tRR", "tWHR", "tWW")
 
 
+# the PHY starts a beat that waited on one of these a cycle after the wait's count ends: its gates are flops
+# (phy.OnfiPhy._gates), so every wait keeps a cycle over its minimum at the pins
+WAIT_LAG_CYCLES = 1
+
+
 def wait_guard_ns(ns: float, clk_hz: float) -> float:
     """The margin a wait between two lines' edges should keep over its minimum at the pins, so that skew between
     the adapter's lines cannot eat it: a cycle, or a tenth of the wait when that is less (issue 50)."""
