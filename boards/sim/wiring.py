@@ -24,6 +24,7 @@ class Wiring:
     stuck0: int = 0  # DQ lines that always read 0 (bit i: DQi)
     stuck1: int = 0  # ... always 1 (shorted to VCC, or open with a pull-up)
     shorts: tuple[tuple[int, int], ...] = ()  # pairs of DQ lines shorted together (wired-AND)
+    latency_steps: int | None = None  # the input gearing's latency in capture steps (None: its nominal)
 
     def apply(self, value: int) -> int:
         """A byte as it arrives across the faulty lines (either direction)."""
@@ -40,7 +41,8 @@ class Wiring:
     def trim_pass(self, mode: int, clk_hz: float, steps: int = 1) -> int:
         """The capture trims that read the chip correctly in ``mode`` (bit i: trim CAPTURE_TRIM_MIN + i), in
         ``steps`` per PHY cycle."""
-        return passing_trims(mode, clk_hz, self.delay_ns, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX, steps)
+        return passing_trims(mode, clk_hz, self.delay_ns, Limit.CAPTURE_TRIM_MIN, Limit.CAPTURE_TRIM_MAX, steps,
+                             self.latency_steps)
 
     def calibrated_trim(self, mode: int, clk_hz: float, steps: int = 1) -> int | None:
         """The trim the start-up sweep settles on in ``mode`` (None: no passing trim)."""

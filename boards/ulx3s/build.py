@@ -38,6 +38,10 @@ NEXTPNR_FLOW = "--placer static --router router2 --tmg-ripup"
 # buffer and its frontend's read address is registered (before: 5.2 and 19.6 %, the paths placed well or not;
 # docs/ulx3s.md)
 SEED = 2
+# nextpnr places and routes for clocks this much faster than the board runs them (the 25 MHz input's constraint
+# raised; the PLL's outputs follow it), so its timing-driven placer and router work for the margin rather than
+# stopping once the real clocks are met; Fmax and the margins are then read against the real clocks
+PLACE_FOR = 1.10
 
 
 def _crg(platform, clocks: Clocks):
@@ -139,6 +143,9 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     # /tmp in place of the real one (a checkout under /tmp would be invisible by absolute path)
     ys.write_text(re.sub(r"(?<=\s)/\S+", lambda m: os.path.relpath(m.group(0), gw) if Path(m.group(0)).exists()
                          else m.group(0), text))
+    lpf = gw / f"{NAME}.lpf"
+    lpf.write_text(re.sub(r'(FREQUENCY PORT "clk25" )([\d.]+)( MHz;)',
+                          lambda m: f"{m[1]}{float(m[2]) * PLACE_FOR:.3f}{m[3]}", lpf.read_text(), count=1))
     script = gw / f"build_{NAME}.sh"
     text = script.read_text()
     report = gw / f"{NAME}-report.json"
@@ -172,7 +179,7 @@ def summary(report: Path, bit: Path, clocks: Clocks) -> dict:
     for name, hz in (("sys", clocks.sys_hz), ("nand", clocks.nand_hz)):
         if hz:  # nextpnr names a clock by its PLL output's net (crg_clkout0, ...): find it by its constraint
             achieved = min((round(v["achieved"], 1) for v in rep.get("fmax", {}).values()
-                            if abs(v["constraint"] - hz / 1e6) < 0.01), default=0.0)
+                            if abs(v["constraint"] - hz * PLACE_FOR / 1e6) < 0.05), default=0.0)
             # Fmax over the clock, less one: what process, voltage and temperature may eat
             per_clock[name] = {"clock_mhz": hz / 1e6, "fmax_mhz": achieved, "margin": round(achieved / (hz / 1e6) - 1.0, 3)}
     sys = per_clock["sys"]

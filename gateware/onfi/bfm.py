@@ -21,12 +21,13 @@ value.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.chip.onfi import Feature, StatusBit
 from nandrig.chip.timing import EDO_BELOW_NS, MODES
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, WAITS, Board, wait_guard_ns
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, WAITS, Board, input_latency_steps, wait_guard_ns
 
 NEVER = -math.inf
 PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)
@@ -116,9 +117,9 @@ class NandBusModel:
         self.we_fall = self.we_rise = self.re_fall = self.re_rise = NEVER
         self.ce_fall = self.ce_rise = self.addr_rise = self.rb_rise = self.wp_change = self.e0_rise = NEVER
         self.windows: list[list[float]] = []  # per RE# cycle not yet captured: [valid from, valid until]
-        self.cur_byte = self.old_byte = 0xFF
-        self.valid_from = self.old_from = math.inf
-        self.old_hold = NEVER
+        # the bytes of the last RE# falls, newest last: [byte, valid from, valid until] at the FPGA's input (a long
+        # round trip keeps several on the way back)
+        self.on_dq: deque[list] = deque([[0xFF, math.inf, math.inf]], maxlen=8)
         self.feat = bytearray()
         self.last_read = b""
         self.din_times: list[float] = []  # WE# rises of the last page-data burst (bandwidth)
@@ -138,13 +139,11 @@ class NandBusModel:
     def _dq_at(self, t: float) -> int:
         """The byte on DQ at time t, or its inverse outside every data-valid window less the board's setup and
         hold margins: a capture outside them reads wrong, whatever sample the controller says it took."""
-        tm, setup, hold = self.timing, self.board.setup_ns - 1e-6, self.board.hold_ns - 1e-6
-        held = self.prev.get("re_n", 1) == 0 or t <= self.re_rise + tm.tRHOH + self.io_delay - hold
-        if t >= self.valid_from + setup and held:
-            return self.cur_byte
-        if self.old_from + setup <= t <= self.old_hold - hold:  # in EDO the previous byte outlives the next RE# fall
-            return self.old_byte
-        return (~self.cur_byte) & 0xFF
+        setup, hold = self.board.setup_ns - 1e-6, self.board.hold_ns - 1e-6
+        for byte, valid_from, valid_until in reversed(self.on_dq):  # in EDO a byte outlives the next RE# fall
+            if valid_from + setup <= t <= valid_until - hold:
+                return byte
+        return ~self.on_dq[-1][0] & 0xFF
 
     def _captured(self, t: float) -> None:
         """The controller sampled DQ at t: the oldest uncaptured byte must be valid, with margins, around t."""
@@ -220,6 +219,7 @@ class NandBusModel:
                 self.re_rise = now
                 if self.windows:  # the byte is held tRHOH after RE# rises (longer in EDO: see _next_out)
                     self.windows[-1][1] = now + t.tRHOH + self.io_delay
+                self.on_dq[-1][2] = now + t.tRHOH + self.io_delay
 
     def _latch(self, now: float, cur: dict[str, int]) -> None:
         t = self.timing
@@ -427,37 +427,45 @@ class NandBusModel:
         stays tRLOH longer."""
         t = self.timing
         edo = now - self.re_fall < EDO_BELOW_NS
-        self.old_byte, self.old_from = self.cur_byte, self.valid_from
-        self.old_hold = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
-        if self.windows and edo:
-            self.windows[-1][1] = max(self.windows[-1][1], self.old_hold)
-        self.valid_from = now + t.tREA + self.io_delay
-        self.windows.append([self.valid_from, math.inf])
+        if self.on_dq:  # the previous byte: held tRHOH after RE# rose, in EDO until tRLOH after this fall
+            prev = self.on_dq[-1]
+            prev[2] = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
+            if self.windows and edo:
+                self.windows[-1][1] = max(self.windows[-1][1], prev[2])
+        valid_from = now + t.tREA + self.io_delay
+        self.windows.append([valid_from, math.inf])
+        self.on_dq.append([self._byte_out(now), valid_from, math.inf])
+
+    def _byte_out(self, now: float) -> int:
         if self.out_status:
-            self.cur_byte = self.status_at(now)
-            return
+            return self.status_at(now)
         if self.busy.low(now):
             self.log.violate(now, "data read while busy")
         if self.out is None:
             self.log.violate(now, "RE# with nothing to read")
-            self.cur_byte = 0xFF
-            return
-        self.cur_byte = self.out[self.ptr] if self.ptr < len(self.out) else 0x00
+            return 0xFF
+        byte = self.out[self.ptr] if self.ptr < len(self.out) else 0x00
         self.ptr += 1
         if self.out is self.register:
             self.dout_times.append(now)
+        return byte
 
 
 PIN_NAMES = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe")
 
 
-async def run_bus(ctx, models: list[NandBusModel], pins, capture=None, domain: str = "sync", capture_lane=None) -> None:
+async def run_bus(ctx, models: list[NandBusModel], pins, capture=None, domain: str = "sync", capture_lane=None,
+                  latency_steps: int | None = None) -> None:
     """Chips on one bus: model k on CE# and R/B# bit k, all seeing DQ, CLE, ALE, WE#, RE# and WP#; DQ carries
-    the byte of the target selected last (the PHY captures only while one is selected). All share one clock."""
+    the byte of the target selected last (the PHY captures only while one is selected). All share one clock.
+    ``latency_steps``: steps between a DQ sample and the PHY seeing it in ``dq_i`` (the input gearing's; None:
+    its nominal, :func:`timing.input_latency_steps`)."""
     sigs = [getattr(pins, n) for n in PIN_NAMES]
     period = models[0].period
     steps = len(pins.dq_i) // 8
     step = period / steps
+    latency = input_latency_steps(steps) if latency_steps is None else latency_steps
+    samples = deque([0] * latency, maxlen=latency + steps)  # DQ as sampled, oldest first, on its way to dq_i
     n, talking = 0, models[0]
     while True:
         await ctx.tick(domain)
@@ -473,17 +481,16 @@ async def run_bus(ctx, models: list[NandBusModel], pins, capture=None, domain: s
                 m.prev = cur
         if capture is not None and ctx.get(capture):  # sampled at this edge, where RE# may have risen too
             lane = ctx.get(capture_lane) if capture_lane is not None else steps - 1
-            talking._captured(now - (steps - 1 - lane) * step)
+            talking._captured(now - (steps - 1 - lane + latency) * step)
         nxt = now + period  # the controller samples what we drive now by the next edge
         ctx.set(pins.rb_n, sum((0 if m.busy.low(nxt) else 1) << k for k, m in enumerate(models)))
-        word = 0
         for k in range(steps):
             dq = talking._dq_at(nxt - (steps - 1 - k) * step)
             if talking.stuck_dq is not None:
                 line, level = talking.stuck_dq
                 dq = dq | 1 << line if level else dq & ~(1 << line)
-            word |= dq << 8 * k
-        ctx.set(pins.dq_i, word)
+            samples.append(dq)
+        ctx.set(pins.dq_i, sum(samples[k] << 8 * k for k in range(steps)))
 
 
 def ns_per_byte(times: list[float]) -> float:

@@ -86,10 +86,11 @@ class Driver:
 
 def run(chip: VirtualChip | list[VirtualChip], script, clk_hz: float = DEFAULT_CLK_HZ, vcd: str | None = None,
         nand_clk_hz: float | None = None, nand_phase: float = 0.0, capture_steps: int = 1,
-        **model) -> tuple[object, NandBusModel | list[NandBusModel]]:
+        latency_steps: int | None = None, **model) -> tuple[object, NandBusModel | list[NandBusModel]]:
     """Run ``await script(driver)`` with the controller wired to ``chip`` through a NandBusModel(``model``);
     with ``nand_clk_hz`` the PHY runs on a clock of its own, its edges ``nand_phase`` of a period late;
-    ``capture_steps``: DQ samples per PHY cycle (input gearing), which the bus model drives at their own times.
+    ``capture_steps``: DQ samples per PHY cycle (input gearing), which the bus model drives at their own times,
+    ``latency_steps`` after taking them (None: the gearing's nominal latency).
     A list of chips puts them on one bus, chip k on CE# k (the controller built for that many targets).
 
     Returns (what the script returned, the bus model with its log, or the list of them).
@@ -105,7 +106,7 @@ def run(chip: VirtualChip | list[VirtualChip], script, clk_hz: float = DEFAULT_C
 
     async def bus(ctx):
         await run_bus(ctx, bfms, dut.pins, dut.phy.rdata.valid, NAND_DOMAIN if nand_clk_hz else "sync",
-                      dut.phy.capture_lane)
+                      dut.phy.capture_lane, latency_steps)
 
     async def main(ctx):
         result.append(await script(Driver(ctx, dut, bfms[0] if len(bfms) == 1 else bfms)))

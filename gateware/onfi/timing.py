@@ -30,9 +30,22 @@ class Board:
     delay_max_ns: float = 8.0  # ... slowest (output and input buffers, adapter and cable traces)
     setup_ns: float = 2.0  # margin kept between data valid and the sampling edge
     hold_ns: float = 1.0  # margin kept between the sampling edge and data going invalid
+    reach_ns: float = 20.0  # with input gearing: the longest round trip the start-up sweep must find a point for
 
 
 DEFAULT_BOARD = Board()
+
+# The ECP5's IDDRX2F hands a PHY cycle's four samples to the PHY's logic this many steps after the latest was taken:
+# two sample registers, the output stage its update toggle loads on every other edge-clock rise, then the divided
+# clock's edge (Lattice's ECP5 simulation library, IDDRX2F.v with CLKDIVF.v; docs/ulx3s.md). The divider's other
+# reset phase gives GEARING_LATENCY_SPREAD steps more. The PHY's capture point counts it (:func:`read_capture`).
+GEARING_LATENCY_STEPS = 7
+GEARING_LATENCY_SPREAD = 2
+
+
+def input_latency_steps(steps: int) -> int:
+    """Steps between DQ's sample and the PHY's logic seeing it: the gearing's, none for a plain input register."""
+    return GEARING_LATENCY_STEPS if steps > 1 else 0
 
 DEFAULT_CLK_HZ = 100e6  # 10 ns: every mode's write and read cycle within 0.83-1.0 of its limit
 
@@ -125,11 +138,14 @@ def centred_point(first_ps: int, last_ps: int, step_ps: int) -> int | None:
 
 def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
                        board: Board = DEFAULT_BOARD) -> tuple[int, float, float] | None:
-    """With RE# low ``rp`` cycles: (the calibrated point at the middle of the board's delay range in steps, the
-    worst setup and hold margins of the calibrated point over the range, in 0.1 ns steps), or None when at some
-    delay it misses the margins. Calibration sees the last byte of a burst (:func:`data_window_ps`)."""
+    """With RE# low ``rp`` cycles: (the calibrated point in steps, the worst setup and hold margins of the
+    calibrated point over the board's delay range, in 0.1 ns steps), or None when at some delay it misses the
+    margins. Calibration sees the last byte of a burst (:func:`data_window_ps`). The point is the one centred for
+    the middle of the round trips the sweep must reach (0 to ``board.reach_ns``, the gearing's latency anywhere in
+    its spread), so the trims either side reach them all."""
     step_ps = round(period * 1000) // steps
-    first, last = round(t.tREA * 1000), round((rp * period + t.tRHOH) * 1000)
+    latency = input_latency_steps(steps) * step_ps
+    first, last = round(t.tREA * 1000) + latency, round((rp * period + t.tRHOH) * 1000) + latency
     setup = hold = math.inf
     for d in range(round(board.delay_min_ns * 1000), round(board.delay_max_ns * 1000) + 1, 100):
         point = centred_point(first + d, last + d, step_ps)
@@ -138,7 +154,7 @@ def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
         setup, hold = min(setup, point * step_ps - first - d), min(hold, last + d - point * step_ps)
     if setup < board.setup_ns * 1000 or hold < board.hold_ns * 1000:
         return None
-    mid = round((board.delay_min_ns + board.delay_max_ns) * 500)
+    mid = round((board.delay_min_ns + max(board.delay_max_ns, board.reach_ns)) * 500) + GEARING_LATENCY_SPREAD * step_ps // 2
     return centred_point(first + mid, last + mid, step_ps), setup / 1000, hold / 1000
 
 
@@ -163,12 +179,15 @@ def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD, steps: int = 1) -
 
 
 def data_window_ps(mode: int, clk_hz: float, delay_ns: float, board: Board = DEFAULT_BOARD,
-                   steps: int = 1) -> tuple[int, int]:
-    """When a byte is on the FPGA's input for every byte of a burst, in ps after its RE# fall, on wiring with
+                   steps: int = 1, latency_steps: int | None = None) -> tuple[int, int]:
+    """When a byte is on the FPGA's input for every byte of a burst, as the PHY's logic sees it (after the input
+    gearing's ``latency_steps``, by default :func:`input_latency_steps`), in ps after its RE# fall, on wiring with
     round-trip delay ``delay_ns`` (no margins: what the chip guarantees). From tREA; until tRHOH after RE#
     rises: the last byte of a burst has no next RE# fall, so EDO's tRLOH extension does not cover it."""
     t, c = MODES[mode], mode_cycles(mode, clk_hz, board, steps)
-    delay, period = round(delay_ns * 1000), round(1e12 / clk_hz)
+    latency = input_latency_steps(steps) if latency_steps is None else latency_steps
+    period = round(1e12 / clk_hz)
+    delay = round(delay_ns * 1000) + latency * period // steps
     return round(t.tREA * 1000) + delay, c.rp * period + round(t.tRHOH * 1000) + delay
 
 
@@ -182,12 +201,12 @@ def trim_range(mode: int, clk_hz: float, trim_min: int, trim_max: int, board: Bo
 
 
 def trim_passes(mode: int, clk_hz: float, trim: int, delay_ns: float, board: Board = DEFAULT_BOARD,
-                steps: int = 1) -> bool:
+                steps: int = 1, latency_steps: int | None = None) -> bool:
     """Whether reads with capture trim ``trim`` (within :func:`trim_range`) return the chip's bytes on wiring
     with round-trip delay ``delay_ns``: the trimmed point lies inside :func:`data_window_ps`, after its start (tREA
     is the latest the chip may put the byte out: a sample exactly there has no margin)."""
     sample = mode_cycles(mode, clk_hz, board, steps).sample + trim
-    first, last = data_window_ps(mode, clk_hz, delay_ns, board, steps)
+    first, last = data_window_ps(mode, clk_hz, delay_ns, board, steps, latency_steps)
     return first < sample * round(1e12 / clk_hz) // steps <= last
 
 
@@ -210,9 +229,9 @@ def trim_centre(passing: int, trim_min: int) -> int | None:
     return trim_min + best_lo + best_len // 2 if best_len else None
 
 
-
-def passing_trims(mode: int, clk_hz: float, delay_ns: float, trim_min: int, trim_max: int, steps: int = 1) -> int:
+def passing_trims(mode: int, clk_hz: float, delay_ns: float, trim_min: int, trim_max: int, steps: int = 1,
+                  latency_steps: int | None = None) -> int:
     """The mask a start-up sweep over [trim_min, trim_max] finds at round trip ``delay_ns`` (bit i: trim
-    ``trim_min + i`` read the chip correctly)."""
+    ``trim_min + i`` read the chip correctly), the input gearing's latency ``latency_steps`` (None: its nominal)."""
     return sum(1 << (t - trim_min) for t in trim_range(mode, clk_hz, trim_min, trim_max, steps=steps)
-               if trim_passes(mode, clk_hz, t, delay_ns, steps=steps))
+               if trim_passes(mode, clk_hz, t, delay_ns, steps=steps, latency_steps=latency_steps))

@@ -16,7 +16,9 @@ from nandrig.gateware.onfi.bfm import ns_per_byte
 from nandrig.gateware.onfi.pattern import Prbs31, walk_byte
 from nandrig.gateware.onfi.sim import run
 from nandrig.chip.timing import MODES, limit_ns
-from nandrig.gateware.onfi.timing import DEFAULT_BOARD, DEFAULT_CLK_HZ, WAITS, mode_cycles
+from nandrig.gateware.onfi.timing import (
+    DEFAULT_BOARD, DEFAULT_CLK_HZ, GEARING_LATENCY_SPREAD, GEARING_LATENCY_STEPS, WAITS, mode_cycles,
+)
 
 PERIOD = 1e9 / DEFAULT_CLK_HZ
 CW = 512
@@ -378,12 +380,15 @@ def test_capture_keeps_its_margins_across_the_board_delays_and_trim_reaches_beyo
     assert (st["err_1to0"] + st["err_0to1"] == 0) == clean
 
 
-@pytest.mark.parametrize("delay", [0.0, 5.3, 8.0])
+@pytest.mark.parametrize("delay,latency", [(0.0, None), (5.3, None), (8.0, GEARING_LATENCY_STEPS + GEARING_LATENCY_SPREAD),
+                                           (15.0, None), (20.0, GEARING_LATENCY_STEPS + GEARING_LATENCY_SPREAD)])
 @pytest.mark.slow
-def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board_delays(delay):
-    """The ULX3S bitstream's clocks, DQ sampled four times a cycle (IDDRX2F): at each board delay of the stated
-    range, each mode at the trim the start-up sweep settles on reads READ ID, the parameter page (CRC good) and a
-    full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.8 of tRC."""
+def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board_delays(delay, latency):
+    """The ULX3S bitstream's clocks, DQ sampled four times a cycle (IDDRX2F) and handed to the PHY the gearing's
+    latency later (``latency``: None for its nominal, or the divider's other reset phase): at round trips up to the
+    sweep's reach, each mode at the trim the start-up sweep settles on reads READ ID, the parameter page (CRC good)
+    and a full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.8 of
+    tRC."""
     from nandrig.boards.sim.wiring import Wiring
     from nandrig.boards.ulx3s.build import CLOCKS as clocks
 
@@ -392,17 +397,18 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
     chip = VirtualChip("mlc-small", seed=3)
     blk = good_block(chip)
     seed, n = page_seed(CAMPAIGN, blk, 0), chip.geometry.raw_page_bytes
+    wiring = Wiring(delay, latency_steps=latency)
 
     async def script(d):
         await d.op(OnfiOp.RESET)
-        d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(0, clocks.phy_hz, steps)
+        d.ctrl["rd_trim"] = wiring.calibrated_trim(0, clocks.phy_hz, steps)
         await d.op(OnfiOp.ERASE, row=row(chip, blk, 0))
         await d.op(OnfiOp.PROGRAM, row=row(chip, blk, 0), length=n, src=OnfiSource.PRBS, seed=seed)
         out, margins = {}, {}
         for mode in range(6):
             await to_mode(d, mode)
             d.model.log.margins_from_here()
-            d.ctrl["rd_trim"] = Wiring(delay).calibrated_trim(mode, clocks.phy_hz, steps)
+            d.ctrl["rd_trim"] = wiring.calibrated_trim(mode, clocks.phy_hz, steps)
             await d.op(OnfiOp.READ_ID, faddr=0x20, length=4)
             onfi = await d.read_buffer(4)
             await d.op(OnfiOp.READ_PARAM, length=768)
@@ -413,7 +419,7 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
         return out, margins
 
     (out, margins), bfm = run(chip, script, clocks.sys_hz, nand_clk_hz=clocks.nand_hz, capture_steps=steps,
-                              io_delay_ns=delay)
+                              latency_steps=latency, io_delay_ns=delay)
     assert bfm.log.violation_count == 0, bfm.log.violations
     # the board build's margin table: nothing below its minimum at any mode, and every wait between two lines'
     # edges a PHY cycle (or a tenth) past it
@@ -430,19 +436,24 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
 
 def test_input_gearing_capture_margins_come_from_the_calibrated_point():
     """With four samples a cycle the capture point is the sweep's centre for the board at hand: every mode keeps
-    the board's setup and hold margins at every delay of the range (0.1 ns apart), and the sweep as the rigs run
-    it (:class:`Wiring`) settles on that point."""
+    the board's setup and hold margins at every round trip up to the sweep's reach (0.7 ns apart) and at every
+    latency of the gearing, and the sweep as the rigs run it (:class:`Wiring`) settles on that point."""
     from nandrig.boards.sim.wiring import Wiring
     from nandrig.gateware.onfi.timing import data_window_ps
 
+    assert DEFAULT_BOARD.reach_ns >= 20.0
     for mode in range(6):
         c = mode_cycles(mode, 100e6, steps=4)
         assert c.setup_margin_ns >= DEFAULT_BOARD.setup_ns and c.hold_margin_ns >= DEFAULT_BOARD.hold_ns, mode
-        for tenth in range(0, 81, 7):
-            delay = tenth / 10
-            first, last = data_window_ps(mode, 100e6, delay, steps=4)
-            point = (c.sample + Wiring(delay).calibrated_trim(mode, 100e6, 4)) * 2500
-            assert first + DEFAULT_BOARD.setup_ns * 1000 - 1 <= point <= last - DEFAULT_BOARD.hold_ns * 1000 + 1, (mode, delay)
+        for latency in range(GEARING_LATENCY_STEPS, GEARING_LATENCY_STEPS + GEARING_LATENCY_SPREAD + 1):
+            for tenth in range(0, round(DEFAULT_BOARD.reach_ns * 10) + 1, 7):
+                delay = tenth / 10
+                first, last = data_window_ps(mode, 100e6, delay, steps=4, latency_steps=latency)
+                trim = Wiring(delay, latency_steps=latency).calibrated_trim(mode, 100e6, 4)
+                assert trim is not None, (mode, latency, delay)
+                point = (c.sample + trim) * 2500
+                assert first + DEFAULT_BOARD.setup_ns * 1000 - 1 <= point <= last - DEFAULT_BOARD.hold_ns * 1000 + 1, \
+                    (mode, latency, delay)
 
 
 @pytest.mark.parametrize("clk_hz,nand_hz,phase", CLOCKS[:2])

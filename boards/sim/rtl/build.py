@@ -88,12 +88,15 @@ def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: 
     (its busy current comes with each operation), the current per code, and how long after a data byte the bus
     counts as transferring (the meter's window)."""
     from nandrig.chip.timing import EDO_BELOW_NS, MODES
+    from nandrig.gateware.onfi.timing import input_latency_steps
 
     ps = lambda ns: round(ns * 1000)  # noqa: E731
     delays = delays or {0: wiring.delay_ns}
     return {"port": chip_port, "timing_ps": [[ps(t.tREA), ps(t.tRHOH), ps(t.tRLOH)] for t in MODES.values()],
             "delay_ps": [ps(delays.get(k, 0.0)) for k in range(RTL_TARGETS)], "targets": sorted(delays),
             "edo_below_ps": ps(EDO_BELOW_NS), **wiring.bridge_args(),
+            "latency_steps": input_latency_steps(clocks.capture_steps) if wiring.latency_steps is None
+            else wiring.latency_steps,
             "adc": {"na_per_code": FRONT_END.na_per_code, "io_ua": round(power.icc_io_ma * 1000),
                     "idle_ua": round(power.icc_idle_ma * 1000), "recent_ns": round(RECENT_CYCLES * 1e9 / clocks.sys_hz)}}
 

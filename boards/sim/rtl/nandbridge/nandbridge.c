@@ -48,6 +48,7 @@ enum { MSG_CMD = 1, MSG_ADDR = 2, MSG_DIN = 3, MSG_ADVANCE = 4 };
 #define SHORTS_MAX 8
 #define IN_FLIGHT 8  /* bytes whose windows are tracked: a long board delay keeps several on the way back */
 #define TARGETS 8
+#define SAMPLES 32  /* DQ samples kept on their way to dq_i: the gearing's latency plus a cycle's lanes */
 
 struct byte_window {  /* one output byte and when DQ carries it, in ps */
 	uint8_t value;
@@ -94,6 +95,8 @@ struct session_s {
 	uint64_t t_rea_ps[MODES], t_rhoh_ps[MODES], t_rloh_ps[MODES], edo_below_ps;
 	uint64_t last_edge_ps, period_ps;
 	uint8_t stuck0, stuck1;
+	uint8_t samples[SAMPLES];  /* DQ as sampled, a ring; dq_i shows them latency samples later */
+	int head, latency;
 	int n_shorts;
 	uint8_t shorts[SHORTS_MAX][2];
 };
@@ -213,6 +216,12 @@ static int nandbridge_new(void **sess, char *args)
 			s->t[target].present = 1;
 	}
 	json_object *jf = NULL;
+	if (json_object_object_get_ex(js, "latency_steps", &jf))
+		s->latency = json_object_get_int(jf);
+	if (s->latency < 0 || s->latency > SAMPLES - 4) {
+		eprintf("[nandbridge] latency_steps %d: 0 to %d\n", s->latency, SAMPLES - 4);
+		return RC_ERROR;
+	}
 	if (json_object_object_get_ex(js, "stuck0", &jf))
 		s->stuck0 = (uint8_t)json_object_get_int(jf);
 	if (json_object_object_get_ex(js, "stuck1", &jf))
@@ -393,11 +402,15 @@ static int nandbridge_tick(void *sess, uint64_t time_ps)
 	s->prev_we = we;
 	s->prev_re = re;
 	s->prev_go = go;
-	/* what the input gearing samples between this edge and the next, oldest first (one lane: at the edge) */
+	/* what the input gearing samples between this edge and the next, oldest first (one lane: at the edge), shown
+	 * in dq_i the gearing's latency later */
+	for (int k = 0; k < s->dq_lanes; k++) {
+		s->samples[s->head] = wire(s, dq_at(s, time_ps + s->period_ps * (uint64_t)(k + 1) / (uint64_t)s->dq_lanes));
+		s->head = (s->head + 1) % SAMPLES;
+	}
 	uint32_t word = 0;
 	for (int k = 0; k < s->dq_lanes; k++)
-		word |= (uint32_t)wire(s, dq_at(s, time_ps + s->period_ps * (uint64_t)(k + 1) / (uint64_t)s->dq_lanes))
-		        << 8 * k;
+		word |= (uint32_t)s->samples[(s->head + 2 * SAMPLES - s->latency - s->dq_lanes + k) % SAMPLES] << 8 * k;
 	if (s->dq_lanes == 1)  /* Verilator keeps a signal of up to 8 bits in a byte, 16 in a short, 32 in an int */
 		*(uint8_t *)s->dq_i = (uint8_t)word;
 	else if (s->dq_lanes == 2)
