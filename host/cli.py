@@ -96,7 +96,8 @@ def info_cmd(url, profile, seed, state, wiring, target, as_json, dump_path) -> N
         "read_id": ident.hex(), "onfi_signature": onfi.decode("ascii", "replace"), **decoded.fields(), "notes": notes,
         "blocks": info.blocks, "unique_id": info.unique_id.hex() if info.unique_id else None,
         "codeword_bytes": info.codeword_bytes, "timing_mode": info.timing_mode,
-        "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims, "step_ps": info.capture_step_ps},
+        "capture": {"rd_trim": info.rd_trim, "passing_trims": info.passing_trims, "step_ps": info.capture_step_ps,
+                    "setup_hold_ps_at_least": info.capture_margins_ps},
         "read_retry": dataclasses.asdict(retry) if (retry := table_for(pp.manufacturer, pp.model)) else None,
         "energy": Cap.ENERGY in hello.capabilities, "target": info.target, "targets": list(info.targets),
     }
@@ -109,9 +110,11 @@ def info_cmd(url, profile, seed, state, wiring, target, as_json, dump_path) -> N
     click.echo(f"unique:   {out['unique_id'] or 'none (READ UNIQUE ID not listed or no copy checked out): name it with --chip-label'}")
     click.echo("geometry: " + _geometry_line(decoded))
     click.echo("ONFI:     " + _onfi_line(decoded))
-    passing = info.passing_trims
+    passing, margins = info.passing_trims, info.capture_margins_ps
     click.echo(f"capture:  mode {info.timing_mode}, trim {info.rd_trim:+d} steps of {info.capture_step_ps / 1000:g} ns "
-               f"(passing: {' '.join(f'{t:+d}' for t in passing)})")
+               f"(passing: {' '.join(f'{t:+d}' for t in passing)})"
+               + (f"; setup and hold at least {margins[0] / 1000:g} and {margins[1] / 1000:g} ns (the sweep's "
+                  "failing trims either side)" if margins else ""))
     click.echo(f"retry:    {retry.name}: each reference {retry.min_offset:+d}..{retry.max_offset:+d} steps of "
                f"{retry.step_mv:g} mV" if retry else "retry:    no read-retry table for this part: its references stay put")
     click.echo(f"energy:   {'metered (supply-current front end)' if out['energy'] else 'not metered (no front end)'}")

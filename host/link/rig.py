@@ -100,6 +100,21 @@ class RigInfo:
     def passing_trims(self) -> list[int]:
         return [P.Limit.CAPTURE_TRIM_MIN + i for i in range(16) if self.trim_pass >> i & 1]
 
+    @property
+    def capture_margins_ps(self) -> tuple[int, int] | None:
+        """What the sweep showed of the chosen trim's setup and hold: the steps to the first failing trim below
+        it and above it (at least that much margin, less than a step more), in ps; None where the chosen trim
+        did not pass. A run that reaches the sweep's end counts only to its end."""
+        passing = set(self.passing_trims)
+        if self.rd_trim not in passing:
+            return None
+        lo = hi = self.rd_trim
+        while lo - 1 in passing:
+            lo -= 1
+        while hi + 1 in passing:
+            hi += 1
+        return (self.rd_trim - lo) * self.capture_step_ps, (hi - self.rd_trim) * self.capture_step_ps
+
     def require_chip(self) -> None:
         """Refuse a rig that could not read its chip, with the one line a user needs."""
         if self.capture != P.Capture.CALIBRATED:

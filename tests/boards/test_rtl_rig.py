@@ -214,11 +214,14 @@ def test_bench_rig_measures_a_block_cycle_against_its_floor(board):
     assert 0 < j["firmware"]["code_bytes"] < 64 * 1024
 
 
-# round-trip board delays (ns) the RTL rig is wired with, by the PHY's clock and its capture steps: inside the design
-# range (0-8 ns), where trim 0 already reads, and beyond it, where only the start-up calibration finds the capture
-# point; then one no trim reaches (the trim's 16 steps are whole PHY cycles, or 2.5 ns with the input gearing)
-CAPTURE_DELAYS = {(100_000_000, 1): (0, 8, 20, 40, 75), (100_000_000, 4): (0, 8, 15, 22)}
-NO_WINDOW_DELAY = {(100_000_000, 1): 90, (100_000_000, 4): 30}
+# round-trip board delays (ns) the RTL rig is wired with, by the PHY's clock and its capture steps, with the input
+# gearing's latency in steps where it is not the nominal: without gearing inside the design range (0-8 ns), where
+# trim 0 already reads, and beyond it, where only the start-up calibration finds the capture point; with it, the
+# round trips the sweep must reach (0-20 ns) at either latency of the IDDRX2F; then one no trim reaches (the trim's
+# 16 steps are whole PHY cycles, or 2.5 ns with the input gearing)
+CAPTURE_WIRING = {(100_000_000, 1): ((0, None), (8, None), (20, None), (40, None), (75, None)),
+                  (100_000_000, 4): ((0, None), (8, None), (15, None), (20, None), (20, 9), (0, 9))}
+NO_WINDOW_DELAY = {(100_000_000, 1): 90, (100_000_000, 4): 40}
 
 
 @pytest.mark.parametrize("board", [None, "ulx3s"], ids=["100MHz", "ulx3s"])
@@ -232,10 +235,12 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
     from nandrig.host.link.transport import InProcessTransport
     from nandrig.protocol import Capture
 
+    from nandrig.gateware.onfi.timing import data_window_ps, mode_cycles
+
     clocks = board_clocks(board)
     phy_hz, key = clocks.phy_hz, (clocks.phy_hz, clocks.capture_steps)
-    for delay in CAPTURE_DELAYS[key]:
-        wiring = Wiring(delay_ns=delay)
+    for delay, latency in CAPTURE_WIRING[key]:
+        wiring = Wiring(delay_ns=delay, latency_steps=latency)
         sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=wiring)
         with sim, Rig.open(sim.url, timeout=HOST_TIMEOUT_S) as r:
             got = r.info()
@@ -247,6 +252,12 @@ def test_start_up_calibration_finds_the_capture_point_the_data_valid_window_allo
         assert got.capture == Capture.CALIBRATED and got.timing_mode == 5, delay
         assert (got.rd_trim, got.passing_trims) == (want.rd_trim, want.passing_trims), delay
         assert errors == 0, delay
+        # the chosen trim's setup and hold in the chip's window (mode 5), and what the sweep's edges show of them
+        first, last = data_window_ps(5, phy_hz, delay, steps=clocks.capture_steps, latency_steps=latency)
+        point = (mode_cycles(5, phy_hz, steps=clocks.capture_steps).sample + got.rd_trim) * got.capture_step_ps
+        shown = got.capture_margins_ps
+        assert shown is not None and shown[0] <= point - first and shown[1] <= last - point, (delay, latency)
+        assert min(point - first, last - point) >= 1000 * (clocks.capture_steps > 1), (delay, latency)
         if delay > 8 * 100e6 / phy_hz + 8:
             assert 0 not in got.passing_trims, delay  # trim 0 would read garbage: the sweep is what reads the chip
     sim = RtlRig(VirtualChip(PROFILE, SEED), board=board, wiring=Wiring(delay_ns=NO_WINDOW_DELAY[key]))
