@@ -181,7 +181,8 @@ def summary(report: Path, bit: Path, clocks: Clocks) -> dict:
             achieved = min((round(v["achieved"], 1) for v in rep.get("fmax", {}).values()
                             if abs(v["constraint"] - hz * PLACE_FOR / 1e6) < 0.05), default=0.0)
             # Fmax over the clock, less one: what process, voltage and temperature may eat
-            per_clock[name] = {"clock_mhz": hz / 1e6, "fmax_mhz": achieved, "margin": round(achieved / (hz / 1e6) - 1.0, 3)}
+            per_clock[name] = {"clock_mhz": hz / 1e6, "placed_for_mhz": round(hz * PLACE_FOR / 1e6, 3),
+                               "fmax_mhz": achieved, "margin": round(achieved / (hz / 1e6) - 1.0, 3)}
     sys = per_clock["sys"]
     return {"board": "ulx3s", "device": f"{DEVICE} CABGA381", "bitstream": str(bit), "bitstream_bytes": bit.stat().st_size,
             "lut4": use("TRELLIS_COMB"), "ff": use("TRELLIS_FF"), "bram": use("DP16KD"),

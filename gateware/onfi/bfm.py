@@ -427,11 +427,10 @@ class NandBusModel:
         stays tRLOH longer."""
         t = self.timing
         edo = now - self.re_fall < EDO_BELOW_NS
-        if self.on_dq:  # the previous byte: held tRHOH after RE# rose, in EDO until tRLOH after this fall
-            prev = self.on_dq[-1]
-            prev[2] = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
-            if self.windows and edo:
-                self.windows[-1][1] = max(self.windows[-1][1], prev[2])
+        prev = self.on_dq[-1]  # the previous byte: held tRHOH after RE# rose, in EDO until tRLOH after this fall
+        prev[2] = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
+        if self.windows and edo:
+            self.windows[-1][1] = max(self.windows[-1][1], prev[2])
         valid_from = now + t.tREA + self.io_delay
         self.windows.append([valid_from, math.inf])
         self.on_dq.append([self._byte_out(now), valid_from, math.inf])
