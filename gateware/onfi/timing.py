@@ -20,6 +20,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 from nandrig.chip.timing import EDO_BELOW_NS, MODES, TimingMode, data_valid_until
+from nandrig.protocol import Limit
 
 
 @dataclass(frozen=True)
@@ -174,8 +175,10 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
 
 def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD, steps: int = 1) -> int:
     """The latest capture point the PHY can take, in steps after RE# falls (a trimmed sample point is clamped
-    to 1..depth): eight cycles beyond the latest mode's."""
-    return max(mode_cycles(m, clk_hz, board, steps).sample for m in MODES) + 8 * steps
+    to 1..depth): the latest mode's moved by the largest trim, and a step more. The capture pipe is that many
+    cycles long, so no deeper than the trims reach (with input gearing its load was the NAND clock's critical
+    path at one seed)."""
+    return max(mode_cycles(m, clk_hz, board, steps).sample for m in MODES) + Limit.CAPTURE_TRIM_MAX + 1
 
 
 def data_window_ps(mode: int, clk_hz: float, delay_ns: float, board: Board = DEFAULT_BOARD,
