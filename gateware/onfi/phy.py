@@ -247,13 +247,16 @@ class OnfiPhy(wiring.Component):
         Each kind's gate is a flop, set a cycle after its timing flags are all up, and cleared in any cycle one of
         its events happens or a beat starts (a flag is a cycle late to fall after its event). So every wait between
         two lines' edges (tWHR, tRHW/tRHZ, tADL, tCS, tCCS, tRR, tCEH, tWW) ends a whole PHY cycle past its minimum
-        at the pins, a margin against skew between the adapter's lines, and a beat's start reads its kind's flop
-        instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S)."""
+        at the pins, a margin against skew between the adapter's lines, and the beat-start decision reads one flop
+        per kind instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S)."""
         b, t = self.beats.payload, s.t
+        gate = Signal(name="gate")
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
         # cycle reaches a chip that is still busy
         s.flushing = Signal(name="flushing")
         s.drop = s.flushing & (b.kind != Kind.DESELECT)
+        starting = Signal(name="starting")  # a beat starts at this edge
+        mod.d.comb += starting.eq(self.beats.valid & self.beats.ready & ~s.drop)
         write_events = s.since_re.restart | s.since_wp.restart | s.ce_fell
         # the flags' registers are written outside the switch below, every cycle
         write_ok = (s.since_re.at_least(t["rhw"]) & s.since_ce.at_least(t["cs"]) & s.since_wp.at_least(t["ww"])
@@ -263,25 +266,27 @@ class OnfiPhy(wiring.Component):
                    & s.since_rb.at_least(t["rr"]) & ~s.since_we.restart & ~s.since_rb.restart)
         select_ok = s.since_deselect.at_least(t["ceh"]) & ~s.ce_rose
         wait_ok = s.since_we.at_least(t["wb_sync"]) & ~s.since_we.restart
-        oks = {"write": write_ok, "din": din_ok, "dout": dout_ok, "select": select_ok, "wait": wait_ok}
-        gates = {name: Signal(name=f"gate_{name}") for name in oks}
-        # a beat starts by its kind's own decision, so each bus line's register waits on the decision of the kinds
-        # that move it, not on a choice among all of them (the NAND clock's critical path on the ULX3S)
-        k, take = b.kind, self.beats.valid & s.free & ~s.flushing
-        s.start = {name: Signal(name=f"start_{name}") for name in ("write", "dout", "select", "wait", "deselect")}
-        mod.d.comb += [
-            s.start["write"].eq(take & ((((k == Kind.CMD) | (k == Kind.ADDR)) & gates["write"])
-                                        | ((k == Kind.DIN) & gates["din"]))),
-            s.start["dout"].eq(take & (k == Kind.DOUT) & gates["dout"]),
-            s.start["select"].eq(take & (k == Kind.SELECT) & gates["select"]),
-            s.start["wait"].eq(take & ((k == Kind.WAIT_RB) | (k == Kind.SETTLE)) & gates["wait"]),
-            # DESELECT ends a flush too
-            s.start["deselect"].eq(self.beats.valid & s.free & (k == Kind.DESELECT) & s.drained),
-        ]
-        s.starting = Signal(name="starting")  # a beat starts at this edge
-        mod.d.comb += s.starting.eq(Cat(*s.start.values()).any())
-        mod.d.sync += [gates[name].eq(ok & ~s.starting) for name, ok in oks.items()]
-        mod.d.comb += self.beats.ready.eq(s.drop | s.starting)
+        gates = {}
+        for name, ok in (("write", write_ok), ("din", din_ok), ("dout", dout_ok), ("select", select_ok),
+                         ("wait", wait_ok)):
+            gates[name] = Signal(name=f"gate_{name}")
+            mod.d.sync += gates[name].eq(ok & ~starting)
+        with mod.Switch(b.kind):
+            with mod.Case(Kind.CMD, Kind.ADDR):
+                mod.d.comb += gate.eq(gates["write"])
+            with mod.Case(Kind.DIN):
+                mod.d.comb += gate.eq(gates["din"])
+            with mod.Case(Kind.DOUT):
+                mod.d.comb += gate.eq(gates["dout"])
+            with mod.Case(Kind.SELECT):
+                mod.d.comb += gate.eq(gates["select"])
+            with mod.Case(Kind.WAIT_RB, Kind.SETTLE):
+                mod.d.comb += gate.eq(gates["wait"])
+            with mod.Case(Kind.DESELECT):
+                mod.d.comb += gate.eq(s.drained)
+            with mod.Default():
+                mod.d.comb += gate.eq(1)
+        mod.d.comb += self.beats.ready.eq(s.drop | (s.free & gate))
 
     def _capture_point(self, mod: Module, s: SimpleNamespace) -> None:
         """The capture point, a register stage per step (mode and trim change only between operations, so the few
@@ -326,16 +331,18 @@ class OnfiPhy(wiring.Component):
         # The timing gates then stay off the eight registers' enable (the NAND clock's critical path at one seed)
         with mod.If(s.free & self.beats.valid):
             mod.d.sync += p.dq_o.eq(b.data)
-        with mod.If(s.starting):
+        with mod.If(self.beats.valid & self.beats.ready & ~s.drop):
             mod.d.sync += [kind.eq(b.kind), s.cnt.eq(1), s.active.eq(1), s.ends.eq(0)]  # every bus cycle is >= 2 counts
-        with mod.If(s.start["write"]):
-            mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR), p.dq_oe.eq(1)]
-            with mod.If(b.kind == Kind.CMD):
-                mod.d.sync += s.after_e0.eq(b.data == 0xE0)
-        with mod.If(s.start["dout"]):
-            mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit), s.drained.eq(0)]
-        with mod.If(s.start["select"]):
-            one_hot = (Const(1, self.targets) << self.target)[:self.targets] if self.targets > 1 else 1
-            mod.d.sync += [p.ce_n.eq(~one_hot), s.ce_fell.eq(1)]
-        with mod.If(s.start["deselect"]):
-            mod.d.sync += [p.ce_n.eq((1 << self.targets) - 1), s.ce_rose.eq(1), s.flushing.eq(0)]
+            with mod.Switch(b.kind):
+                with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
+                    mod.d.sync += [p.we_n.eq(0), p.cle.eq(b.kind == Kind.CMD), p.ale.eq(b.kind == Kind.ADDR),
+                                   p.dq_oe.eq(1)]
+                    with mod.If(b.kind == Kind.CMD):
+                        mod.d.sync += s.after_e0.eq(b.data == 0xE0)
+                with mod.Case(Kind.DOUT):
+                    mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit), s.drained.eq(0)]
+                with mod.Case(Kind.SELECT):
+                    one_hot = (Const(1, self.targets) << self.target)[:self.targets] if self.targets > 1 else 1
+                    mod.d.sync += [p.ce_n.eq(~one_hot), s.ce_fell.eq(1)]
+                with mod.Case(Kind.DESELECT):
+                    mod.d.sync += [p.ce_n.eq((1 << self.targets) - 1), s.ce_rose.eq(1), s.flushing.eq(0)]
