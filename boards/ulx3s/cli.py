@@ -58,8 +58,8 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, 
                f"{res['bch_chien_lanes']} Chien degrees per cycle")
     for name, c in res["clocks"].items():
         ok = "meets" if c["margin"] >= 0 else "MISSES"
-        click.echo(f" Fmax: {c['fmax_mhz']} MHz for the {name} clock ({ok} {c['clock_mhz']} MHz, margin {c['margin']:+.1%}; "
-                   f"placed and routed for {c['placed_for_mhz']:g} MHz)")
+        click.echo(f" Fmax: {c['fmax_mhz']} MHz for the {name} clock ({ok} {c['clock_mhz']} MHz, "
+                   f"margin {c['margin']:+.1%}; placed and routed for {c['placed_for_mhz']:g} MHz)")
 
 
 @board_grp.command("load")

@@ -116,10 +116,10 @@ class NandBusModel:
         self.t_change: dict[str, float] = {}
         self.we_fall = self.we_rise = self.re_fall = self.re_rise = NEVER
         self.ce_fall = self.ce_rise = self.addr_rise = self.rb_rise = self.wp_change = self.e0_rise = NEVER
-        self.windows: list[list[float]] = []  # per RE# cycle not yet captured: [valid from, valid until]
         # the bytes of the last RE# falls, newest last: [byte, valid from, valid until] at the FPGA's input (a long
-        # round trip keeps several on the way back)
+        # round trip keeps several on the way back); ``windows`` holds the same entries not yet captured
         self.on_dq: deque[list] = deque([[0xFF, math.inf, math.inf]], maxlen=8)
+        self.windows: list[list] = []
         self.feat = bytearray()
         self.last_read = b""
         self.din_times: list[float] = []  # WE# rises of the last page-data burst (bandwidth)
@@ -150,7 +150,7 @@ class NandBusModel:
         if not self.windows:
             self.log.violate(t, "capture with no byte on DQ")
             return
-        valid_from, valid_until = self.windows.pop(0)
+        _, valid_from, valid_until = self.windows.pop(0)
         if t - valid_from < self.board.setup_ns - 1e-6:
             self.log.violate(t, f"read capture {t - valid_from:.1f} ns after data valid (setup {self.board.setup_ns} ns)")
         if valid_until - t < self.board.hold_ns - 1e-6:
@@ -217,9 +217,7 @@ class NandBusModel:
             else:
                 self._since(now, self.re_fall, t.tRP, "tRP")
                 self.re_rise = now
-                if self.windows:  # the byte is held tRHOH after RE# rises (longer in EDO: see _next_out)
-                    self.windows[-1][1] = now + t.tRHOH + self.io_delay
-                self.on_dq[-1][2] = now + t.tRHOH + self.io_delay
+                self.on_dq[-1][2] = now + t.tRHOH + self.io_delay  # held tRHOH (longer in EDO: see _next_out)
 
     def _latch(self, now: float, cur: dict[str, int]) -> None:
         t = self.timing
@@ -429,11 +427,9 @@ class NandBusModel:
         edo = now - self.re_fall < EDO_BELOW_NS
         prev = self.on_dq[-1]  # the previous byte: held tRHOH after RE# rose, in EDO until tRLOH after this fall
         prev[2] = max(self.re_rise + t.tRHOH, now + t.tRLOH if edo else NEVER) + self.io_delay
-        if self.windows and edo:
-            self.windows[-1][1] = max(self.windows[-1][1], prev[2])
-        valid_from = now + t.tREA + self.io_delay
-        self.windows.append([valid_from, math.inf])
-        self.on_dq.append([self._byte_out(now), valid_from, math.inf])
+        entry = [self._byte_out(now), now + t.tREA + self.io_delay, math.inf]
+        self.on_dq.append(entry)
+        self.windows.append(entry)
 
     def _byte_out(self, now: float) -> int:
         if self.out_status:

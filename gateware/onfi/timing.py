@@ -48,6 +48,7 @@ def input_latency_steps(steps: int) -> int:
     """Steps between DQ's sample and the PHY's logic seeing it: the gearing's, none for a plain input register."""
     return GEARING_LATENCY_STEPS if steps > 1 else 0
 
+
 DEFAULT_CLK_HZ = 100e6  # 10 ns: every mode's write and read cycle within 0.83-1.0 of its limit
 
 
@@ -155,7 +156,8 @@ def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
         setup, hold = min(setup, point * step_ps - first - d), min(hold, last + d - point * step_ps)
     if setup < board.setup_ns * 1000 or hold < board.hold_ns * 1000:
         return None
-    mid = round((board.delay_min_ns + max(board.delay_max_ns, board.reach_ns)) * 500) + GEARING_LATENCY_SPREAD * step_ps // 2
+    mid = (round((board.delay_min_ns + max(board.delay_max_ns, board.reach_ns)) * 500)
+           + GEARING_LATENCY_SPREAD * step_ps // 2)
     return centred_point(first + mid, last + mid, step_ps), setup / 1000, hold / 1000
 
 
