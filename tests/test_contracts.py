@@ -89,7 +89,7 @@ def test_layouts_agree_with_the_documented_struct_formats():
     """The layouts give the byte layouts docs/protocol.md had before the spec existed."""
     documented = {
         P.HELLO_REQ: "<HHIB", P.SCAN_BAD_REQ: "<IH", P.ERASE_REQ: "<IB", P.READ_REQ: "<IHBBI",
-        P.SET_READ_OFFSET_REQ: "<b", P.CYCLE_REQ: "<IHIIB", P.MEASURE_REQ: "<IHHHI", P.READ_DISTURB_REQ: "<IHI",
+        P.SET_READ_OFFSET_REQ: "<b", P.CYCLE_REQ: "<IHIIB", P.MEASURE_REQ: "<IHHHIB", P.READ_DISTURB_REQ: "<IHI",
         P.ADVANCE_REQ: "<Qh", P.FLARES_CONFIG_REQ: "<HHHBBBIB", P.FLARES_PROGRAM_REQ: "<IHBII",
         P.FLARES_READ_REQ: "<IHBI", P.PROGRAM_HEAD: "<IHBB", P.CHIP_RESULT: "<BI", P.CODEWORD_COUNTS: "<HHh",
         P.CYCLE_BLOCK: "<IB", P.MEASURE_PAGE: "<HHI", P.STATUS_REPLY: "<BBHIII",
@@ -162,6 +162,36 @@ def test_a_schema_1_database_gains_page_maps_and_keeps_its_data(tmp_path, run_cl
     finally:
         store.close()
     assert run_cli("export", "--db", db, "--campaign", "1", "--csv", "--per-page").out == before
+
+
+def test_a_schema_9_database_keeps_its_timed_reads_and_takes_unseen_ones(tmp_path, run_cli):
+    """Schema 10 lets a measured page's tR be unseen (NULL: a cache read hid it); schema 9's rows, every one timed,
+    come through the rebuild unchanged."""
+    import sqlite3
+
+    from nandrig.host.storage.store import MEASUREMENTS_TABLE, SCHEMA_VERSION, Store
+
+    db = tmp_path / "old.db"
+    assert run_cli("run", "endurance", "--rig", "sim", "--chip", "mlc-small", "--db", db, "--blocks", "1-2",
+                   "--cycles", "10", "--step", "10").code == 0
+    con = sqlite3.connect(db)
+    old = MEASUREMENTS_TABLE.replace("busy_ns INTEGER,", "busy_ns INTEGER NOT NULL,").replace(
+        "TABLE measurements", "TABLE measurements_9")
+    con.executescript(f"{old}; INSERT INTO measurements_9 SELECT checkpoint_id, block, page, pe, err_1to0, err_0to1,"
+                      " bits, COALESCE(busy_ns, 1000 + page), pe_uncertain FROM measurements; DROP TABLE measurements;"
+                      " ALTER TABLE measurements_9 RENAME TO measurements;"
+                      " UPDATE meta SET value='9' WHERE key='schema_version';")
+    rows = con.execute("SELECT * FROM measurements ORDER BY checkpoint_id, block, page").fetchall()
+    con.close()
+    assert rows and all(r[7] is not None for r in rows)
+    Store(db).close()
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+        assert con.execute("SELECT * FROM measurements ORDER BY checkpoint_id, block, page").fetchall() == rows
+        con.execute("UPDATE measurements SET busy_ns = NULL WHERE page = 1")  # NOT NULL is gone
+    finally:
+        con.close()
 
 
 def test_the_virtual_chips_parameter_page_states_tccs():

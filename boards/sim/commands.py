@@ -471,17 +471,23 @@ class ChipCommands:
         return [first, dataclasses.replace(one, repeat=block_rounds - 1), last]  # the first follows no operation
 
     def _cmd_measure(self, req: Frame, io: RigIO) -> bytes:
-        first, n_blocks, first_page, n_pages, seed = self._args(req, P.MEASURE_REQ)
+        first, n_blocks, first_page, n_pages, seed, flags = self._args(req, P.MEASURE_REQ)
+        self._flags(flags, P.all_flags(P.MeasureFlag))
         self._block(first, n_blocks)
         self._page(first_page, n_pages)
         if n_blocks * n_pages * P.MEASURE_PAGE.size > P.MAX_PAYLOAD:
             raise Reject(Err.BAD_PARAMETER)
+        # as the firmware: a cache read where the chip has one, in which only the first page's tR shows
+        cache = (not flags & P.MeasureFlag.TIMED and n_pages > 1
+                 and bool(self.ident.page.optional_commands & OptionalCommand.READ_CACHE))
         job = self._start(req, n_blocks * n_pages)
         out = bytearray()
         for b in range(first, first + n_blocks):
             if job.abort:
                 break
             e10, e01, busy = self._page_errors(b, range(first_page, first_page + n_pages), seed)
+            if cache:
+                busy = np.concatenate([busy[:1], np.full(n_pages - 1, P.Limit.BUSY_NOT_SEEN)])
             for x in zip(e10, e01, busy):
                 out += P.MEASURE_PAGE.pack(min(int(x[0]), 0xFFFF), min(int(x[1]), 0xFFFF), min(int(x[2]), 0xFFFFFFFF))
             job.done += n_pages

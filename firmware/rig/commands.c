@@ -277,17 +277,31 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
 	uint32_t first = MEASURE_REQ_FIRST_BLOCK(q->payload), n = MEASURE_REQ_N_BLOCKS(q->payload);
 	uint32_t page0 = MEASURE_REQ_FIRST_PAGE(q->payload), pages = MEASURE_REQ_N_PAGES(q->payload);
 	uint32_t seed = MEASURE_REQ_PATTERN_SEED(q->payload);
+	uint8_t flags = MEASURE_REQ_FLAGS(q->payload);
+	if (flags & ~MEASURE_FLAGS_ALL)
+		FAIL(E_BAD_PARAMETER);
 	if (check_blocks(first, n) || check_pages(page0, pages))
 		FAIL(E_OUT_OF_RANGE);
 	if (n * pages * MEASURE_PAGE_BYTES > MAX_PAYLOAD)
 		FAIL(E_BAD_PARAMETER);
+	/* a cache read hides each next page's array time behind this page's transfer, and with it that page's tR */
+	int cache = !(flags & MEASURE_FLAG_TIMED) && pages > 1 && (rig.chip->optional_commands & ONFI_OPT_READ_CACHE);
 	uint8_t *p = out;
 	int timed_out = 0;
 	job_start(q, n * pages);
 	for (uint32_t b = first; b < first + n && !timed_out && !job_poll(); b++) {
-		uint32_t next = page_seed(seed, b, page0);
+		uint32_t next = page_seed(seed, b, page0), first_busy = 0;
+		if (cache) {
+			struct op_result r = onfi_read_start(rig.chip, b, page0);
+			if ((timed_out = r.timed_out))
+				break;
+			first_busy = r.busy_ns;
+		}
 		for (uint32_t pg = page0; pg < page0 + pages && !timed_out; pg++, p += MEASURE_PAGE_BYTES, job.done++) {
-			onfi_begin_read(rig.chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
+			if (cache)
+				onfi_begin_read_cache(pg + 1 == page0 + pages, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
+			else
+				onfi_begin_read(rig.chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
 			next = page_seed(seed, b, pg + 1);  /* while the chip reads */
 			struct op_result r = onfi_finish();
 			if ((timed_out = r.timed_out))
@@ -296,7 +310,7 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
 			onfi_totals(&e10, &e01);
 			SET_MEASURE_PAGE_ERR_1TO0(p, saturate16(e10));
 			SET_MEASURE_PAGE_ERR_0TO1(p, saturate16(e01));
-			SET_MEASURE_PAGE_BUSY_NS(p, r.busy_ns);
+			SET_MEASURE_PAGE_BUSY_NS(p, !cache ? r.busy_ns : pg == page0 ? first_busy : BUSY_NOT_SEEN);
 		}
 	}
 	return job_end(st, timed_out, (uint32_t)(p - out));

@@ -321,6 +321,23 @@ struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, 
 	return onfi_finish();
 }
 
+struct op_result onfi_read_start(const struct chip *c, uint32_t block, uint32_t page)
+{
+	row(c, block, page);
+	onfi_col_write(0);
+	return run(ONFI_OP_READ_START);
+}
+
+void onfi_begin_read_cache(int last, int src, uint32_t seed, uint32_t len, uint16_t cw_bytes)
+{
+	onfi_length_write(len);
+	onfi_buf_addr_write(0);
+	onfi_src_write(src);
+	onfi_seed_write(seed);
+	onfi_cw_bytes_write(cw_bytes);
+	start(last ? ONFI_OP_READ_CACHE_END : ONFI_OP_READ_CACHE);
+}
+
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01)
 {
 	onfi_cw_index_write(i);

@@ -6,7 +6,7 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 16
+#define PROTOCOL_VERSION_MINOR 17
 enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
@@ -39,6 +39,7 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 #define ECC_PROFILE_BYTES 12
 #define ECC_PARITY_OFFSET 14
 #define FLARES_TABLES_MODELS 2
+#define BUSY_NOT_SEEN 4294967295u
 #define RIG_TABLES_T_MAX 64
 #define RIG_TABLES_PE_STEP 250
 #define RIG_TABLES_PE_COLS 41
@@ -141,6 +142,12 @@ enum {
 	CYCLE_FLAG_PAGE_SET = 0x02,
 };
 #define CYCLE_FLAGS_ALL 0x03u
+
+/* MeasureFlag bits; others get E_BAD_PARAMETER */
+enum {
+	MEASURE_FLAG_TIMED = 0x01,
+};
+#define MEASURE_FLAGS_ALL 0x01u
 
 /* FlaresProgramFlag bits; others get E_BAD_PARAMETER */
 enum {
@@ -325,7 +332,7 @@ enum {
 #define SET_CYCLE_REQ_FLAGS(p, v) put_le((p) + 14, (uint64_t)(v), 1)
 
 /* MEASURE_REQ */
-#define MEASURE_REQ_BYTES 14u
+#define MEASURE_REQ_BYTES 15u
 #define MEASURE_REQ_FIRST_BLOCK(p) ((uint32_t)get_le((p) + 0, 4))
 #define SET_MEASURE_REQ_FIRST_BLOCK(p, v) put_le((p) + 0, (uint64_t)(v), 4)
 #define MEASURE_REQ_N_BLOCKS(p) ((uint16_t)get_le((p) + 4, 2))
@@ -336,6 +343,8 @@ enum {
 #define SET_MEASURE_REQ_N_PAGES(p, v) put_le((p) + 8, (uint64_t)(v), 2)
 #define MEASURE_REQ_PATTERN_SEED(p) ((uint32_t)get_le((p) + 10, 4))
 #define SET_MEASURE_REQ_PATTERN_SEED(p, v) put_le((p) + 10, (uint64_t)(v), 4)
+#define MEASURE_REQ_FLAGS(p) ((uint8_t)get_le((p) + 14, 1))
+#define SET_MEASURE_REQ_FLAGS(p, v) put_le((p) + 14, (uint64_t)(v), 1)
 
 /* READ_DISTURB_REQ */
 #define READ_DISTURB_REQ_BYTES 10u

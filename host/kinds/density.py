@@ -52,8 +52,8 @@ def plan(p: DensityParams, g: Geometry) -> list[steps.Step]:
                 out.append(steps.wait(p.oven, p.temp_c, hours - times[i - 1], fresh=i == 1))
             for mode, grp in grps.items():
                 meta = steps.Checkpoint(label=label(mode, cp, hours), pe=cp, retention=bool(hours))
-                for run in steps.contiguous(pages[mode]):
-                    out += steps.measure(grp, p.seed, g, meta, first_page=run[0], n_pages=len(run))
+                for run in steps.contiguous(pages[mode]):  # the fresh reads' tR compares the modes: timed
+                    out += steps.measure(grp, p.seed, g, meta, first_page=run[0], n_pages=len(run), timed=not hours)
     return out
 
 

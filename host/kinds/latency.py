@@ -30,7 +30,7 @@ def plan(p: LatencyParams, g: Geometry) -> list[steps.Step]:
             out += [steps.Program(b, page, p.seed, pe=cp, energy=True) for page in range(g.pages_per_block)]
             out += [steps.Read(b, page, p.seed, energy=True) for page in range(g.pages_per_block)]
         have = cp
-        out += steps.measure(list(p.blocks), p.seed, g, steps.Checkpoint(label=f"pe={cp}", pe=cp))
+        out += steps.measure(list(p.blocks), p.seed, g, steps.Checkpoint(label=f"pe={cp}", pe=cp), timed=True)
     return out
 
 
@@ -77,7 +77,7 @@ def report(r, c, p: LatencyParams, pm: PageMap) -> None:
 
 def histograms(r, c, progs: list[tuple], pm: PageMap) -> None:
     """How program and read times spread, lower and upper pages apart, each wear level its own colour."""
-    reads = [(x.page, x.pe, x.busy_ns) for x in r.store.rows(c.id)]
+    reads = [(x.page, x.pe, x.busy_ns) for x in r.store.rows(c.id) if x.busy_ns is not None]
     fig, axes = r.subplots(1, 2, figsize=(10, 3.8))
     for ax, what, pts in ((axes[0], "program time tPROG", [(q, pe, ns) for _b, q, pe, ns in progs]),
                           (axes[1], "read time tR", reads)):

@@ -111,10 +111,12 @@ class Measure(Step):
     first_page: int
     n_pages: int
     at: Checkpoint
+    timed: bool = False  # each page read on its own, so each reports its tR (no cache read)
 
     @property
     def payload(self) -> bytes:
-        return P.MEASURE_REQ.pack(self.blocks[0], len(self.blocks), self.first_page, self.n_pages, self.seed)
+        return P.MEASURE_REQ.pack(self.blocks[0], len(self.blocks), self.first_page, self.n_pages, self.seed,
+                                  int(P.MeasureFlag.TIMED) if self.timed else 0)
 
     def record(self, run: StepRun, db: "Database", i: int, reply: "Frame") -> None:
         equiv, actual, temp, bakes = _retention(run, self.at)
@@ -123,8 +125,13 @@ class Measure(Step):
         recs = np.frombuffer(reply.payload, dtype=MEASURE_DTYPE).reshape(len(self.blocks), self.n_pages)
         run.store.add_measurements(db, cp, run.c.chip_id, (
             (b, self.first_page + j, int(recs[k, j]["err_1to0"]), int(recs[k, j]["err_0to1"]),
-             run.g.raw_page_bytes * 8, int(recs[k, j]["busy_ns"]))
+             run.g.raw_page_bytes * 8, _seen(int(recs[k, j]["busy_ns"])))
             for k, b in enumerate(self.blocks) for j in range(self.n_pages)))
+
+
+def _seen(busy_ns: int) -> int | None:
+    """A page's tR as the store keeps it: NULL where a cache read hid it."""
+    return None if busy_ns == Limit.BUSY_NOT_SEEN else busy_ns
 
 
 @dataclass(frozen=True)
@@ -361,10 +368,11 @@ def check_page(page: int, g: Geometry, option: str = "--page") -> None:
 
 
 def _measure_steps(blocks: list[int], seed: int, g: Geometry, at: Checkpoint, first_page: int = 0,
-                   n_pages: int | None = None) -> list[Step]:
+                   n_pages: int | None = None, timed: bool = False) -> list[Step]:
     n_pages = g.pages_per_block - first_page if n_pages is None else n_pages
     per = max(1, P.MAX_PAYLOAD // (n_pages * P.MEASURE_PAGE.size))
-    return [Measure(tuple(blocks[i:i + per]), seed, first_page, n_pages, at) for i in range(0, len(blocks), per)]
+    return [Measure(tuple(blocks[i:i + per]), seed, first_page, n_pages, at, timed)
+            for i in range(0, len(blocks), per)]
 
 
 def cycle_groups_but_last_round(groups: list[list[int]], pes: list[int] | tuple[int, ...], seed: int,
@@ -422,7 +430,8 @@ def listing(blocks: list[int], most: int = 8) -> str:
 
 
 def measure(blocks: list[int], seed: int, g: Geometry, at: Checkpoint, **kw) -> list[Step]:
-    """MEASURE requests reading every page (or ``first_page``/``n_pages``) of the blocks at checkpoint ``at``."""
+    """MEASURE requests reading every page (or ``first_page``/``n_pages``) of the blocks at checkpoint ``at``; by cache
+    read where the chip has one, unless ``timed=True`` asks for every page's tR."""
     return [s for run in contiguous(blocks) for s in _measure_steps(run, seed, g, at, **kw)]
 
 

@@ -227,7 +227,7 @@ class MeasureResult:
     pages: tuple[int, ...]
     err_1to0: np.ndarray  # [block index, page index]
     err_0to1: np.ndarray
-    busy_ns: np.ndarray
+    busy_ns: np.ndarray  # tR per page; NaN where a cache read hid it
 
     @property
     def errors(self) -> np.ndarray:
@@ -663,18 +663,22 @@ class Rig:
         done, failed = decode_cycle_reply(f.payload, first, n_blocks)
         return CycleResult(done, failed, f.status == Err.ABORTED)
 
-    def measure(self, first: int, n_blocks: int, seed: int, first_page: int = 0, n_pages: int | None = None) -> MeasureResult:
+    def measure(self, first: int, n_blocks: int, seed: int, first_page: int = 0, n_pages: int | None = None,
+                timed: bool = False) -> MeasureResult:
+        """Every page's error counts against the pattern. ``timed``: each page read on its own, so each reports its
+        tR; otherwise a chip with cache read streams the pages, and only each block's first page's tR is seen."""
         info = self.info()
+        flags = int(P.MeasureFlag.TIMED) if timed else 0
         n_pages = info.pages_per_block - first_page if n_pages is None else n_pages
         per_call = max(1, P.MAX_PAYLOAD // (n_pages * P.MEASURE_PAGE.size))
         rows = []
         for start in range(first, first + n_blocks, per_call):
             nb = min(per_call, first + n_blocks - start)
-            f = self.call(Opcode.MEASURE, P.MEASURE_REQ.pack(start, nb, first_page, n_pages, seed))
+            f = self.call(Opcode.MEASURE, P.MEASURE_REQ.pack(start, nb, first_page, n_pages, seed, flags))
             rows.append(np.frombuffer(f.payload, dtype=MEASURE_DTYPE))
         a = np.concatenate(rows).reshape(n_blocks, n_pages)
         return MeasureResult(tuple(range(first, first + n_blocks)), tuple(range(first_page, first_page + n_pages)),
-                             a["err_1to0"].astype(np.int64), a["err_0to1"].astype(np.int64), a["busy_ns"].astype(np.int64))
+                             a["err_1to0"].astype(np.int64), a["err_0to1"].astype(np.int64), busy_ns_seen(a["busy_ns"]))
 
     def read_disturb(self, block: int, page: int, reads: int) -> tuple[int, int]:
         f = self.call(Opcode.READ_DISTURB, P.READ_DISTURB_REQ.pack(block, page, reads), ok=(Err.OK, Err.ABORTED))
@@ -707,6 +711,11 @@ def read_result(payload: bytes, raw: bool) -> ReadResult:
 
 # MEASURE's reply as a numpy record array, from the same layout
 MEASURE_DTYPE = np.dtype(P.MEASURE_PAGE.dtype())
+
+
+def busy_ns_seen(busy: np.ndarray) -> np.ndarray:
+    """MEASURE's busy times in ns, NaN where a cache read hid the page's array time."""
+    return np.where(busy == P.Limit.BUSY_NOT_SEEN, np.nan, busy.astype(np.float64))
 
 
 def decode_cycle_reply(payload: bytes, first: int, n_blocks: int) -> tuple[dict[int, int], dict[int, bool]]:

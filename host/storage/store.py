@@ -20,9 +20,9 @@ from nandrig.host.storage.databases import Database, connection_errors, database
 from nandrig import jsonsafe
 from nandrig.errors import NandrigError
 
-SCHEMA_VERSION = 9  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
+SCHEMA_VERSION = 10  # 2: chips carry their page map; 3: and their ONFI unique ID; 4: rig boots and P/E uncertainty;
 # 5: bit-error maps; 6: supply energy per request; 7: the rig calls of program-driven campaigns; 8: the rig's target;
-# 9: program-driven campaigns' checkpoints and results
+# 9: program-driven campaigns' checkpoints and results; 10: a measured page's tR may be unseen (cache reads)
 
 OP_ENERGY_TABLE = """CREATE TABLE op_energy (  -- the chip's supply energy over one request (rigs with a current sense)
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
@@ -69,7 +69,21 @@ CREATE TABLE campaign_results (          -- what a program-driven campaign found
 );
 """
 
-SCHEMA = """
+MEASUREMENTS_TABLE = """CREATE TABLE measurements (
+    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
+    block INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    pe INTEGER NOT NULL,                 -- the block's P/E count when measured
+    err_1to0 INTEGER NOT NULL,
+    err_0to1 INTEGER NOT NULL,
+    bits INTEGER NOT NULL,
+    busy_ns INTEGER,                     -- the page's tR; NULL where a cache read hid it
+    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- the block's P/E is pe .. pe + pe_uncertain
+    PRIMARY KEY (checkpoint_id, block, page)
+)"""
+MEASUREMENT_COLUMNS = "checkpoint_id, block, page, pe, err_1to0, err_0to1, bits, busy_ns, pe_uncertain"
+
+SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE chips (
     id INTEGER PRIMARY KEY,
@@ -101,7 +115,7 @@ CREATE TABLE campaigns (
     target INTEGER NOT NULL DEFAULT 0,   -- the rig's target (CE#) the chip is on
     rig_identity TEXT NOT NULL,
     versions TEXT NOT NULL,              -- JSON
-    context TEXT NOT NULL DEFAULT '{}',  -- JSON: campaign-time facts (oven start, equivalent hours)
+    context TEXT NOT NULL DEFAULT '{{}}',  -- JSON: campaign-time facts (oven start, equivalent hours)
     created REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -136,21 +150,10 @@ CREATE TABLE checkpoints (
     temp_c REAL NOT NULL,                -- temperature of that time (bake or room)
     reads INTEGER NOT NULL DEFAULT 0,    -- read-disturb reads so far
     offset INTEGER NOT NULL DEFAULT 0,   -- read-retry offset
-    extra TEXT NOT NULL DEFAULT '{}',
+    extra TEXT NOT NULL DEFAULT '{{}}',
     UNIQUE (campaign_id, step)
 );
-CREATE TABLE measurements (
-    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
-    block INTEGER NOT NULL,
-    page INTEGER NOT NULL,
-    pe INTEGER NOT NULL,                 -- the block's P/E count when measured
-    err_1to0 INTEGER NOT NULL,
-    err_0to1 INTEGER NOT NULL,
-    bits INTEGER NOT NULL,
-    busy_ns INTEGER NOT NULL,
-    pe_uncertain INTEGER NOT NULL DEFAULT 0, -- the block's P/E is pe .. pe + pe_uncertain
-    PRIMARY KEY (checkpoint_id, block, page)
-);
+{MEASUREMENTS_TABLE};
 CREATE TABLE op_times (                  -- per-operation busy times (latency campaigns)
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
     step INTEGER NOT NULL,
@@ -266,7 +269,7 @@ class MeasurementRow(NamedTuple):
     err_1to0: int
     err_0to1: int
     bits: int
-    busy_ns: int
+    busy_ns: int | None  # the page's tR; None where a cache read hid it
     pe_uncertain: int = 0  # the block's P/E was pe .. pe + pe_uncertain (a rig restarted mid-command)
 
 
@@ -335,8 +338,17 @@ def _program_states(db: Database) -> None:
         db.ddl(table)
 
 
+def _unseen_reads(db: Database) -> None:
+    """Schema 9 timed every measured page (busy_ns NOT NULL): the table is rebuilt with busy_ns nullable, its rows
+    as they were. (Built beside the old one and renamed: PostgreSQL's primary-key index keeps the first name.)"""
+    db.ddl(MEASUREMENTS_TABLE.replace("CREATE TABLE measurements", "CREATE TABLE measurements_10"))
+    db.execute(f"INSERT INTO measurements_10 ({MEASUREMENT_COLUMNS}) SELECT {MEASUREMENT_COLUMNS} FROM measurements")
+    db.execute("DROP TABLE measurements")
+    db.execute("ALTER TABLE measurements_10 RENAME TO measurements")
+
+
 MIGRATIONS = {1: _page_maps, 2: _unique_ids, 3: _boots, 4: _bit_errors, 5: _op_energy, 6: _rig_calls,
-              7: _targets, 8: _program_states}  # from schema N to N + 1
+              7: _targets, 8: _program_states, 9: _unseen_reads}  # from schema N to N + 1
 _FAILED = "failed = CASE WHEN ? THEN 1 ELSE failed END"  # a block once failed stays failed
 
 

@@ -76,13 +76,14 @@ def _spread(r: Report, c: Campaign, rows: list[dict]) -> None:
 
 def _latency(r: Report, c: Campaign, pm: PageMap, ops: list[dict], reads: list[dict]) -> None:
     """Each operation's busy time as a CDF per operation and page type, and its percentiles per wear level; the
-    checkpoints' reads (``reads``) are timed too."""
+    checkpoints' reads (``reads``) too, where their tR was seen (a cache read shows a block's first page's)."""
     groups: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for x in ops:
         kind = "" if x["op"] == "erase" else pm.page_type(int(x["page"])).name.lower()
         groups[(x["op"], kind)].append((int(x["pe"]), int(x["busy_ns"])))
-    for x in reads:
-        groups[("read", pm.page_type(int(x["page"])).name.lower())].append((int(x["pe"]), int(x["busy_ns"])))
+    for x in reads:  # a page whose tR a cache read hid has none
+        if x["busy_ns"] is not None:
+            groups[("read", pm.page_type(int(x["page"])).name.lower())].append((int(x["pe"]), int(x["busy_ns"])))
     groups = {k: v for k, v in groups.items() if any(ns > 0 for _, ns in v)}
     if not any(op != "read" for op, _ in groups):  # reads alone: the checkpoints' campaigns, not a timing one
         return

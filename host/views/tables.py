@@ -3,7 +3,7 @@ export and the Python API's DataFrames all read, so a column means the same wher
 
 Units are in the names (``_h`` hours, ``_ns`` nanoseconds, ``_pj`` picojoules, ``_uw`` microwatts, ``_c`` degC);
 ``pe`` counts P/E cycles, ``rber`` is a fraction of bits. A column that may be empty (an operation that was not
-metered) is nullable.
+metered, a page whose tR a cache read hid) is nullable.
 """
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ _DOCS = {
     "errors": ("int64", "bit errors"), "rber": ("float64", "raw bit error rate, errors / bits"),
     "pe_uncertain": ("int64", "P/E cycles the block may have beyond pe (a cycle whose outcome was lost)"),
     "block": ("int64", "block"), "page_type": ("string", "lower or upper (the chip's page map)"),
-    "page": ("int64", "page in the block (-1: an erase)"), "busy_ns": ("int64", "the chip's busy time (R/B#), ns"),
+    "page": ("int64", "page in the block (-1: an erase)"),
+    "busy_ns": ("Int64", "the chip's busy time (R/B#), ns; empty where a cache read hid a page's tR"),
     "bit": ("int64", "bit index in the page"), "direction": ("int64", "1: stored 1 read 0; 0: stored 0 read 1"),
     "op": ("string", "erase, program or read"),
     "busy_pj": ("Int64", "energy while busy, pJ (metered operations)"),

@@ -15,6 +15,11 @@ from nandrig.protocol.layout import Layout
 HEADER_PATH = "firmware/rig/protocol.h"
 
 
+def _c_int(v: int) -> str:
+    """A C literal of v: negatives in parentheses, values past int32 unsigned."""
+    return f"({v})" if v < 0 else f"{v}u" if v > 0x7FFF_FFFF else str(v)
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
 
@@ -45,7 +50,7 @@ def render() -> str:
            f"enum {{ T_REQUEST = 0x{spec.REQUEST_TYPE:02X}, T_REPLY = 0x{spec.REPLY_TYPE:02X} }};",
            f"#define MAX_PAYLOAD {spec.MAX_PAYLOAD}u", f"#define FRAME_CRC_BYTES {spec.FRAME_CRC_BYTES}u",
            f"#define MIN_BODY {spec.MIN_BODY}u", f"#define MAX_BODY {spec.MAX_BODY}u", ""]
-    out += ["/* limits */"] + [f"#define {k} {v if v >= 0 else f'({v})'}" for k, v in spec.Limit.items()] + [""]
+    out += ["/* limits */"] + [f"#define {k} {_c_int(v)}" for k, v in spec.Limit.items()] + [""]
     out += _enum("OP_", spec.Opcode, "opcodes") + [""]
     assert [int(e) for e in spec.Err] == list(range(len(spec.Err))), "E_ codes are listed in order from 0"
     out += ["/* reply statuses, from 0 */", "enum {", "\t" + ", ".join(f"E_{e.name}" for e in spec.Err) + ",", "};", ""]

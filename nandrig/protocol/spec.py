@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 16)
+VERSION = (1, 17)
 
 # ---- framing ---------------------------------------------------------------------------------
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
@@ -57,6 +57,7 @@ class Limit:
     ECC_PROFILE_BYTES = 12  # the FLARES page profile record
     ECC_PARITY_OFFSET = 14  # parity of codeword 0, 1, ... packed from here
     FLARES_TABLES_MODELS = 2  # FLARES models a rig holds at run time: one for every page, or lower and upper
+    BUSY_NOT_SEEN = 0xFFFF_FFFF  # MEASURE_PAGE's busy_ns for a page whose array time a cache read hid
     RIG_TABLES_T_MAX = 64  # a rig's FLARES tables serve t 1..this on RIG_CODEWORD_BYTES codewords
     RIG_TABLES_PE_STEP = 250  # and tabulate P/E 0, 250, ... (RIG_TABLES_PE_COLS columns)
     RIG_TABLES_PE_COLS = 41
@@ -171,6 +172,13 @@ class ReadFlag(enum.IntFlag):
     RAW = 0x04  # return the page bytes
 
 
+class MeasureFlag(enum.IntFlag):
+    # each page read on its own (00h-30h), so each page's busy_ns is its tR; without it a chip with cache read
+    # streams a block's pages through 31h/3Fh, the array reading each next page while the bus carries this one
+    # (1.17): the first page's tR is seen, the others' are not (busy_ns Limit.BUSY_NOT_SEEN)
+    TIMED = 0x01
+
+
 class CycleFlag(enum.IntFlag):
     FORCE = 0x01
     # the request ends with a bitmap of the pages each round programs (bit p of byte p/8, LSB first;
@@ -261,7 +269,7 @@ SET_VERIFY_LEVELS_REQ = layout("SET_VERIFY_LEVELS_REQ", ("pv1", "i8"), ("pv2", "
 CYCLE_REQ = layout("CYCLE_REQ", ("first_block", "u32"), ("n_blocks", "u16", "1..256"), ("cycles", "u32"),
                    ("pattern_seed", "u32"), ("flags", "u8"))
 MEASURE_REQ = layout("MEASURE_REQ", ("first_block", "u32"), ("n_blocks", "u16"), ("first_page", "u16"),
-                     ("n_pages", "u16"), ("pattern_seed", "u32"))
+                     ("n_pages", "u16"), ("pattern_seed", "u32"), ("flags", "u8", "bit 0 TIMED (1.17)"))
 READ_DISTURB_REQ = layout("READ_DISTURB_REQ", ("block", "u32"), ("page", "u16"), ("reads", "u32"))
 ADVANCE_REQ = layout("ADVANCE_REQ", ("ns", "u64"), ("temp_centi_c", "i16"))
 FLARES_CONFIG_REQ = layout("FLARES_CONFIG_REQ", ("wsize", "u16", "1..1024"), ("mix_pm", "u16", "0..1000"),
@@ -333,7 +341,8 @@ READ_HEAD = layout("READ_HEAD", ("chip_status", "u8"), ("busy_ns", "u32"), ("n_c
 CODEWORD_COUNTS = layout("CODEWORD_COUNTS", ("err_1to0", "u16"), ("err_0to1", "u16"), ("corrected", "i16"))
 CYCLE_HEAD = layout("CYCLE_HEAD", ("cycles_done_min", "u32"))
 CYCLE_BLOCK = layout("CYCLE_BLOCK", ("cycles_done", "u32"), ("failed", "u8"))
-MEASURE_PAGE = layout("MEASURE_PAGE", ("err_1to0", "u16"), ("err_0to1", "u16"), ("busy_ns", "u32"))
+MEASURE_PAGE = layout("MEASURE_PAGE", ("err_1to0", "u16"), ("err_0to1", "u16"),
+                      ("busy_ns", "u32", "the page's tR; BUSY_NOT_SEEN where a cache read hid it"))
 READ_DISTURB_REPLY = layout("READ_DISTURB_REPLY", ("reads_done", "u32"), ("busy_us", "u32"))
 CLOCK_REPLY = layout("CLOCK_REPLY", ("rig_clock_ns", "u64"))
 STATUS_REPLY = layout("STATUS_REPLY", ("state", "u8", "0 idle, 1 busy"), ("opcode", "u8"), ("seq", "u16"), ("done", "u32"),
@@ -448,8 +457,8 @@ LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
 # nothing, so a damaged reply is asked for again at once; the others (CYCLE wears, READ_DISTURB disturbs) are
 # re-sent only after a STATUS of the same boot
 REREAD = frozenset({Opcode.MEASURE, Opcode.SCAN_BAD})
-FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, FlaresProgramFlag, FlaresConfigFlag, FlaresReadFlag,
-              FlaresTablesFlag)
+FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, MeasureFlag, FlaresProgramFlag, FlaresConfigFlag,
+              FlaresReadFlag, FlaresTablesFlag)
 
 
 @functools.cache  # the virtual rig checks a request's flags against it at every page operation

@@ -117,7 +117,9 @@ def test_chip_fail_is_reported_not_hidden():
     (Opcode.PROGRAM, P.PROGRAM_HEAD.pack(1, 0, 0, 2) + bytes(5000), Err.BAD_FRAME),
     (Opcode.READ, struct.pack("<IHBBI", 1, 99, 0, 0, 0), Err.OUT_OF_RANGE),
     (Opcode.CYCLE, struct.pack("<IHIIB", 15, 2, 1, 0, 0), Err.OUT_OF_RANGE),
-    (Opcode.MEASURE, struct.pack("<IHHHI", 0, 1, 30, 5, 0), Err.OUT_OF_RANGE),
+    (Opcode.MEASURE, P.MEASURE_REQ.pack(0, 1, 30, 5, 0, 0), Err.OUT_OF_RANGE),
+    (Opcode.MEASURE, P.MEASURE_REQ.pack(0, 1, 0, 5, 0, 0x02), Err.BAD_PARAMETER),
+    (Opcode.MEASURE, P.MEASURE_REQ.pack(0, 1, 0, 5, 0, 0)[:-1], Err.BAD_FRAME),
     (Opcode.SCAN_BAD, struct.pack("<IH", 0, 0), Err.OUT_OF_RANGE),
     (Opcode.ADVANCE, struct.pack("<Qh", 1, 32000), Err.BAD_PARAMETER),
     (0x7E, b"", Err.UNKNOWN_COMMAND),
@@ -146,8 +148,10 @@ def test_cycle_measure_and_virtual_time():
     res = rig.cycle(0, 4, 300, seed=7)
     assert set(res.done.values()) == {300} and not any(res.failed.values())
     assert [vr.chip.pe_count(b) for b in range(4)] == [300] * 4
-    m = rig.measure(0, 4, seed=7)
-    assert m.errors.shape == (4, 32) and np.all(m.busy_ns > 30_000)
+    m = rig.measure(0, 4, seed=7)  # by cache read: only each block's first page's tR shows
+    assert m.errors.shape == (4, 32) and np.all(m.busy_ns[:, 0] > 30_000) and np.isnan(m.busy_ns[:, 1:]).all()
+    timed = rig.measure(0, 4, seed=7, timed=True)
+    assert np.all(timed.busy_ns > 30_000) and timed.busy_ns[:, 0] == pytest.approx(m.busy_ns[:, 0], rel=0.05)
     t0 = rig.time_ns()
     assert rig.advance(hours=24) == t0 + 24 * 3_600_000_000_000
     assert rig.read_disturb(1, 3, 1000) == (1000, pytest.approx(37_500, rel=0.1))  # page 3: a lower page
