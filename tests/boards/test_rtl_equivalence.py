@@ -254,7 +254,8 @@ def test_endurance_campaign_exports_the_same_measurements(results, rtl):
     assert len(v_pages) == len(r_pages) == len(CHECKPOINTS) * 2 * 32
     for v, r in zip(v_pages, r_pages):
         assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
-        assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
+        assert (v.busy_ns is None) == (r.busy_ns is None)  # the same pages' tR hidden by cache reads
+        assert abs((v.busy_ns or 0) - (r.busy_ns or 0)) <= BUSY_TOLERANCE_NS
 
 
 @DEFAULT_BUILD
@@ -290,7 +291,8 @@ def test_density_campaign_programs_reads_and_times_the_same(results, rtl):
     assert sum(v.err_1to0 + v.err_0to1 for v in v_pages) > 0
     for v, r in zip(v_pages, r_pages, strict=True):
         assert v._replace(actual_h=0.0, busy_ns=0) == r._replace(actual_h=0.0, busy_ns=0)
-        assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS
+        assert (v.busy_ns is None) == (r.busy_ns is None)  # the same pages' tR hidden by cache reads
+        assert abs((v.busy_ns or 0) - (r.busy_ns or 0)) <= BUSY_TOLERANCE_NS
     assert [(o.op, o.block, o.page, o.pe) for o in v_ops] == [(o.op, o.block, o.page, o.pe) for o in r_ops]
     for v, r in zip(v_ops, r_ops):
         assert abs(v.busy_ns - r.busy_ns) <= BUSY_TOLERANCE_NS

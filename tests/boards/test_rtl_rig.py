@@ -421,7 +421,8 @@ def test_a_campaign_on_lun_1_and_on_16k_pages_measures_as_the_virtual_rig(profil
     for w, g in zip(want, got, strict=True):
         timeless = dict(actual_h=0.0, busy_ns=0, err_1to0=0, err_0to1=0)
         assert w._replace(**timeless) == g._replace(**timeless)
-        assert abs(w.busy_ns - g.busy_ns) <= 100
+        assert (w.busy_ns is None) == (g.busy_ns is None)  # the same pages' tR hidden by cache reads
+        assert abs((w.busy_ns or 0) - (g.busy_ns or 0)) <= 100
         flipped += abs(w.err_1to0 - g.err_1to0) + abs(w.err_0to1 - g.err_0to1)
     # a cell within microvolts of a reference reads as its page's age says, and the two rigs' clocks differ: the
     # firmware moves each 16 KiB page over the bus between reads, the virtual rig after them (the last page read
