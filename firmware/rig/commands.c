@@ -290,15 +290,10 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
 	int timed_out = 0;
 	job_start(q, n * pages);
 	for (uint32_t b = first; b < first + n && !timed_out && !job_poll(); b++) {
-		uint32_t next = page_seed(seed, b, page0), first_busy = 0;
-		if (cache) {
-			struct op_result r = onfi_read_start(rig.chip, b, page0);
-			if ((timed_out = r.timed_out))
-				break;
-			first_busy = r.busy_ns;
-		}
+		uint32_t next = page_seed(seed, b, page0);
 		for (uint32_t pg = page0; pg < page0 + pages && !timed_out; pg++, p += MEASURE_PAGE_BYTES, job.done++) {
-			if (cache)
+			int cached = cache && pg != page0;  /* the first page by a plain read: its tR */
+			if (cached)
 				onfi_begin_read_cache(pg + 1 == page0 + pages, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
 			else
 				onfi_begin_read(rig.chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
@@ -310,7 +305,9 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
 			onfi_totals(&e10, &e01);
 			SET_MEASURE_PAGE_ERR_1TO0(p, saturate16(e10));
 			SET_MEASURE_PAGE_ERR_0TO1(p, saturate16(e01));
-			SET_MEASURE_PAGE_BUSY_NS(p, !cache ? r.busy_ns : pg == page0 ? first_busy : BUSY_NOT_SEEN);
+			SET_MEASURE_PAGE_BUSY_NS(p, cached ? BUSY_NOT_SEEN : r.busy_ns);
+			if (cache && !cached)  /* the cache read begins once the first page is counted */
+				timed_out = onfi_read_cache_start().timed_out;
 		}
 	}
 	return job_end(st, timed_out, (uint32_t)(p - out));

@@ -321,11 +321,10 @@ struct op_result onfi_read(const struct chip *c, uint32_t block, uint32_t page, 
 	return onfi_finish();
 }
 
-struct op_result onfi_read_start(const struct chip *c, uint32_t block, uint32_t page)
+struct op_result onfi_read_cache_start(void)
 {
-	row(c, block, page);
-	onfi_col_write(0);
-	return run(ONFI_OP_READ_START);
+	onfi_begin_read_cache(0, ONFI_SRC_BUFFER, 0, 1, 1);
+	return onfi_finish();
 }
 
 void onfi_begin_read_cache(int last, int src, uint32_t seed, uint32_t len, uint16_t cw_bytes)

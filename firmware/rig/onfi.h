@@ -69,10 +69,10 @@ void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int
 void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len,
                      uint16_t cw_bytes);
 struct op_result onfi_finish(void);
-/* a sequential cache read of pages page, page + 1, ... of a block: onfi_read_start loads the first into the chip's
- * registers (its busy time is that page's tR); then each onfi_begin_read_cache + onfi_finish brings the next page out
- * as onfi_read does (31h: the array reads the one after meanwhile; last: 3Fh, nothing more) */
-struct op_result onfi_read_start(const struct chip *c, uint32_t block, uint32_t page);
+/* a sequential cache read: after onfi_read of page n (its busy time that page's tR), onfi_read_cache_start sends 31h
+ * and takes one byte (page n again, dropped) so the array reads n + 1; then each onfi_begin_read_cache + onfi_finish
+ * brings the next page out as onfi_read does (31h: the array reads the one after meanwhile; last: 3Fh, nothing more) */
+struct op_result onfi_read_cache_start(void);
 void onfi_begin_read_cache(int last, int src, uint32_t seed, uint32_t len, uint16_t cw_bytes);
 /* launches (several targets at once): the command, address and data cycles, back as soon as they start so the
  * caller's own work overlaps them; onfi_launch_wait before anything else touches the bus, which leaves the target

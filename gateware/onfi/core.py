@@ -100,9 +100,8 @@ PROGRAMS: dict[OnfiOp, list[Step]] = {
     # the status after 15h reports the page before this one (FAILC): this one is still programming
     OnfiOp.CACHE_PROGRAM: [SEL, cmd(0x80), *COL, *ROW, DATA_IN, cmd(0x15), WAIT, *STATUS_READ, DESEL, END],
     OnfiOp.READ: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DATA_OUT, DESEL, END],
-    # sequential cache read: after READ_START (00h-30h, nothing out) of page n, each 31h brings page n, n+1, ... out
-    # of the cache register while the array reads the one after; 3Fh brings out the last without starting another
-    OnfiOp.READ_START: [SEL, cmd(0x00), *COL, *ROW, cmd(0x30), WAIT, DESEL, END],
+    # sequential cache read: after READ (00h-30h) of page n, each 31h brings page n, n+1, ... out of the cache register
+    # while the array reads the one after; 3Fh brings out the last without starting another
     OnfiOp.READ_CACHE: [SEL, cmd(0x31), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.READ_CACHE_END: [SEL, cmd(0x3F), WAIT, DATA_OUT, DESEL, END],
     OnfiOp.CHANGE_READ_COLUMN: [SEL, cmd(0x05), *COL, cmd(0xE0), DATA_OUT, DESEL, END],

@@ -30,7 +30,6 @@ class OnfiOp(enum.IntEnum):
     PROGRAM_LAUNCH = 16
     READ_LAUNCH = 17
     CACHE_PROGRAM_LAUNCH = 18  # 80h ... 15h: R/B# rises once the chip can take the next page (its array still busy)
-    READ_START = 19  # 00h ... 30h and its wait, nothing out: a cache read's first page, its tR timed alone
 
 
 class OnfiSource(enum.IntEnum):
@@ -51,7 +50,7 @@ CONTROL = [
                     "GET_FEATURES, ERASE, PROGRAM, READ, CHANGE_READ_COLUMN, SELFTEST: vendor-specific, not issued "
                     "by the firmware, READ_UNIQUE_ID, CACHE_PROGRAM, READ_CACHE, READ_CACHE_END; ERASE_LAUNCH, "
                     "PROGRAM_LAUNCH, READ_LAUNCH, CACHE_PROGRAM_LAUNCH: end once the target is busy, without waiting "
-                    "for it; READ_START: a page into the chip's registers, none of it out, before READ_CACHE)"),
+                    "for it)"),
     ("target", TARGET_BITS, "Target (CE#) the operation selects and whose R/B# it waits on"),
     ("mode", 3, "ONFI timing mode 0-5 the bus runs at; switch after SET FEATURES (timing mode)"),
     ("row", Limit.ROW_BITS, "Row address: page | block << page bits | LUN << (page + block bits), each field "

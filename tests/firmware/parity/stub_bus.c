@@ -41,9 +41,8 @@ static struct bus_hooks hooks;
 static uint8_t buffer[BUF_BYTES], staged[BUF_BYTES];
 static uint16_t cw10[MAX_CW], cw01[MAX_CW];
 static uint32_t tot10, tot01;
-/* loaded: the page is already in the buffer (a cache read's first, read by onfi_read_start) */
-static struct { int kind; uint32_t block, page, len, seed; int src; uint16_t cw_bytes; int loaded; } pending;
-static struct { uint32_t block, page; int loaded; } cache_read;  /* the next page a cache read brings out */
+static struct { int kind; uint32_t block, page, len, seed; int src; uint16_t cw_bytes; } pending;
+static struct { uint32_t block, page; } cache_read;  /* the next page a cache read brings out */
 static uint8_t rx[1 << 20], tx[1 << 20];
 static uint32_t rx_len, rx_pos, tx_len;
 static struct chip the_chip;
@@ -89,8 +88,7 @@ static struct op_result run(void)
 		prbs_fill(staged, pending.seed, pending.len);
 		data = staged;
 	}
-	if (!pending.loaded)  /* one array read per page, as the chip does it */
-		r.status = hooks.op(pending.kind, pending.block, pending.page, pending.len, data, &r.busy_ns);
+	r.status = hooks.op(pending.kind, pending.block, pending.page, pending.len, data, &r.busy_ns);
 	if (pending.kind == OP_KIND_READ) {
 		memset(cw10, 0, sizeof cw10);
 		memset(cw01, 0, sizeof cw01);
@@ -122,7 +120,6 @@ static void begin(int kind, uint32_t block, uint32_t page, int src, uint32_t see
 	pending.seed = seed;
 	pending.len = len;
 	pending.cw_bytes = cw ? cw : 1;
-	pending.loaded = 0;
 }
 
 /* onfi.c's identification with the bus's answers: the parameter page decoded by the firmware's own rules */
@@ -248,21 +245,19 @@ void onfi_begin_read(const struct chip *c, uint32_t block, uint32_t page, int sr
 	begin(OP_KIND_READ, block, page, src, seed, len, cw_bytes);
 }
 struct op_result onfi_finish(void) { return run(); }
-struct op_result onfi_read_start(const struct chip *c, uint32_t block, uint32_t page)
+/* 31h after a read of page n: page n's byte again (no array read), and n + 1 comes next; each cache read's page
+ * is read from the array when it comes out, one array read per page as the chip does it */
+struct op_result onfi_read_cache_start(void)
 {
-	begin(OP_KIND_READ, block, page, ONFI_SRC_BUFFER, 0, (uint32_t)c->page_bytes + c->spare_bytes, 0);
-	struct op_result r = run();
-	cache_read.block = block;
-	cache_read.page = page;
-	cache_read.loaded = 1;
+	struct op_result r = {0, 0, 0};
+	cache_read.block = pending.block;
+	cache_read.page = pending.page + 1;
 	return r;
 }
 void onfi_begin_read_cache(int last, int src, uint32_t seed, uint32_t len, uint16_t cw_bytes)
 {
 	(void)last;
 	begin(OP_KIND_READ, cache_read.block, cache_read.page++, src, seed, len, cw_bytes);
-	pending.loaded = cache_read.loaded;
-	cache_read.loaded = 0;
 }
 void onfi_codeword(int i, uint16_t *e10, uint16_t *e01) { *e10 = cw10[i]; *e01 = cw01[i]; }
 void onfi_totals(uint32_t *e10, uint32_t *e01) { *e10 = tot10; *e01 = tot01; }
