@@ -283,15 +283,21 @@ struct op_result onfi_erase(const struct chip *c, uint32_t block)
 	return onfi_finish();
 }
 
-/* a page transfer from column 0 to/from the buffer's start */
-static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+/* a transfer of len bytes to/from the buffer's start */
+static void transfer(int src, uint32_t seed, uint32_t len)
 {
-	row(c, block, page);
-	onfi_col_write(0);
 	onfi_length_write(len);
 	onfi_buf_addr_write(0);
 	onfi_src_write(src);
 	onfi_seed_write(seed);
+}
+
+/* a page transfer from column 0 */
+static void page_transfer(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
+{
+	row(c, block, page);
+	onfi_col_write(0);
+	transfer(src, seed, len);
 }
 
 void onfi_begin_program(const struct chip *c, uint32_t block, uint32_t page, int src, uint32_t seed, uint32_t len)
@@ -329,10 +335,7 @@ struct op_result onfi_read_cache_start(void)
 
 void onfi_begin_read_cache(int last, int src, uint32_t seed, uint32_t len, uint16_t cw_bytes)
 {
-	onfi_length_write(len);
-	onfi_buf_addr_write(0);
-	onfi_src_write(src);
-	onfi_seed_write(seed);
+	transfer(src, seed, len);
 	onfi_cw_bytes_write(cw_bytes);
 	start(last ? ONFI_OP_READ_CACHE_END : ONFI_OP_READ_CACHE);
 }
