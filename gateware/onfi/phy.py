@@ -76,6 +76,7 @@ class TimingRom:
         "rhw": lambda c: c.rhw, "rr": lambda c: c.rr, "sample": lambda c: c.sample, "ccs": lambda c: c.ccs,
         "ceh": lambda c: c.ceh, "ww": lambda c: c.ww,
         "wc": lambda c: c.write_cycle, "rc": lambda c: c.read_cycle,
+        "wc_m2": lambda c: c.write_cycle - 2, "rc_m2": lambda c: c.read_cycle - 2,  # every bus cycle is >= 2 counts
         "adl_wp": lambda c: max(c.adl - c.wp, 0),  # tADL counts to the data cycle's WE# rise, wp after it starts
         "wb_sync": lambda c: c.wb + SYNC_STAGES,  # R/B# low within tWB, seen SYNC_STAGES cycles later
     }
@@ -189,7 +190,8 @@ class OnfiPhy(wiring.Component):
         rb = [Signal(n, init=(1 << n) - 1, name=f"rb{k}") for k in range(SYNC_STAGES - 1)]
         mod.d.sync += [rb[0].eq(self.pins.rb_n), *(b.eq(a) for a, b in zip(rb, rb[1:]))]
         s.rb_now = Signal(init=1, name="rb_now")  # the synchronized R/B# of the selected target
-        mod.d.sync += s.rb_now.eq(rb[-1].bit_select(self.target, 1) if n > 1 else rb[-1])
+        s.rb_next = rb[-1].bit_select(self.target, 1) if n > 1 else rb[-1]
+        mod.d.sync += s.rb_now.eq(s.rb_next)
         mod.d.comb += s.since_rb.restart.eq(~s.rb_now)
 
         s.kind = Signal(3, name="kind")
@@ -208,8 +210,9 @@ class OnfiPhy(wiring.Component):
         s.last = last = Signal(name="last")
         # a bus cycle ends when its count reaches the mode's cycle: compared a cycle ahead, so the PHY's ready, which
         # the next beat waits on, starts from a flop (the board's NAND clock critical path otherwise)
-        s.ends = Signal(name="ends")
-        mod.d.sync += s.ends.eq(s.active & (s.cnt + 1 == Mux(kind == Kind.DOUT, t["rc"], t["wc"])))
+        # and ends' own next value is a flop too, compared two cycles ahead: the gates' next values read it
+        s.ends, s.ends_next = Signal(name="ends"), Signal(name="ends_next")
+        mod.d.sync += s.ends.eq(s.ends_next)
         with mod.Switch(kind):
             with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN, Kind.DOUT):
                 mod.d.comb += last.eq(s.ends)
@@ -217,7 +220,10 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += last.eq(s.rb_now | s.over)
             with mod.Default():
                 mod.d.comb += last.eq(1)
-        s.free = ~s.active | last
+        # whether the bus is free, as a flop: its next value is worked out from the next values of what decides it
+        # (ends, R/B#, the timeout, active and kind), so the beat-start decision reads one flop, not the kind's
+        # mux of end conditions (two LUTs of the ULX3S's NAND-clock critical path); _bus_cycle sets its next value
+        s.free = Signal(init=1, name="free")
 
     def _capture_pipe(self, mod: Module, s: SimpleNamespace) -> None:
         """Read captures in flight: bit k fires k cycles from now; a trimmed sample point may land after the next
@@ -230,10 +236,6 @@ class OnfiPhy(wiring.Component):
         s.pipe_next = Signal(depth, name="pipe_next")
         mod.d.comb += s.pipe_next.eq(pipe >> 1)
         mod.d.sync += pipe.eq(s.pipe_next)
-        # no capture pending (DESELECT waits for it) as a flop: the pipe's next value is empty, unless a read
-        # cycle starts, which sets it below
-        s.drained = Signal(init=1, name="drained")
-        mod.d.sync += s.drained.eq(s.pipe_next == 0)
         dq_i = self.pins.dq_i
         with mod.If(pipe[0]):
             mod.d.sync += [self.rdata.payload.eq(dq_i.word_select(lane, 8) if steps > 1 else dq_i),
@@ -248,15 +250,17 @@ class OnfiPhy(wiring.Component):
         its events happens or a beat starts (a flag is a cycle late to fall after its event). So every wait between
         two lines' edges (tWHR, tRHW/tRHZ, tADL, tCS, tCCS, tRR, tCEH, tWW) ends a whole PHY cycle past its minimum
         at the pins, a margin against skew between the adapter's lines, and the beat-start decision reads one flop
-        per kind instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S)."""
+        per kind instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S).
+        The flop also holds "the bus is free and no flush is on", from those flops' next values: the decision is the
+        waiting beat's valid and one flop picked by its kind (the end of a bus cycle, R/B# and the flush were three
+        more LUTs of that path)."""
         b, t = self.beats.payload, s.t
         gate = Signal(name="gate")
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
         # cycle reaches a chip that is still busy
         s.flushing = Signal(name="flushing")
         s.drop = s.flushing & (b.kind != Kind.DESELECT)
-        starting = Signal(name="starting")  # a beat starts at this edge
-        mod.d.comb += starting.eq(self.beats.valid & self.beats.ready & ~s.drop)
+        s.starting = starting = Signal(name="starting")  # a beat starts at this edge
         write_events = s.since_re.restart | s.since_wp.restart | s.ce_fell
         # the flags' registers are written outside the switch below, every cycle
         write_ok = (s.since_re.at_least(t["rhw"]) & s.since_ce.at_least(t["cs"]) & s.since_wp.at_least(t["ww"])
@@ -266,27 +270,43 @@ class OnfiPhy(wiring.Component):
                    & s.since_rb.at_least(t["rr"]) & ~s.since_we.restart & ~s.since_rb.restart)
         select_ok = s.since_deselect.at_least(t["ceh"]) & ~s.ce_rose
         wait_ok = s.since_we.at_least(t["wb_sync"]) & ~s.since_we.restart
-        gates = {}
+        # free's next value: a bus cycle ends on its count, WAIT_RB on R/B# (a timeout ends it too, but the next beat
+        # then starts a cycle later, when flushing drops it), every other kind after one cycle
+        kind = s.kind
+        is_bus = lambda k: k < Kind.WAIT_RB  # CMD, ADDR, DIN, DOUT
+        at_start = Mux(is_bus(b.kind), 0, Mux(b.kind == Kind.WAIT_RB, s.rb_next, 1))
+        going_on = ~s.active | s.last | (is_bus(kind) & s.ends_next) | ((kind == Kind.WAIT_RB) & s.rb_next)
+        free_next = Mux(starting, at_start, going_on)
+        # ends' next value: a starting beat has counted 1 at the next edge, a running one counts on
+        cycle_is_2 = Mux(b.kind == Kind.DOUT, t["rc"], t["wc"]) == 2
+        counts_out = s.cnt == Mux(kind == Kind.DOUT, t["rc_m2"], t["wc_m2"])
+        mod.d.sync += s.ends_next.eq(Mux(starting, cycle_is_2, s.active & ~s.last & counts_out))
+        mod.d.sync += s.free.eq(free_next)
+        # a timed-out WAIT_RB sets flushing (in _bus_cycle) in the cycle it ends
+        flushing_next = s.flushing | (s.active & (kind == Kind.WAIT_RB) & s.over & ~s.rb_now)
+        # one flop per beat kind says "free, not flushing and this kind's timings met": its next value from
+        # theirs, so the decision is a multiplexer of these flops by the waiting beat's kind
+        go = {}
         for name, ok in (("write", write_ok), ("din", din_ok), ("dout", dout_ok), ("select", select_ok),
                          ("wait", wait_ok)):
-            gates[name] = Signal(name=f"gate_{name}")
-            mod.d.sync += gates[name].eq(ok & ~starting)
+            go[name] = Signal(name=f"gate_{name}")
+            mod.d.sync += go[name].eq(ok & ~starting & going_on & ~flushing_next)
+        go["deselect"] = Signal(name="gate_deselect")  # DESELECT is never dropped: it ends a flush
+        mod.d.sync += go["deselect"].eq(free_next & (s.pipe_next == 0))
         with mod.Switch(b.kind):
             with mod.Case(Kind.CMD, Kind.ADDR):
-                mod.d.comb += gate.eq(gates["write"])
+                mod.d.comb += gate.eq(go["write"])
             with mod.Case(Kind.DIN):
-                mod.d.comb += gate.eq(gates["din"])
+                mod.d.comb += gate.eq(go["din"])
             with mod.Case(Kind.DOUT):
-                mod.d.comb += gate.eq(gates["dout"])
+                mod.d.comb += gate.eq(go["dout"])
             with mod.Case(Kind.SELECT):
-                mod.d.comb += gate.eq(gates["select"])
+                mod.d.comb += gate.eq(go["select"])
             with mod.Case(Kind.WAIT_RB, Kind.SETTLE):
-                mod.d.comb += gate.eq(gates["wait"])
+                mod.d.comb += gate.eq(go["wait"])
             with mod.Case(Kind.DESELECT):
-                mod.d.comb += gate.eq(s.drained)
-            with mod.Default():
-                mod.d.comb += gate.eq(1)
-        mod.d.comb += self.beats.ready.eq(s.drop | (s.free & gate))
+                mod.d.comb += gate.eq(go["deselect"])
+        mod.d.comb += [self.beats.ready.eq(s.drop | gate), starting.eq(self.beats.valid & gate)]
 
     def _capture_point(self, mod: Module, s: SimpleNamespace) -> None:
         """The capture point, a register stage per step (mode and trim change only between operations, so the few
@@ -300,9 +320,12 @@ class OnfiPhy(wiring.Component):
         sample_eff = Signal(range(depth_steps + steps))
         s.sample_bit = Signal(depth, name="sample_bit")
         hi = depth_steps + steps - 1
+        # the clamp's compares (carry chains) have a register stage of their own, apart from its mux
+        below, above, sample_d = Signal(), Signal(), Signal(range(depth_steps + steps))
         mod.d.sync += [trim_up.eq(self.rd_trim + (steps - 1)),
                        sample.eq(s.t["sample"] + trim_up),
-                       sample_eff.eq(Mux(sample < steps, steps, Mux(sample > hi, hi, sample))),
+                       below.eq(sample < steps), above.eq(sample > hi), sample_d.eq(sample),
+                       sample_eff.eq(Mux(below, steps, Mux(above, hi, sample_d))),
                        s.sample_bit.eq((Const(1, depth + 1) << (sample_eff >> shift))[1:]),
                        s.lane.eq(sample_eff[:shift])]
 
@@ -331,7 +354,7 @@ class OnfiPhy(wiring.Component):
         # The timing gates then stay off the eight registers' enable (the NAND clock's critical path at one seed)
         with mod.If(s.free & self.beats.valid):
             mod.d.sync += p.dq_o.eq(b.data)
-        with mod.If(self.beats.valid & self.beats.ready & ~s.drop):
+        with mod.If(s.starting):
             mod.d.sync += [kind.eq(b.kind), s.cnt.eq(1), s.active.eq(1), s.ends.eq(0)]  # every bus cycle is >= 2 counts
             with mod.Switch(b.kind):
                 with mod.Case(Kind.CMD, Kind.ADDR, Kind.DIN):
@@ -340,7 +363,7 @@ class OnfiPhy(wiring.Component):
                     with mod.If(b.kind == Kind.CMD):
                         mod.d.sync += s.after_e0.eq(b.data == 0xE0)
                 with mod.Case(Kind.DOUT):
-                    mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit), s.drained.eq(0)]
+                    mod.d.sync += [p.re_n.eq(0), s.pipe.eq(s.pipe_next | s.sample_bit)]
                 with mod.Case(Kind.SELECT):
                     one_hot = (Const(1, self.targets) << self.target)[:self.targets] if self.targets > 1 else 1
                     mod.d.sync += [p.ce_n.eq(~one_hot), s.ce_fell.eq(1)]
