@@ -132,9 +132,12 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     # ABC9, yosys 0.70's only LUT mapper inside synth_ecp5, trips an assertion (ABC_OPS_REINTEGRATE) on
     # this design: map the LUTs with classic ABC between synth_ecp5's own steps instead
     # The BCH engine's modules keep their hierarchy through mapping, so ABC sees each one alone: the
-    # decoder flattened into the SoC is one XOR network ABC did not finish mapping (gateware/synth.py)
+    # decoder flattened into the SoC is one XOR network ABC did not finish mapping (gateware/synth.py). So does
+    # the PHY: ABC trades depth for area on any path shallower than the deepest of what it maps, and in the
+    # whole SoC that let the beat-start decision grow to eight LUTs where the PHY alone needs five
     ys = gw / f"{NAME}.ys"
     text = re.sub(r"synth_ecp5\s+-top (\S+)", r"setattr -mod -set keep_hierarchy 1 nandrig_onfi.bch*\n"
+                  r"setattr -mod -set keep_hierarchy 1 nandrig_onfi.phy\n"
                   r"synth_ecp5 -top \1 -run :map_luts\n"
                   r"techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
                   r"synth_ecp5 -top \1 -run map_cells:\n"

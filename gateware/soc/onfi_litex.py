@@ -54,9 +54,14 @@ class OnfiCore(Module, AutoCSR):
         self._lane_1to0 = CSRStatus(256, name="lane_1to0", description="Per-DQ-line 1->0 errors, 32 bits per line, line 0 lowest")
         self._lane_0to1 = CSRStatus(256, name="lane_0to1", description="Per-DQ-line 0->1 errors, 32 bits per line, line 0 lowest")
 
-        # page buffer: one word per cycle, acknowledged the cycle after its address (registered read)
-        bus, ack = self.bus, Signal()
-        self.sync += ack.eq(bus.cyc & bus.stb & ~ack)
+        # page buffer: the request is registered before it reaches the block RAMs, whose write enables the bus
+        # decoding reached across the die otherwise (the ULX3S's system-clock critical path at one seed); the
+        # word is acknowledged the cycle after the registered address (registered read): three cycles an access
+        bus, ack, staged = self.bus, Signal(), Signal()
+        adr, we, sel, dat_w = Signal(BUFFER_WORD_BITS), Signal(), Signal(4), Signal(32)
+        first = bus.cyc & bus.stb & ~staged & ~ack
+        self.sync += [staged.eq(first), ack.eq(staged), adr.eq(bus.adr[:BUFFER_WORD_BITS]), we.eq(first & bus.we),
+                      sel.eq(bus.sel), dat_w.eq(bus.dat_w)]
         self.comb += bus.ack.eq(ack)
 
         self.pins = pins = {n: Signal(targets if n == "ce_n" else 1, name=f"nand_{n}") for n in PINS}  # as the PHY drives them
@@ -79,8 +84,7 @@ class OnfiCore(Module, AutoCSR):
             i_ctrl=Cat(*ctrl), i_start=self._start.re, o_stat=Cat(*stat_fields),
             i_cw_index=self._cw_index.storage, o_cw_counts=self._cw_counts.status,
             o_lane_1to0=self._lane_1to0.status, o_lane_0to1=self._lane_0to1.status,
-            i_cpu_addr=bus.adr[:BUFFER_WORD_BITS], i_cpu_we=bus.cyc & bus.stb & bus.we & ~ack, i_cpu_sel=bus.sel,
-            i_cpu_wdata=bus.dat_w, o_cpu_rdata=bus.dat_r,
+            i_cpu_addr=adr, i_cpu_we=we, i_cpu_sel=sel, i_cpu_wdata=dat_w, o_cpu_rdata=bus.dat_r,
             i_pins__rb_n=pads.rb_n, i_pins__dq_i=dq_i, o_pins__dq_o=dq_o, o_pins__dq_oe=dq_oe,
             **{f"o_pins__{n}": pins[n] for n in PINS}, **extra_ports,
         )
