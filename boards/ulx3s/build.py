@@ -134,7 +134,7 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
     # The BCH engine's modules keep their hierarchy through mapping, so ABC sees each one alone: the
     # decoder flattened into the SoC is one XOR network ABC did not finish mapping (gateware/synth.py). So does
     # the PHY: ABC trades depth for area on any path shallower than the deepest of what it maps, and in the
-    # whole SoC that let the beat-start decision grow to eight LUTs where the PHY alone needs five
+    # whole SoC that let the beat-start decision grow to seven and eight LUTs (docs/ulx3s.md)
     ys = gw / f"{NAME}.ys"
     text = re.sub(r"synth_ecp5\s+-top (\S+)", r"setattr -mod -set keep_hierarchy 1 nandrig_onfi.bch*\n"
                   r"setattr -mod -set keep_hierarchy 1 nandrig_onfi.phy\n"

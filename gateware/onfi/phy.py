@@ -209,8 +209,8 @@ class OnfiPhy(wiring.Component):
         s.is_write = (kind == Kind.CMD) | (kind == Kind.ADDR) | (kind == Kind.DIN)
         s.last = last = Signal(name="last")
         # a bus cycle ends when its count reaches the mode's cycle: compared a cycle ahead, so the PHY's ready, which
-        # the next beat waits on, starts from a flop (the board's NAND clock critical path otherwise)
-        # and ends' own next value is a flop too, compared two cycles ahead: the gates' next values read it
+        # the next beat waits on, starts from a flop (the board's NAND clock critical path otherwise); ends' own next
+        # value is a flop too, compared two cycles ahead (in _gates), because the gates' next values read it
         s.ends, s.ends_next = Signal(name="ends"), Signal(name="ends_next")
         mod.d.sync += s.ends.eq(s.ends_next)
         with mod.Switch(kind):
@@ -222,7 +222,7 @@ class OnfiPhy(wiring.Component):
                 mod.d.comb += last.eq(1)
         # whether the bus is free, as a flop: its next value is worked out from the next values of what decides it
         # (ends, R/B#, the timeout, active and kind), so the beat-start decision reads one flop, not the kind's
-        # mux of end conditions (two LUTs of the ULX3S's NAND-clock critical path); _bus_cycle sets its next value
+        # mux of end conditions (two LUTs of the ULX3S's NAND-clock critical path); _gates sets its next value
         s.free = Signal(init=1, name="free")
 
     def _capture_pipe(self, mod: Module, s: SimpleNamespace) -> None:
