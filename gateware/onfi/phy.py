@@ -251,9 +251,8 @@ class OnfiPhy(wiring.Component):
         two lines' edges (tWHR, tRHW/tRHZ, tADL, tCS, tCCS, tRR, tCEH, tWW) ends a whole PHY cycle past its minimum
         at the pins, a margin against skew between the adapter's lines, and the beat-start decision reads one flop
         per kind instead of the flags' logic (that logic had put RE#'s start on an eight-LUT path on the ULX3S).
-        The flop also holds "the bus is free and no flush is on", from those flops' next values: the decision is the
-        waiting beat's valid and one flop picked by its kind (the end of a bus cycle, R/B# and the flush were three
-        more LUTs of that path)."""
+        The flop also holds "the bus will be free and no flush is on", so the decision is the waiting beat's valid and
+        one flop picked by its kind (the end of a bus cycle, R/B# and the flush had been three more LUTs)."""
         b, t = self.beats.payload, s.t
         gate = Signal(name="gate")
         # after a timeout the beats the sequencer queued behind WAIT_RB are dropped up to its DESELECT: no bus
@@ -284,9 +283,7 @@ class OnfiPhy(wiring.Component):
         mod.d.sync += s.free.eq(free_next)
         # a timed-out WAIT_RB sets flushing (in _bus_cycle) in the cycle it ends
         flushing_next = s.flushing | (s.active & (kind == Kind.WAIT_RB) & s.over & ~s.rb_now)
-        # one flop per beat kind says "free, not flushing and this kind's timings met": its next value from
-        # theirs, so the decision is a multiplexer of these flops by the waiting beat's kind
-        go = {}
+        go = {}  # each from the next values of free, flushing and its kind's timing flags
         for name, ok in (("write", write_ok), ("din", din_ok), ("dout", dout_ok), ("select", select_ok),
                          ("wait", wait_ok)):
             go[name] = Signal(name=f"gate_{name}")
