@@ -31,8 +31,13 @@ class BchConfig:
     # Berlekamp-Massey multiplier bank: "half" ((t_max + 3) // 2 multipliers, 3-6 cycles per iteration)
     # or "full" (t_max + 2 multipliers, 3 cycles); docs/bch.md has both measured
     bm_bank: str = "full"
+    # the Chien search's clock as a multiple of the engine's: 2 runs it in its own domain (``SEARCH_DOMAIN``,
+    # the ULX3S's NAND clock), so 8 degrees per search cycle cover 16 per engine cycle
+    search_clock_ratio: int = 1
 
     def __post_init__(self) -> None:
+        if self.search_clock_ratio not in (1, 2):
+            raise NandrigError(f"the Chien search runs at 1 or 2 times the engine's clock, got {self.search_clock_ratio}")
         if self.bm_bank not in ("half", "full"):
             raise NandrigError(f"bm_bank must be 'half' or 'full', got {self.bm_bank!r}")
         if self.m not in PRIM_POLY:
@@ -53,6 +58,11 @@ class BchConfig:
     def bm_multipliers(self) -> int:
         """GF multipliers in the Berlekamp-Massey bank, for the t_max + 2 locator coefficients."""
         return (self.t_max + 3) // 2 if self.bm_bank == "half" else self.t_max + 2
+
+    @property
+    def search_degrees_per_cycle(self) -> int:
+        """Chien degrees searched per engine clock cycle."""
+        return self.chien_parallelism * self.search_clock_ratio
 
     @property
     def n_max(self) -> int:

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
+from amaranth import Array, Cat, Const, DomainRenamer, Module, Mux, Signal, Value
+from amaranth.lib import cdc, data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from nandrig.gateware.bch import gf as G
@@ -43,6 +43,12 @@ from nandrig.gateware.logic import SkidBuffer, popcount
 
 ERR_LAYOUT = data.StructLayout({"byte": 16, "mask": 8})
 STATUS_LAYOUT = data.StructLayout({"corrected": 16, "fail": 1, "erased": 1})
+# with ``search_clock_ratio`` 2 the Chien search runs in this domain; its user maps it to a clock at that ratio
+SEARCH_DOMAIN = "bch_search"
+# the search's results on their way back: an error beat, or the codeword's status (is_status set)
+RESULT_LAYOUT = data.StructLayout({"is_status": 1, "beat": ERR_LAYOUT})
+RESULT_DEPTH = 8  # room for the results in flight across the crossing
+LANE_PARTS = 4  # a lane's registered partial sums in a search at twice the clock
 
 
 def _codeword_fields(cfg: BchConfig) -> dict:
@@ -389,18 +395,40 @@ class BchChien(wiring.Component):
         # off the locator's wide enable; a whole-pipeline stall stands for the errors stream's ready
         # and, with several bytes per cycle, for sending a group's bytes with roots one at a time
         stall = Signal()
-        v1, ok1, col1 = G.reg_array(lanes, m, "chien_v"), Signal(), Signal(16)
-        mask2, ok2, col2 = Signal(lanes), Signal(), Signal(16)
+        # a search at twice the engine's clock registers the lanes' terms and their partial sums too: the step
+        # (two LUT levels, locator to locator) is then the only path longer than four
+        split = cfg.search_clock_ratio > 1
+        lane_terms = Signal.like(terms, name="chien_terms") if split else terms
+        oks = [Signal(name=f"chien_ok{i}") for i in range(4 if split else 2)]  # per stage: a column is in it
+        cols = [Signal(16, name=f"chien_col{i}") for i in range(len(oks))]
+        ok1, col1, ok2, col2 = oks[-2], cols[-2], oks[-1], cols[-1]
+        v1 = G.reg_array(lanes, m, "chien_v")
+        mask2 = Signal(lanes)
+        with mod.If(~stall):
+            mod.d.sync += [oks[0].eq(busy3 & searching), cols[0].eq(col)]
+            mod.d.sync += [b.eq(a) for a, b in zip(oks, oks[1:])] + [b.eq(a) for a, b in zip(cols, cols[1:])]
+            if split:
+                mod.d.sync += lane_terms.eq(terms)
         # byte b of a group holds its degrees 8 b .. 8 b + 7; the first group's pad degrees are not positions,
         # nor is anything before the codeword's first byte
         for p in range(lanes):
-            lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(rows[p * m:(p + 1) * m]))
-            mod.d.comb += lane.x.eq(terms)
+            lane_rows_p = rows[p * m:(p + 1) * m]
+            if split:
+                parts = G.split_rows(lane_rows_p, len(terms), LANE_PARTS)
+                sums = Signal(LANE_PARTS * m, name=f"chien_part{p}")
+                for k, part in enumerate(parts):
+                    net = mod.submodules[f"chien{p}_{k}"] = G.XorNetwork(len(terms), tuple(part))
+                    mod.d.comb += net.x.eq(lane_terms)
+                    with mod.If(~stall):
+                        mod.d.sync += sums[k * m:(k + 1) * m].eq(net.y)
+                value = G.xor_all([sums[k * m:(k + 1) * m] for k in range(LANE_PARTS)], m)
+            else:
+                lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(lane_rows_p))
+                mod.d.comb += lane.x.eq(terms)
+                value = lane.y
             with mod.If(~stall):
                 inside = ((col1 != 0) | (s3_pad <= p)) & (group * col1 + p // 8 < s3_bytes)
-                mod.d.sync += [v1[p].eq(lane.y), mask2[p].eq((v1[p] == 0) & inside)]
-        with mod.If(~stall):
-            mod.d.sync += [ok1.eq(busy3 & searching), col1.eq(col), ok2.eq(ok1), col2.eq(col1)]
+                mod.d.sync += [v1[p].eq(value), mask2[p].eq((v1[p] == 0) & inside)]
         byte_masks = [mask2[8 * b:8 * b + 8] for b in range(group)]
         sent = Signal(group)  # bytes of the group in stage 2 already out on the errors stream
         todo = [(byte_masks[b] != 0) & ~sent[b] for b in range(group)]
@@ -433,7 +461,7 @@ class BchChien(wiring.Component):
             self.status.payload.fail.eq(fail),
             self.status.payload.corrected.eq(Mux(erased, s3_zero, Mux(fail, 0, count))),
         ]
-        with mod.If(busy3 & ~searching & ~ok1 & ~ok2):
+        with mod.If(busy3 & ~searching & ~Cat(*oks).any()):
             mod.d.comb += self.status.valid.eq(1)
             with mod.If(self.status.ready):
                 mod.d.sync += busy3.eq(0)
@@ -452,19 +480,74 @@ class BchDecoder(wiring.Component):
 
     def elaborate(self, platform):
         mod = Module()
-        mod.submodules.syndromes = syn = BchSyndromes(self.config)
-        mod.submodules.solver = solver = BchSolver(self.config)
-        mod.submodules.chien = chien = BchChien(self.config)
+        cfg = self.config
+        mod.submodules.syndromes = syn = BchSyndromes(cfg)
+        mod.submodules.solver = solver = BchSolver(cfg)
         mod.d.comb += syn.t.eq(self.t)
         wiring.connect(mod, wiring.flipped(self.data_in), syn.data_in)
         wiring.connect(mod, syn.syndromes, solver.syndromes)
-        wiring.connect(mod, solver.locator, chien.locator)
         # the consumer's ready stops at a skid buffer: from it the Chien search's stall fanned out to every
         # locator register (the ULX3S's critical path once the encoder's was gone); status waits until it drained
-        mod.submodules.errors_skid = skid = SkidBuffer(ERR_LAYOUT)
+        skid = SkidBuffer(ERR_LAYOUT)
+        if cfg.search_clock_ratio == 1:
+            mod.submodules.chien = chien = BchChien(cfg)
+            mod.submodules.errors_skid = skid
+            wiring.connect(mod, solver.locator, chien.locator)
+            wiring.connect(mod, chien.errors, skid.i)
+            wiring.connect(mod, skid.o, wiring.flipped(self.errors))
+            mod.d.comb += [self.status.payload.eq(chien.status.payload),
+                           self.status.valid.eq(chien.status.valid & skid.empty),
+                           chien.status.ready.eq(self.status.ready & skid.empty)]
+            return mod
+        to_search = DomainRenamer(SEARCH_DOMAIN)
+        mod.submodules.chien = chien = to_search(BchChien(cfg))
+        mod.submodules.errors_skid = skid = to_search(skid)
+        mod.submodules.locator_cdc = lcdc = HeldStreamCDC(locator_layout(cfg), "sync", SEARCH_DOMAIN)
+        wiring.connect(mod, solver.locator, lcdc.i)
+        wiring.connect(mod, lcdc.o, chien.locator)
         wiring.connect(mod, chien.errors, skid.i)
-        wiring.connect(mod, skid.o, wiring.flipped(self.errors))
-        mod.d.comb += [self.status.payload.eq(chien.status.payload),
-                       self.status.valid.eq(chien.status.valid & skid.empty),
-                       chien.status.ready.eq(self.status.ready & skid.empty)]
+        # errors, then the status, through one queue: the order the frontend relies on survives the crossing
+        mod.submodules.results = q = fifo.AsyncFIFO(width=RESULT_LAYOUT.size, depth=RESULT_DEPTH,
+                                                    w_domain=SEARCH_DOMAIN, r_domain="sync")
+        w = Signal(RESULT_LAYOUT)
+        status_now = chien.status.valid & skid.empty
+        mod.d.comb += [q.w_data.eq(w), q.w_en.eq(skid.o.valid | status_now), skid.o.ready.eq(q.w_rdy),
+                       chien.status.ready.eq(q.w_rdy & skid.empty), w.is_status.eq(~skid.o.valid)]
+        with mod.If(skid.o.valid):
+            mod.d.comb += w.beat.eq(skid.o.payload)
+        with mod.Else():
+            mod.d.comb += w.beat.as_value()[:STATUS_LAYOUT.size].eq(chien.status.payload)
+        r = RESULT_LAYOUT(q.r_data)
+        mod.d.comb += [self.errors.payload.eq(r.beat), self.status.payload.eq(r.beat.as_value()[:STATUS_LAYOUT.size]),
+                       self.errors.valid.eq(q.r_rdy & ~r.is_status), self.status.valid.eq(q.r_rdy & r.is_status),
+                       q.r_en.eq(Mux(r.is_status, self.status.ready, self.errors.ready))]
+        return mod
+
+
+class HeldStreamCDC(wiring.Component):
+    """A stream whose producer holds a wide payload in registers until ready, into another clock domain: only a
+    request and an acknowledgement cross (pulse synchronizers); the consumer takes the payload, which has held
+    still since before the request, once the request has crossed."""
+
+    def __init__(self, layout: data.Layout, i_domain: str, o_domain: str) -> None:
+        self._domains = i_domain, o_domain
+        super().__init__({"i": In(stream.Signature(layout)), "o": Out(stream.Signature(layout))})
+
+    def elaborate(self, platform):
+        i_dom, o_dom = self._domains
+        mod = Module()
+        mod.submodules.req = req = cdc.PulseSynchronizer(i_dom, o_dom)
+        mod.submodules.ack = ack = cdc.PulseSynchronizer(o_dom, i_dom)
+        asked, pending = Signal(), Signal()  # a request is on its way (i side); one has arrived (o side)
+        mod.d.comb += [req.i.eq(self.i.valid & ~asked), self.i.ready.eq(ack.o),
+                       self.o.valid.eq(pending), self.o.payload.eq(self.i.payload),
+                       ack.i.eq(self.o.valid & self.o.ready)]
+        with mod.If(req.i):
+            mod.d[i_dom] += asked.eq(1)
+        with mod.If(ack.o):
+            mod.d[i_dom] += asked.eq(0)
+        with mod.If(req.o):
+            mod.d[o_dom] += pending.eq(1)
+        with mod.If(ack.i):
+            mod.d[o_dom] += pending.eq(0)
         return mod

@@ -139,6 +139,13 @@ def share_pieces(rows: list[int], n_in: int, chunk: int = 4, word: int = 0):
     return tuple(pieces), rewritten
 
 
+def split_rows(rows: list[int], n_in: int, parts: int) -> list[list[int]]:
+    """The rows cut into ``parts`` networks over consecutive ranges of the input: XORing the parts' outputs
+    gives the rows again (a registered partial sum per part)."""
+    bounds = [n_in * k // parts for k in range(parts + 1)]
+    return [[r & ((1 << hi) - 1) & ~((1 << lo) - 1) for r in rows] for lo, hi in zip(bounds, bounds[1:])]
+
+
 def const_mul_rows(gf: GF, c: int, offset: int) -> list[int]:
     """The m rows of x * c, for x at bits offset .. offset + m - 1 of a wider input."""
     return [sum(1 << (offset + j) for j in range(gf.m) if gf.mul(1 << j, c) >> k & 1) for k in range(gf.m)]

@@ -5,8 +5,10 @@ from amaranth.sim import Simulator
 
 from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
-from nandrig.gateware.bch.decoder import BchDecoder
+from nandrig.gateware.bch.decoder import SEARCH_DOMAIN, BchDecoder
 from nandrig.gateware.bch.encoder import BchEncoder
+
+CLOCK_S = 1e-8  # the engine's clock in simulation; cycles are what the results count
 
 
 def _check(data: bytes, t: int, config: BchConfig) -> None:
@@ -59,7 +61,7 @@ def simulate_encode_many(jobs: list[tuple[bytes, int]], config: BchConfig = BchC
             out.append(bytes(parity))
 
     sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    sim.add_clock(CLOCK_S)
     sim.add_testbench(bench)
     sim.run()
     return out, cycles[0]
@@ -76,7 +78,8 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
     the error stream's consumer is ready one cycle in ``ready_every``.
 
     Returns (corrected data, corrected count or -1) per codeword and, per codeword,
-    the cycle at which its status came out, counted from the first codeword's first byte.
+    the cycle at which its status came out, counted from the first codeword's first byte (engine cycles; a
+    search at twice the clock runs two of its cycles in each).
     """
     for d, p, t in jobs:
         _check(d, t, config)
@@ -132,7 +135,9 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
             results.append((bytes(out), -1 if st.fail else st.corrected))
 
     sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    sim.add_clock(CLOCK_S)
+    if config.search_clock_ratio > 1:  # the search's clock, from the same PLL: its edges fall on the engine's
+        sim.add_clock(CLOCK_S / config.search_clock_ratio, domain=SEARCH_DOMAIN)
     sim.add_testbench(feed)
     sim.add_testbench(collect)
     sim.run()

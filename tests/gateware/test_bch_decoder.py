@@ -22,12 +22,14 @@ def codeword(rng, cfg, t, k, nerr):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("m,bank,lanes,k", [(13, "half", 8, 32), (14, "half", 8, 32), (16, "half", 8, 32),
-                                            (14, "full", 8, 32), (15, "half", 16, 32), (15, "half", 16, 31),
-                                            (14, "half", 24, 29)])
-def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank, lanes, k):
-    """Every Chien width, on codewords whose byte count does and does not fill its last group of bytes."""
-    cfg = BchConfig(m=m, k_bytes=k, t_max=6, bm_bank=bank, chien_parallelism=lanes)
+@pytest.mark.parametrize("m,bank,lanes,k,ratio", [
+    (13, "half", 8, 32, 1), (14, "half", 8, 32, 1), (16, "half", 8, 32, 1), (14, "full", 8, 32, 1),
+    (15, "half", 16, 32, 1), (15, "half", 16, 31, 1), (14, "half", 24, 29, 1),
+    (15, "full", 8, 31, 2), (13, "half", 16, 29, 2)])
+def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank, lanes, k, ratio):
+    """Every Chien width, on codewords whose byte count does and does not fill its last group of bytes; the
+    search on the engine's clock and on its own at twice that."""
+    cfg = BchConfig(m=m, k_bytes=k, t_max=6, bm_bank=bank, chien_parallelism=lanes, search_clock_ratio=ratio)
     rng = random.Random(m + lanes + k)
     jobs, truth = [], []
     for t in (1, 2, 3, 6, 4, 6):
@@ -44,9 +46,9 @@ def test_corrects_0_to_t_errors_with_t_changing_between_codewords(m, bank, lanes
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bank", ["half", "full"])
-def test_beyond_t_is_reported_as_failure_or_miscorrected(bank):
-    cfg = BchConfig(k_bytes=32, t_max=6, bm_bank=bank)
+@pytest.mark.parametrize("bank,ratio", [("half", 1), ("full", 1), ("full", 2)])
+def test_beyond_t_is_reported_as_failure_or_miscorrected(bank, ratio):
+    cfg = BchConfig(k_bytes=32, t_max=6, bm_bank=bank, search_clock_ratio=ratio)
     rng = random.Random(5)
     jobs, truth = [], []
     for _ in range(60):
@@ -67,9 +69,10 @@ def test_beyond_t_is_reported_as_failure_or_miscorrected(bank):
     assert failures >= 50, failures
 
 
-@pytest.mark.parametrize("lanes", [8, 16])
-def test_a_slow_error_consumer_loses_no_correction(lanes):
-    cfg = BchConfig(k_bytes=32, t_max=6, chien_parallelism=lanes)
+@pytest.mark.parametrize("lanes,ratio", [(8, 1), (16, 1), (8, 2), (16, 2)])
+def test_a_slow_error_consumer_loses_no_correction(lanes, ratio):
+    """Also across the search's clock crossing, whose queue of results fills while the consumer waits."""
+    cfg = BchConfig(k_bytes=32, t_max=6, chien_parallelism=lanes, search_clock_ratio=ratio)
     rng = random.Random(9)
     jobs, truth = [], []
     for t, nerr in ((6, 6), (3, 2), (6, 5)):
@@ -88,8 +91,9 @@ def test_a_slow_error_consumer_loses_no_correction(lanes):
     assert results == truth
 
 
-def test_erased_codewords_decode_as_clean():
-    cfg = BchConfig(k_bytes=16, t_max=4)
+@pytest.mark.parametrize("ratio", [1, 2])
+def test_erased_codewords_decode_as_clean(ratio):
+    cfg = BchConfig(k_bytes=16, t_max=4, search_clock_ratio=ratio)
     ecc = cfg.ecc_bytes(4)
     assert simulate_decode(b"\xff" * 16, b"\xff" * ecc, 4, cfg) == (b"\xff" * 16, 0)
     flipped = bytearray(b"\xff" * 16)

@@ -2,10 +2,12 @@
 import random
 
 import bchlib
+import pytest
 from amaranth import Module
 from amaranth.sim import Simulator
 
 from nandrig.gateware.bch import BchConfig
+from nandrig.gateware.bch.decoder import SEARCH_DOMAIN
 from nandrig.gateware.bch.frontend import DECODE, ENCODE, BchFrontend
 from nandrig.gateware.onfi.buffer import PageBuffer
 
@@ -13,12 +15,12 @@ CFG = BchConfig(k_bytes=32, t_max=6)
 DATA, PARITY = 8, 100  # byte addresses, deliberately not word aligned
 
 
-def run(jobs):
+def run(jobs, cfg=CFG):
     """jobs: (op, t, buffer image) run one after another on one buffer; returns per job the
     (buffer after, corrected, fail, erased)."""
     mod = Module()
     mod.submodules.buf = buf = PageBuffer(256)
-    mod.submodules.fe = fe = BchFrontend(CFG, addr_bits=8)
+    mod.submodules.fe = fe = BchFrontend(cfg, addr_bits=8)
     mod.d.comb += [buf.eng_addr.eq(fe.addr), buf.eng_we.eq(fe.we), buf.eng_wdata.eq(fe.wdata), fe.rdata.eq(buf.eng_rdata)]
     results = []
 
@@ -52,6 +54,8 @@ def run(jobs):
 
     sim = Simulator(mod)
     sim.add_clock(1e-8)
+    if cfg.search_clock_ratio > 1:
+        sim.add_clock(1e-8 / cfg.search_clock_ratio, domain=SEARCH_DOMAIN)
     sim.add_testbench(bench)
     sim.run()
     return results
@@ -74,7 +78,9 @@ def test_encode_writes_bchlib_parity_and_nothing_else():
         assert after == bytes(expect)
 
 
-def test_decode_corrects_in_place_and_reports_failure_and_erased():
+@pytest.mark.parametrize("ratio", [1, 2])
+def test_decode_corrects_in_place_and_reports_failure_and_erased(ratio):
+    """The search on the engine's clock, and on its own at twice that (the ULX3S build's)."""
     rng = random.Random(2)
     jobs, truth = [], []
     for t, nerr in ((4, 0), (4, 4), (6, 5), (2, 1), (3, 7), (5, 2), (2, 4), (4, 6), (6, 9), (1, 3), (3, 8)):
@@ -89,7 +95,7 @@ def test_decode_corrects_in_place_and_reports_failure_and_erased():
         jobs.append((DECODE, t, image(bytes(d), bytes(ecc))))
         truth.append((data, nerr, t))
     jobs.append((DECODE, 4, image(b"\xff" * 31 + b"\xfe", b"\xff" * CFG.ecc_bytes(4))))
-    results = run(jobs)
+    results = run(jobs, BchConfig(k_bytes=32, t_max=6, search_clock_ratio=ratio))
     for (data, nerr, t), (_, _, before), (after, corrected, fail, erased) in zip(truth, jobs, results):
         assert not erased
         if nerr <= t:
