@@ -55,7 +55,7 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, 
     for k in ("lut4", "ff", "bram"):
         click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
     click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword, "
-               f"{res['bch_chien_lanes']} Chien degrees per cycle")
+               f"{res['bch_chien_lanes']} Chien degrees per cycle at {res['bch_search_clock_ratio']}x the system clock")
     for name, c in res["clocks"].items():
         ok = "meets" if c["margin"] >= 0 else "MISSES"
         click.echo(f" Fmax: {c['fmax_mhz']} MHz for the {name} clock ({ok} {c['clock_mhz']} MHz, "

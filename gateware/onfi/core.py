@@ -19,7 +19,9 @@ from amaranth import Array, Cat, Const, DomainRenamer, Module, Mux, ResetInserte
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
+from nandrig.errors import NandrigError
 from nandrig.gateware.bch.config import BchConfig
+from nandrig.gateware.bch.decoder import SEARCH_DOMAIN
 from nandrig.gateware.bch.frontend import BchFrontend
 from nandrig.gateware.onfi.buffer import PageBuffer
 from nandrig.gateware.onfi.counter import ErrorCounter
@@ -149,6 +151,10 @@ class OnfiController(wiring.Component):
         self.buffer_bytes = buffer_bytes
         self.max_codewords = max_codewords
         self.bch = bch
+        if bch is not None and bch.search_clock_ratio > 1 and nand_clk_hz != bch.search_clock_ratio * clk_hz:
+            raise NandrigError(f"the BCH engine's Chien search runs on the NAND clock, which must be "
+                               f"{bch.search_clock_ratio} x the system clock ({clk_hz / 1e6:g} MHz), "
+                               f"not {(nand_clk_hz or 0) / 1e6:g} MHz")
         counter = ErrorCounter(max_codewords)
         bch_ports = {"bch_ctrl": In(BCH_CONTROL_LAYOUT), "bch_start": In(1), "bch_stat": Out(BCH_STATUS_LAYOUT)} if bch else {}
         super().__init__({
@@ -317,7 +323,8 @@ class OnfiController(wiring.Component):
                 mod.d.sync += [running.eq(0), self.stat.timed_out.eq(link.timed_out)]
         bch_busy = Const(0)
         if self.bch is not None:
-            mod.submodules.bch = fe = BchFrontend(self.bch)
+            # a search at twice the engine's clock runs on the PHY's (the same PLL)
+            mod.submodules.bch = fe = DomainRenamer({SEARCH_DOMAIN: NAND_DOMAIN})(BchFrontend(self.bch))
             bc, bs = self.bch_ctrl, self.bch_stat
             mod.d.comb += [fe.op.eq(bc.bch_op), fe.t.eq(bc.bch_t), fe.data_addr.eq(bc.bch_data_addr),
                            fe.parity_addr.eq(bc.bch_parity_addr), fe.start.eq(self.bch_start & ~running & ~cnt.pending),

@@ -119,6 +119,18 @@ def test_bench_bch_reports_latency_against_the_input_bound(run_cli):
     assert row["ratio_to_input_bound"] <= 1.3 and row["ratio_to_paper"] < 1
 
 
+@pytest.mark.slow
+def test_the_boards_engine_decodes_t_max_within_the_bound(run_cli):
+    """The ULX3S's engine (its Chien search on the NAND clock) at the rig's t_max, counted in system-clock cycles."""
+    import json
+
+    res = run_cli("bench", "bch", "--board", "ulx3s", "--t", "64", "--no-synth")
+    assert res.code == 0, res.err
+    j = json.loads(res.out)
+    assert (j["config"]["t_max"], j["config"]["search_clock_ratio"]) == (64, 2)
+    assert j["per_t"][0]["decode_cycles"] > j["per_t"][0]["input_bound"] and j["max_ratio_to_input_bound"] <= 1.3
+
+
 def test_bench_bch_bad_t(run_cli):
     from nandrig.boards.ulx3s.build import BOARD_BCH
 

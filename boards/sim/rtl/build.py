@@ -1,6 +1,7 @@
 """Build the rig SoC and its firmware for Verilator (cached: rebuilt only when a source changes)."""
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import os
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from nandrig.boards.build_log import output_to
+from nandrig.boards.catalog import board_build
 from nandrig.virtual_chip.power import Power
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.supply import FRONT_END
@@ -33,6 +35,12 @@ BUILD_BCH = REPO / "build" / "rtl-rig-bch"
 # next value each clock, the decoder's too, which slows the simulation about sixfold (docs/rtl-rig.md), hence two
 # builds, the small t_max and the narrow engine (16 lanes and the full bank ran at 0.57 of its speed)
 RTL_BCH = BchConfig(t_max=14, chien_parallelism=8, bm_bank="half")
+
+
+def rtl_bch(board: str | None) -> BchConfig:
+    """The BCH variant's engine: ``RTL_BCH``, or a board's engine in its own shape (its search's clock, its
+    multiplier bank) cut to the same t_max."""
+    return RTL_BCH if board is None else dataclasses.replace(board_build(board).bch, t_max=RTL_BCH.t_max)
 # the simulated board's sockets: every RTL rig has them all (one build), a chip in those a test or user fills
 RTL_TARGETS = Limit.TARGETS_MAX
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", REPO / "gateware" / "supply",

@@ -13,7 +13,7 @@ from pathlib import Path
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl import bridge
 from nandrig.boards.sim.wiring import Wiring
-from nandrig.boards.sim.rtl.build import RTL_BCH, RTL_TARGETS, build, build_dir, sim_config
+from nandrig.boards.sim.rtl.build import RTL_TARGETS, build, build_dir, rtl_bch, sim_config
 from nandrig.boards.catalog import board_clocks
 from nandrig import protocol as P
 from nandrig.errors import NandrigError
@@ -75,7 +75,7 @@ class RtlRig:
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
                  rebuild: bool = False, board: str | None = None, wiring: Wiring = Wiring(),
                  others: Mapping[int, VirtualChip] | None = None, socket_wiring: Mapping[int, Wiring] | None = None) -> None:
-        """``bch``: the SoC with its BCH engine (``RTL_BCH``), about six times slower to simulate;
+        """``bch``: the SoC with its BCH engine (``rtl_bch(board)``), about six times slower to simulate;
         ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock;
         ``wiring``: the adapter's round-trip delay (the chip's data-valid windows arrive that late) and DQ faults;
         ``others``: chips in further sockets (target -> chip), the rest of the rig's RTL_TARGETS sockets empty;
@@ -87,7 +87,7 @@ class RtlRig:
         self.delays = {k: (socket_wiring or {}).get(k, wiring).delay_ns for k in self.sockets}
         if not all(0 < k < RTL_TARGETS for k in others or {}):
             raise NandrigError(f"the RTL rig's sockets are 0..{RTL_TARGETS - 1}")
-        self.out, self.bch = build_dir(board, bch), RTL_BCH if bch else None
+        self.out, self.bch = build_dir(board, bch), rtl_bch(board) if bch else None
         self.clocks = board_clocks(board)
         self.clk_hz = self.clocks.phy_hz  # what the bus model and the calibration count in
         self.proc: subprocess.Popen | None = None
