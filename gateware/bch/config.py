@@ -38,6 +38,10 @@ class BchConfig:
     def __post_init__(self) -> None:
         if self.search_clock_ratio not in (1, 2):
             raise NandrigError(f"the Chien search runs at 1 or 2 times the engine's clock, got {self.search_clock_ratio}")
+        if self.search_clock_ratio > 1 and self.chien_parallelism != 8:
+            # its pipeline never stalls, so each step may find roots in one byte only
+            raise NandrigError("a Chien search on its own clock covers 8 degrees per cycle, "
+                               f"got {self.chien_parallelism}")
         if self.bm_bank not in ("half", "full"):
             raise NandrigError(f"bm_bank must be 'half' or 'full', got {self.bm_bank!r}")
         if self.m not in PRIM_POLY:

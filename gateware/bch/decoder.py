@@ -49,6 +49,7 @@ SEARCH_DOMAIN = "bch_search"
 RESULT_LAYOUT = data.StructLayout({"is_status": 1, "beat": ERR_LAYOUT})
 RESULT_DEPTH = 8  # room for the results in flight across the crossing
 LANE_PARTS = 4  # a lane's registered partial sums in a search at twice the clock
+FOUND_DEPTH = 16  # that search's queue of roots
 
 
 def _codeword_fields(cfg: BchConfig) -> dict:
@@ -395,8 +396,9 @@ class BchChien(wiring.Component):
         # off the locator's wide enable; a whole-pipeline stall stands for the errors stream's ready
         # and, with several bytes per cycle, for sending a group's bytes with roots one at a time
         stall = Signal()
-        # a search at twice the engine's clock registers the lanes' terms and their partial sums too: the step
-        # (two LUT levels, locator to locator) is then the only path longer than four
+        # a search at twice the engine's clock registers the lanes' terms and their partial sums too, and its
+        # pipeline never stalls: its roots go into a queue, and only the locator's step waits (``hold``, a flop)
+        # while that queue lacks room for what the pipeline still holds, so no enable fans out from logic
         split = cfg.search_clock_ratio > 1
         lane_terms = Signal.like(terms, name="chien_terms") if split else terms
         oks = [Signal(name=f"chien_ok{i}") for i in range(4 if split else 2)]  # per stage: a column is in it
@@ -404,8 +406,9 @@ class BchChien(wiring.Component):
         ok1, col1, ok2, col2 = oks[-2], cols[-2], oks[-1], cols[-1]
         v1 = G.reg_array(lanes, m, "chien_v")
         mask2 = Signal(lanes)
-        with mod.If(~stall):
-            mod.d.sync += [oks[0].eq(busy3 & searching), cols[0].eq(col)]
+        piped = Const(1) if split else ~stall
+        with mod.If(piped):
+            mod.d.sync += [oks[0].eq(busy3 & searching & ~stall), cols[0].eq(col)]
             mod.d.sync += [b.eq(a) for a, b in zip(oks, oks[1:])] + [b.eq(a) for a, b in zip(cols, cols[1:])]
             if split:
                 mod.d.sync += lane_terms.eq(terms)
@@ -418,17 +421,52 @@ class BchChien(wiring.Component):
                 sums = Signal(LANE_PARTS * m, name=f"chien_part{p}")
                 for k, part in enumerate(parts):
                     net = mod.submodules[f"chien{p}_{k}"] = G.XorNetwork(len(terms), tuple(part))
-                    mod.d.comb += net.x.eq(lane_terms)
-                    with mod.If(~stall):
-                        mod.d.sync += sums[k * m:(k + 1) * m].eq(net.y)
+                    mod.d.comb += [net.x.eq(lane_terms)]
+                    mod.d.sync += sums[k * m:(k + 1) * m].eq(net.y)
                 value = G.xor_all([sums[k * m:(k + 1) * m] for k in range(LANE_PARTS)], m)
             else:
                 lane = mod.submodules[f"chien{p}"] = G.XorNetwork(len(terms), tuple(lane_rows_p))
                 mod.d.comb += lane.x.eq(terms)
                 value = lane.y
-            with mod.If(~stall):
+            with mod.If(piped):
                 inside = ((col1 != 0) | (s3_pad <= p)) & (group * col1 + p // 8 < s3_bytes)
                 mod.d.sync += [v1[p].eq(value), mask2[p].eq((v1[p] == 0) & inside)]
+        found_left = Const(0)  # roots queued, not yet out on the errors stream
+        if split:
+            mod.submodules.found = found = fifo.SyncFIFO(width=ERR_LAYOUT.size, depth=FOUND_DEPTH)
+            root = Signal(ERR_LAYOUT)
+            mod.d.comb += [root.byte.eq(s3_bytes - 1 - col2), root.mask.eq(mask2), found.w_data.eq(root),
+                           found.w_en.eq(ok2 & mask2.any()), self.errors.valid.eq(found.r_rdy),
+                           self.errors.payload.eq(found.r_data), found.r_en.eq(self.errors.ready)]
+            # a column a cycle enters the pipeline, each with at most one byte of roots (8 lanes)
+            mod.d.sync += stall.eq(found.level >= FOUND_DEPTH - len(oks) - 2)
+            found_left = found.r_rdy
+        else:
+            self._send_groups(mod, group, mask2, ok2, col2, s3_bytes, stall)
+        with mod.If(ok2 & piped):
+            mod.d.sync += count.eq(count + popcount(mask2))
+        with mod.If(busy3 & searching & ~stall):
+            mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
+            mod.d.sync += col.eq(col + 1)
+            with mod.If((col + 1) * group >= s3_bytes):
+                mod.d.sync += searching.eq(0)
+        erased = s3_zero <= s3_t
+        fail = ~erased & ((s3_deg > s3_t) | (count != s3_deg))
+        mod.d.comb += [
+            self.status.payload.erased.eq(erased),
+            self.status.payload.fail.eq(fail),
+            self.status.payload.corrected.eq(Mux(erased, s3_zero, Mux(fail, 0, count))),
+        ]
+        with mod.If(busy3 & ~searching & ~Cat(*oks).any() & ~found_left):
+            mod.d.comb += self.status.valid.eq(1)
+            with mod.If(self.status.ready):
+                mod.d.sync += busy3.eq(0)
+        return mod
+
+    def _send_groups(self, mod: Module, group: int, mask2: Signal, ok2: Signal, col2: Signal, s3_bytes: Signal,
+                     stall: Signal) -> None:
+        """The bytes of a group with roots out on the errors stream one at a time, the pipeline stalled meanwhile
+        and while the stream is not ready."""
         byte_masks = [mask2[8 * b:8 * b + 8] for b in range(group)]
         sent = Signal(group)  # bytes of the group in stage 2 already out on the errors stream
         todo = [(byte_masks[b] != 0) & ~sent[b] for b in range(group)]
@@ -447,25 +485,6 @@ class BchChien(wiring.Component):
                     mod.d.sync += sent[b].eq(more)
             with mod.If(~more):
                 mod.d.sync += sent.eq(0)
-        with mod.If(ok2 & ~stall):
-            mod.d.sync += count.eq(count + popcount(mask2))
-        with mod.If(busy3 & searching & ~stall):
-            mod.d.sync += [loc[i].eq(step.y[i * m:(i + 1) * m]) for i in range(tm + 1)]
-            mod.d.sync += col.eq(col + 1)
-            with mod.If((col + 1) * group >= s3_bytes):
-                mod.d.sync += searching.eq(0)
-        erased = s3_zero <= s3_t
-        fail = ~erased & ((s3_deg > s3_t) | (count != s3_deg))
-        mod.d.comb += [
-            self.status.payload.erased.eq(erased),
-            self.status.payload.fail.eq(fail),
-            self.status.payload.corrected.eq(Mux(erased, s3_zero, Mux(fail, 0, count))),
-        ]
-        with mod.If(busy3 & ~searching & ~Cat(*oks).any()):
-            mod.d.comb += self.status.valid.eq(1)
-            with mod.If(self.status.ready):
-                mod.d.sync += busy3.eq(0)
-        return mod
 
 
 class BchDecoder(wiring.Component):
@@ -486,35 +505,31 @@ class BchDecoder(wiring.Component):
         mod.d.comb += syn.t.eq(self.t)
         wiring.connect(mod, wiring.flipped(self.data_in), syn.data_in)
         wiring.connect(mod, syn.syndromes, solver.syndromes)
-        # the consumer's ready stops at a skid buffer: from it the Chien search's stall fanned out to every
-        # locator register (the ULX3S's critical path once the encoder's was gone); status waits until it drained
-        skid = SkidBuffer(ERR_LAYOUT)
         if cfg.search_clock_ratio == 1:
             mod.submodules.chien = chien = BchChien(cfg)
-            mod.submodules.errors_skid = skid
             wiring.connect(mod, solver.locator, chien.locator)
+            # the consumer's ready stops at a skid buffer: from it the Chien search's stall fanned out to every
+            # locator register (the ULX3S's critical path once the encoder's was gone); status waits until drained
+            mod.submodules.errors_skid = skid = SkidBuffer(ERR_LAYOUT)
             wiring.connect(mod, chien.errors, skid.i)
             wiring.connect(mod, skid.o, wiring.flipped(self.errors))
             mod.d.comb += [self.status.payload.eq(chien.status.payload),
                            self.status.valid.eq(chien.status.valid & skid.empty),
                            chien.status.ready.eq(self.status.ready & skid.empty)]
             return mod
-        to_search = DomainRenamer(SEARCH_DOMAIN)
-        mod.submodules.chien = chien = to_search(BchChien(cfg))
-        mod.submodules.errors_skid = skid = to_search(skid)
+        mod.submodules.chien = chien = DomainRenamer(SEARCH_DOMAIN)(BchChien(cfg))
         mod.submodules.locator_cdc = lcdc = HeldStreamCDC(locator_layout(cfg), "sync", SEARCH_DOMAIN)
         wiring.connect(mod, solver.locator, lcdc.i)
         wiring.connect(mod, lcdc.o, chien.locator)
-        wiring.connect(mod, chien.errors, skid.i)
         # errors, then the status, through one queue: the order the frontend relies on survives the crossing
         mod.submodules.results = q = fifo.AsyncFIFO(width=RESULT_LAYOUT.size, depth=RESULT_DEPTH,
                                                     w_domain=SEARCH_DOMAIN, r_domain="sync")
         w = Signal(RESULT_LAYOUT)
-        status_now = chien.status.valid & skid.empty
-        mod.d.comb += [q.w_data.eq(w), q.w_en.eq(skid.o.valid | status_now), skid.o.ready.eq(q.w_rdy),
-                       chien.status.ready.eq(q.w_rdy & skid.empty), w.is_status.eq(~skid.o.valid)]
-        with mod.If(skid.o.valid):
-            mod.d.comb += w.beat.eq(skid.o.payload)
+        mod.d.comb += [q.w_data.eq(w), q.w_en.eq(chien.errors.valid | chien.status.valid),
+                       chien.errors.ready.eq(q.w_rdy), chien.status.ready.eq(q.w_rdy & ~chien.errors.valid),
+                       w.is_status.eq(~chien.errors.valid)]
+        with mod.If(chien.errors.valid):
+            mod.d.comb += w.beat.eq(chien.errors.payload)
         with mod.Else():
             mod.d.comb += w.beat.as_value()[:STATUS_LAYOUT.size].eq(chien.status.payload)
         r = RESULT_LAYOUT(q.r_data)

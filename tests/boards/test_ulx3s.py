@@ -130,8 +130,8 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     # nextpnr placing and routing for clocks 10 % faster than the board's
     assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
     assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * 1.1) for c in j["clocks"].values())
-    # the rig's code and t_max are in the SoC with the board's engine (its Chien lanes on the NAND clock)
-    assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (64, Limit.RIG_CODEWORD_BYTES) == (BOARD_BCH.t_max, BOARD_BCH.k_bytes)
+    # the rig's code is in the SoC with the board's engine (its t_max, its Chien lanes on the NAND clock)
+    assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"], j["bch_search_clock_ratio"]) == (
         BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank, BOARD_BCH.search_clock_ratio)
     assert j["lut4"]["used"] > 30_000

@@ -95,7 +95,7 @@ def test_decode_corrects_in_place_and_reports_failure_and_erased(ratio):
         jobs.append((DECODE, t, image(bytes(d), bytes(ecc))))
         truth.append((data, nerr, t))
     jobs.append((DECODE, 4, image(b"\xff" * 31 + b"\xfe", b"\xff" * CFG.ecc_bytes(4))))
-    results = run(jobs, BchConfig(k_bytes=32, t_max=6, search_clock_ratio=ratio))
+    results = run(jobs, BchConfig(k_bytes=32, t_max=6, chien_parallelism=16 // ratio, search_clock_ratio=ratio))
     for (data, nerr, t), (_, _, before), (after, corrected, fail, erased) in zip(truth, jobs, results):
         assert not erased
         if nerr <= t:

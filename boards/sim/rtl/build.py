@@ -30,9 +30,9 @@ FIRMWARE = REPO / "firmware" / "rig"
 BRIDGE = Path(__file__).resolve().parent / "nandbridge"
 UART = Path(__file__).resolve().parent / "uartbridge"  # LiteX's serial2tcp overwrites its 2 KiB buffer on longer frames
 BUILD_BCH = REPO / "build" / "rtl-rig-bch"
-# the BCH variant's engine: the default code in the board's shape (8 Chien lanes, half multiplier bank) cut to
-# t_max = 14 (mlc-small's 64-byte spare would hold 26 beside the page profile). Verilator evaluates every register's
-# next value each clock, the decoder's too, which slows the simulation about sixfold (docs/rtl-rig.md), hence two
+# the BCH variant's engine: the default code with 8 Chien lanes and the half multiplier bank, cut to t_max = 14
+# (mlc-small's 64-byte spare would hold 26 beside the page profile). Verilator evaluates every register's next
+# value each clock, the decoder's too, which slows the simulation about sixfold (docs/rtl-rig.md), hence two
 # builds, the small t_max and the narrow engine (16 lanes and the full bank ran at 0.57 of its speed)
 RTL_BCH = BchConfig(t_max=14, chien_parallelism=8, bm_bank="half")
 
@@ -41,6 +41,8 @@ def rtl_bch(board: str | None) -> BchConfig:
     """The BCH variant's engine: ``RTL_BCH``, or a board's engine in its own shape (its search's clock, its
     multiplier bank) cut to the same t_max."""
     return RTL_BCH if board is None else dataclasses.replace(board_build(board).bch, t_max=RTL_BCH.t_max)
+
+
 # the simulated board's sockets: every RTL rig has them all (one build), a chip in those a test or user fills
 RTL_TARGETS = Limit.TARGETS_MAX
 SOURCES = [REPO / "gateware" / "onfi", REPO / "gateware" / "bch", REPO / "gateware" / "soc", REPO / "gateware" / "supply",
