@@ -401,14 +401,15 @@ class BchChien(wiring.Component):
         # while that queue lacks room for what the pipeline still holds, so no enable fans out from logic
         split = cfg.search_clock_ratio > 1
         lane_terms = Signal.like(terms, name="chien_terms") if split else terms
-        oks = [Signal(name=f"chien_ok{i}") for i in range(4 if split else 2)]  # per stage: a column is in it
-        cols = [Signal(16, name=f"chien_col{i}") for i in range(len(oks))]
+        stages = ["terms", "sums", "1", "2"] if split else ["1", "2"]
+        oks = [Signal(name=f"ok{n}") for n in stages]  # per stage: a column is in it, and which
+        cols = [Signal(16, name=f"col{n}") for n in stages]
         ok1, col1, ok2, col2 = oks[-2], cols[-2], oks[-1], cols[-1]
         v1 = G.reg_array(lanes, m, "chien_v")
         mask2 = Signal(lanes)
         piped = Const(1) if split else ~stall
         with mod.If(piped):
-            mod.d.sync += [oks[0].eq(busy3 & searching & ~stall), cols[0].eq(col)]
+            mod.d.sync += [oks[0].eq(busy3 & searching & (~stall if split else 1)), cols[0].eq(col)]
             mod.d.sync += [b.eq(a) for a, b in zip(oks, oks[1:])] + [b.eq(a) for a, b in zip(cols, cols[1:])]
             if split:
                 mod.d.sync += lane_terms.eq(terms)
@@ -502,11 +503,12 @@ class BchDecoder(wiring.Component):
         cfg = self.config
         mod.submodules.syndromes = syn = BchSyndromes(cfg)
         mod.submodules.solver = solver = BchSolver(cfg)
+        own_clock = cfg.search_clock_ratio > 1
+        mod.submodules.chien = chien = DomainRenamer(SEARCH_DOMAIN)(BchChien(cfg)) if own_clock else BchChien(cfg)
         mod.d.comb += syn.t.eq(self.t)
         wiring.connect(mod, wiring.flipped(self.data_in), syn.data_in)
         wiring.connect(mod, syn.syndromes, solver.syndromes)
-        if cfg.search_clock_ratio == 1:
-            mod.submodules.chien = chien = BchChien(cfg)
+        if not own_clock:
             wiring.connect(mod, solver.locator, chien.locator)
             # the consumer's ready stops at a skid buffer: from it the Chien search's stall fanned out to every
             # locator register (the ULX3S's critical path once the encoder's was gone); status waits until drained
@@ -517,7 +519,6 @@ class BchDecoder(wiring.Component):
                            self.status.valid.eq(chien.status.valid & skid.empty),
                            chien.status.ready.eq(self.status.ready & skid.empty)]
             return mod
-        mod.submodules.chien = chien = DomainRenamer(SEARCH_DOMAIN)(BchChien(cfg))
         mod.submodules.locator_cdc = lcdc = HeldStreamCDC(locator_layout(cfg), "sync", SEARCH_DOMAIN)
         wiring.connect(mod, solver.locator, lcdc.i)
         wiring.connect(mod, lcdc.o, chien.locator)
