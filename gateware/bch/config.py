@@ -64,11 +64,6 @@ class BchConfig:
         return (self.t_max + 3) // 2 if self.bm_bank == "half" else self.t_max + 2
 
     @property
-    def search_degrees_per_cycle(self) -> int:
-        """Chien degrees searched per engine clock cycle."""
-        return self.chien_parallelism * self.search_clock_ratio
-
-    @property
     def n_max(self) -> int:
         return (1 << self.m) - 1
 

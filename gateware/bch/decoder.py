@@ -397,8 +397,8 @@ class BchChien(wiring.Component):
         # and, with several bytes per cycle, for sending a group's bytes with roots one at a time
         stall = Signal()
         # a search at twice the engine's clock registers the lanes' terms and their partial sums too, and its
-        # pipeline never stalls: its roots go into a queue, and only the locator's step waits (``hold``, a flop)
-        # while that queue lacks room for what the pipeline still holds, so no enable fans out from logic
+        # pipeline never stalls: its roots go into a queue, and only the locator's step waits (``stall``, there a
+        # flop) while that queue lacks room for what the pipeline still holds, so no enable fans out from logic
         split = cfg.search_clock_ratio > 1
         lane_terms = Signal.like(terms, name="chien_terms") if split else terms
         stages = ["terms", "sums", "1", "2"] if split else ["1", "2"]
