@@ -422,7 +422,7 @@ class BchChien(wiring.Component):
                 sums = Signal(LANE_PARTS * m, name=f"chien_part{p}")
                 for k, part in enumerate(parts):
                     net = mod.submodules[f"chien{p}_{k}"] = G.XorNetwork(len(terms), tuple(part))
-                    mod.d.comb += [net.x.eq(lane_terms)]
+                    mod.d.comb += net.x.eq(lane_terms)
                     mod.d.sync += sums[k * m:(k + 1) * m].eq(net.y)
                 value = G.xor_all([sums[k * m:(k + 1) * m] for k in range(LANE_PARTS)], m)
             else:

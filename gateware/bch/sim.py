@@ -11,6 +11,14 @@ from nandrig.gateware.bch.encoder import BchEncoder
 CLOCK_S = 1e-8  # the engine's clock in simulation; cycles are what the results count
 
 
+def add_engine_clocks(sim: Simulator, config: BchConfig) -> None:
+    """The engine's clock, and its search's own when it runs at a multiple (from the same PLL: its edges fall on
+    the engine's)."""
+    sim.add_clock(CLOCK_S)
+    if config.search_clock_ratio > 1:
+        sim.add_clock(CLOCK_S / config.search_clock_ratio, domain=SEARCH_DOMAIN)
+
+
 def _check(data: bytes, t: int, config: BchConfig) -> None:
     if not 1 <= t <= config.t_max:
         raise NandrigError(f"t must be 1..{config.t_max}, got {t}")
@@ -135,9 +143,7 @@ def simulate_decode_many(jobs: list[tuple[bytes, bytes, int]], config: BchConfig
             results.append((bytes(out), -1 if st.fail else st.corrected))
 
     sim = Simulator(dut)
-    sim.add_clock(CLOCK_S)
-    if config.search_clock_ratio > 1:  # the search's clock, from the same PLL: its edges fall on the engine's
-        sim.add_clock(CLOCK_S / config.search_clock_ratio, domain=SEARCH_DOMAIN)
+    add_engine_clocks(sim, config)
     sim.add_testbench(feed)
     sim.add_testbench(collect)
     sim.run()

@@ -130,7 +130,7 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     # nextpnr placing and routing for clocks 10 % faster than the board's
     assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
     assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * 1.1) for c in j["clocks"].values())
-    # the rig's code is in the SoC with the board's engine (its t_max, its Chien lanes on the NAND clock)
+    # the rig's code is in the SoC with the board's engine (its t_max, Chien lanes, bank and search clock)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"], j["bch_search_clock_ratio"]) == (
         BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank, BOARD_BCH.search_clock_ratio)

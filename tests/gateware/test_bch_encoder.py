@@ -50,8 +50,8 @@ def test_all_zero_and_all_ones_data():
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (dict(m=12), "m must be"), (dict(search_clock_ratio=3), "1 or 2 times"),
-    (dict(search_clock_ratio=2, chien_parallelism=16), "8 degrees per cycle"), (dict(t_max=0), "t_max"), (dict(m=13, k_bytes=1024, t_max=100), "do not fit"),
+    (dict(m=12), "m must be"), (dict(t_max=0), "t_max"), (dict(m=13, k_bytes=1024, t_max=100), "do not fit"),
+    (dict(search_clock_ratio=3), "1 or 2 times"), (dict(search_clock_ratio=2, chien_parallelism=16), "8 degrees per cycle"),
 ])
 def test_bad_configurations(kw, msg):
     with pytest.raises(NandrigError, match=msg):

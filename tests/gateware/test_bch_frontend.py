@@ -7,8 +7,8 @@ from amaranth import Module
 from amaranth.sim import Simulator
 
 from nandrig.gateware.bch import BchConfig
-from nandrig.gateware.bch.decoder import SEARCH_DOMAIN
 from nandrig.gateware.bch.frontend import DECODE, ENCODE, BchFrontend
+from nandrig.gateware.bch.sim import add_engine_clocks
 from nandrig.gateware.onfi.buffer import PageBuffer
 
 CFG = BchConfig(k_bytes=32, t_max=6)
@@ -53,9 +53,7 @@ def run(jobs, cfg=CFG):
             results.append((bytes(out), ctx.get(fe.corrected), ctx.get(fe.fail), ctx.get(fe.erased)))
 
     sim = Simulator(mod)
-    sim.add_clock(1e-8)
-    if cfg.search_clock_ratio > 1:
-        sim.add_clock(1e-8 / cfg.search_clock_ratio, domain=SEARCH_DOMAIN)
+    add_engine_clocks(sim, cfg)
     sim.add_testbench(bench)
     sim.run()
     return results
