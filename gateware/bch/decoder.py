@@ -400,10 +400,10 @@ class BchChien(wiring.Component):
         # pipeline never stalls: its roots go into a queue, and only the locator's step waits (``stall``, there a
         # flop) while that queue lacks room for what the pipeline still holds, so no enable fans out from logic
         split = cfg.search_clock_ratio > 1
-        lane_terms = Signal.like(terms, name="chien_terms") if split else terms
+        lane_terms = Signal.like(terms, name="chien_terms", reset_less=True) if split else terms
         stages = ["terms", "sums", "1", "2"] if split else ["1", "2"]
         oks = [Signal(name=f"ok{n}") for n in stages]  # per stage: a column is in it, and which
-        cols = [Signal(16, name=f"col{n}") for n in stages]
+        cols = [Signal(16, name=f"col{n}", reset_less=True) for n in stages]
         ok1, col1, ok2, col2 = oks[-2], cols[-2], oks[-1], cols[-1]
         v1 = G.reg_array(lanes, m, "chien_v")
         mask2 = Signal(lanes)
@@ -419,7 +419,7 @@ class BchChien(wiring.Component):
             lane_rows_p = rows[p * m:(p + 1) * m]
             if split:
                 parts = G.split_rows(lane_rows_p, len(terms), LANE_PARTS)
-                sums = Signal(LANE_PARTS * m, name=f"chien_part{p}")
+                sums = Signal(LANE_PARTS * m, name=f"chien_part{p}", reset_less=True)
                 for k, part in enumerate(parts):
                     net = mod.submodules[f"chien{p}_{k}"] = G.XorNetwork(len(terms), tuple(part))
                     mod.d.comb += net.x.eq(lane_terms)
