@@ -454,9 +454,10 @@ class ChipCommands:
         c = self._mode_cycles()
         ns = 1e9 / self.clk_hz if self.bus_time else 0.0
         lag = WAIT_LAG_CYCLES
-        write, status = (c.wp + c.wh) * ns, (c.wp + c.wh + c.whr + lag + c.rp + c.reh) * ns
-        erase_bus = round(5 * write + (c.wb + lag) * ns + status)
-        program_bus = round((7 + self.chip.geometry.raw_page_bytes) * write + (c.adl + c.wb + 2 * lag) * ns + status)
+        latch, status = c.latch_cycle * ns, (c.latch_cycle + c.whr + lag + c.read_cycle) * ns
+        erase_bus = round(5 * latch + (c.wb + lag) * ns + status)
+        program_bus = round(7 * latch + self.chip.geometry.raw_page_bytes * c.write_cycle * ns
+                            + (c.adl + c.wb + 2 * lag) * ns + status)
         cache = bool(self.ident.page.optional_commands & OptionalCommand.PAGE_CACHE_PROGRAM)
         timing, page_map = self.chip.profile.timing, PageMap.shuffled_mlc(self.chip.geometry.pages_per_block)
         weight = np.array([timing.t_prog_msb_us if page_map.is_upper(p) else timing.t_prog_lsb_us for p in pages])

@@ -75,8 +75,10 @@ class TimingRom:
         "wp": lambda c: c.wp, "rp": lambda c: c.rp, "cs": lambda c: c.cs, "whr": lambda c: c.whr,
         "rhw": lambda c: c.rhw, "rr": lambda c: c.rr, "sample": lambda c: c.sample, "ccs": lambda c: c.ccs,
         "ceh": lambda c: c.ceh, "ww": lambda c: c.ww,
-        "wc": lambda c: c.write_cycle, "rc": lambda c: c.read_cycle,
-        "wc_m2": lambda c: c.write_cycle - 2, "rc_m2": lambda c: c.read_cycle - 2,  # every bus cycle is >= 2 counts
+        "wp_latch": lambda c: c.wp_latch,
+        # every bus cycle is >= 2 counts: its end is compared 2 ahead, and whether it is 2 is a flag
+        "wc_m2": lambda c: c.write_cycle - 2, "lc_m2": lambda c: c.latch_cycle - 2, "rc_m2": lambda c: c.read_cycle - 2,
+        "wc_2": lambda c: c.write_cycle == 2, "lc_2": lambda c: c.latch_cycle == 2, "rc_2": lambda c: c.read_cycle == 2,
         "adl_wp": lambda c: max(c.adl - c.wp, 0),  # tADL counts to the data cycle's WE# rise, wp after it starts
         "wb_sync": lambda c: c.wb + SYNC_STAGES,  # R/B# low within tWB, seen SYNC_STAGES cycles later
     }
@@ -276,9 +278,15 @@ class OnfiPhy(wiring.Component):
         at_start = Mux(is_bus(b.kind), 0, Mux(b.kind == Kind.WAIT_RB, s.rb_next, 1))
         going_on = ~s.active | s.last | (is_bus(kind) & s.ends_next) | ((kind == Kind.WAIT_RB) & s.rb_next)
         free_next = Mux(starting, at_start, going_on)
-        # ends' next value: a starting beat has counted 1 at the next edge, a running one counts on
-        cycle_is_2 = Mux(b.kind == Kind.DOUT, t["rc"], t["wc"]) == 2
-        counts_out = s.cnt == Mux(kind == Kind.DOUT, t["rc_m2"], t["wc_m2"])
+        # ends' next value: a starting beat has counted 1 at the next edge, a running one counts on to its kind's
+        # cycle (s.end_m2, loaded as it starts)
+        by_kind = lambda f: Mux(b.kind == Kind.DOUT, t[f"rc_{f}"], Mux(b.kind == Kind.DIN, t[f"wc_{f}"], t[f"lc_{f}"]))
+        s.end_m2, s.we_rise_at = Signal(s.w, name="end_m2"), Signal(s.w, name="we_rise_at")
+        with mod.If(starting):
+            mod.d.sync += [s.end_m2.eq(by_kind("m2")),
+                           s.we_rise_at.eq(Mux(b.kind == Kind.DIN, t["wp"], t["wp_latch"]))]
+        cycle_is_2 = by_kind("2")
+        counts_out = s.cnt == s.end_m2
         mod.d.sync += s.ends_next.eq(Mux(starting, cycle_is_2, s.active & ~s.last & counts_out))
         mod.d.sync += s.free.eq(free_next)
         # a timed-out WAIT_RB sets flushing (in _bus_cycle) in the cycle it ends
@@ -331,7 +339,7 @@ class OnfiPhy(wiring.Component):
         p, b, t, kind, last = self.pins, self.beats.payload, s.t, s.kind, s.last
         with mod.If(s.active):
             mod.d.sync += s.cnt.eq(s.cnt + 1)
-            with mod.If(s.is_write & (s.cnt == t["wp"])):
+            with mod.If(s.is_write & (s.cnt == s.we_rise_at)):
                 mod.d.sync += [p.we_n.eq(1), s.busy.eq(1)]
                 mod.d.comb += [s.since_we.restart.eq(1), s.since_addr.restart.eq(kind == Kind.ADDR)]
             with mod.If((kind == Kind.DOUT) & (s.cnt == t["rp"])):

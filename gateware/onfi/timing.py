@@ -60,6 +60,8 @@ def cycles(ns: float, clk_hz: float) -> int:
 # the intervals between two lines' edges (waits the PHY counts, as against strobe widths and latch setups); tRHZ
 # follows tRHW, tCLR and tAR follow tWHR
 WAITS = ("tADL", "tAR", "tCCS", "tCEH", "tCLR", "tCS", "tRHW", "tRHZ", "tRR", "tWHR", "tWW")
+# the setups and holds of CLE, ALE, CE# and DQ around WE#'s rise: between two lines too, so guarded as the waits
+LATCH_SETUPS = ("tALH", "tALS", "tCH", "tCLH", "tCLS", "tDH", "tDS")
 
 
 # the PHY starts a beat that waited on one of these a cycle after the wait's count ends: its gates are flops
@@ -78,8 +80,10 @@ class ModeCycles:
     """A timing mode in system-clock cycles: what the PHY counts."""
 
     mode: int
-    wp: int  # WE# low
-    wh: int  # WE# high, stretched so wp + wh covers tWC
+    wp: int  # WE# low in a data-in cycle
+    wh: int  # WE# high after it, stretched so wp + wh covers tWC
+    wp_latch: int  # WE# low in a command or address cycle: CLE/ALE rise with WE#'s fall and keep a guard over tCLS/tALS
+    wh_latch: int  # WE# high after it, stretched so the latch cycle covers tWC
     rp: int  # RE# low
     reh: int  # RE# high, stretched so rp + reh covers tRC
     sample: int  # capture steps after RE# low at which DQ is sampled (may fall after RE# rises, or after the next fall: EDO)
@@ -102,6 +106,10 @@ class ModeCycles:
     @property
     def write_cycle(self) -> int:
         return self.wp + self.wh
+
+    @property
+    def latch_cycle(self) -> int:
+        return self.wp_latch + self.wh_latch
 
     @property
     def read_cycle(self) -> int:
@@ -166,13 +174,19 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
     """``steps``: DQ samples per PHY cycle (the capture point's and the trim's unit)."""
     t = MODES[mode]
     c = lambda ns: cycles(ns, clk_hz)  # noqa: E731
-    wp = c(max(t.tWP, t.tDS, t.tCLS, t.tALS))
-    wh = max(c(t.tWH), c(max(t.tCLH, t.tALH, t.tDH, t.tCH)), c(t.tWC) - wp)
+    # setups and holds between two of the adapter's lines keep wait_guard_ns over their minimum, as the waits do;
+    # tCLS/tALS's costs a cycle per command or address byte at mode 5, never a data byte
+    g = lambda *ns: max(n + wait_guard_ns(n, clk_hz) for n in ns)  # noqa: E731
+    wp = c(max(t.tWP, g(t.tDS)))
+    wp_latch = c(max(t.tWP, g(t.tDS, t.tCLS, t.tALS)))
+    high = c(max(t.tWH, g(t.tCLH, t.tALH, t.tDH, t.tCH)))
+    wh, wh_latch = (max(high, c(t.tWC) - low) for low in (wp, wp_latch))
     rp, reh, sample, setup, hold = read_capture(t, clk_hz, board, steps)
-    # CLE/ALE drop wh cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
+    # CLE/ALE drop wh_latch (<= wh) cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
     whr = max(c(t.tWHR), wh + c(max(t.tCLR, t.tAR)))
-    return ModeCycles(mode, wp, wh, rp, reh, sample, max(0, c(t.tCS) - wp), whr, c(t.tRHW), c(t.tADL), c(t.tWB),
-                      c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3), round(hold, 3))
+    return ModeCycles(mode, wp, wh, wp_latch, wh_latch, rp, reh, sample, max(0, c(t.tCS) - wp), whr, c(t.tRHW),
+                      c(t.tADL), c(t.tWB), c(t.tRR), max(whr, c(t.tCCS)), c(t.tCEH), c(t.tWW), round(setup, 3),
+                      round(hold, 3))
 
 
 def capture_depth(clk_hz: float, board: Board = DEFAULT_BOARD, steps: int = 1) -> int:
