@@ -85,14 +85,15 @@ class BchEncoder(wiring.Component):
         m = Module()
         taps_of = [(g << (w - cfg.m * t)) & ((1 << w) - 1) for t, g in enumerate(cfg.generators, start=1)]
         # per t, the taps and their feedback matrix: a table in block RAM, read while idle into the port's register
-        # (as a multiplexer of constants it cost 2,636 LUT4 and 897 FF more at t_max 64; docs/bch.md)
+        # (as a multiplexer of constants it cost 2,636 LUT4 and 897 FF more at t_max 64; docs/bch.md). Addressed by t
+        # itself, entry 0 unused: an adder for t - 1 had led a ULX3S build's system-clock critical path
         m.submodules.generators = table = memory.Memory(
-            shape=w + 64, depth=cfg.t_max, init=[v | feedback_matrix(v, w) << w for v in taps_of])
+            shape=w + 64, depth=cfg.t_max + 1, init=[0] + [v | feedback_matrix(v, w) << w for v in taps_of])
         entry = table.read_port()
         taps, fbm = entry.data[:w], entry.data[w:]
         rem = Signal(w)
         t_cur = Signal(range(cfg.t_max + 1))
-        m.d.comb += [entry.addr.eq(self.t - 1), entry.en.eq(0)]
+        m.d.comb += [entry.addr.eq(self.t), entry.en.eq(0)]
         left = Signal(range(cfg.ecc_bytes(cfg.t_max) + 1))  # parity bytes still to send
         ecc_bytes = Array([Const(cfg.ecc_bytes(t), left.shape()) for t in range(cfg.t_max + 1)])
 
