@@ -140,10 +140,11 @@ def read_capture(t: TimingMode, clk_hz: float, board: Board = DEFAULT_BOARD,
 
 
 def centred_point(first_ps: int, last_ps: int, step_ps: int) -> int | None:
-    """The sampling point a start-up sweep settles on for a window [first, last]: the centre (the earlier of
-    two) of the points inside it, in steps; None when none is."""
-    lo, hi = -(-first_ps // step_ps), last_ps // step_ps
-    return lo + (hi - lo) // 2 if hi >= lo else None
+    """The sampling point a start-up sweep settles on for a window (first, last]: the centre of the points
+    inside it, of two the later, in steps (:func:`trim_centre`'s rule; a point exactly at ``first`` has no setup
+    margin, so it fails as in :func:`trim_passes`); None when none is."""
+    lo, hi = first_ps // step_ps + 1, last_ps // step_ps
+    return lo + (hi - lo + 1) // 2 if hi >= lo else None
 
 
 def calibrated_capture(t: TimingMode, rp: int, period: float, steps: int,
