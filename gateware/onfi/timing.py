@@ -176,7 +176,7 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
     t = MODES[mode]
     c = lambda ns: cycles(ns, clk_hz)  # noqa: E731
     # setups and holds between two of the adapter's lines keep wait_guard_ns over their minimum, as the waits do;
-    # tCLS/tALS's costs a cycle per command or address byte at mode 5, never a data byte
+    # the tCLS/tALS guard lengthens command and address cycles only (a cycle each at mode 5), never a data byte
     g = lambda *ns: max(n + wait_guard_ns(n, clk_hz) for n in ns)  # noqa: E731
     wp = c(max(t.tWP, g(t.tDS)))
     wp_latch = c(max(t.tWP, g(t.tDS, t.tCLS, t.tALS)))
