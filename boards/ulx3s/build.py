@@ -167,7 +167,17 @@ def build(out: Path = BUILD, clocks: Clocks = CLOCKS, seed: int = SEED, bch: Bch
         raise NandrigError(f"the ULX3S build failed: {(lines or ['no bitstream'])[-1].strip()} (log: {gw / 'build.log'})")
     engine = {"bch_t_max": bch.t_max, "bch_codeword_bytes": bch.k_bytes, "bch_chien_lanes": bch.chien_parallelism,
               "bch_bm_bank": bch.bm_bank, "bch_search_clock_ratio": bch.search_clock_ratio} if bch else {"bch_t_max": 0}
-    return {**summary(report, bit, clocks), **engine, "sockets": sockets}
+    return {**summary(report, bit, clocks), **engine, "sockets": sockets,
+            "uart_baud": uart_baud(gw / f"{NAME}.v", clocks.sys_hz)}
+
+
+def uart_baud(verilog: Path, sys_hz: int) -> int:
+    """The serial rate the bitstream's UART sends at, from its transmitter's phase step in the generated Verilog
+    (LiteX's RS232PHY: the step over 2^32 is the baud rate over the system clock)."""
+    step = re.search(r"tx_phase \+ \d+'d(\d+)\)", verilog.read_text())
+    if not step:
+        raise NandrigError(f"no UART phase step in {verilog}")
+    return round(int(step[1]) * sys_hz / 2**32)
 
 
 def summary(report: Path, bit: Path, clocks: Clocks) -> dict:

@@ -54,6 +54,7 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, 
     click.echo(f"bitstream: {res['bitstream']} ({res['bitstream_bytes']} bytes) for {res['device']}")
     for k in ("lut4", "ff", "bram"):
         click.echo(f"{k.upper():>5}: {res[k]['used']:>6} / {res[k]['available']}")
+    click.echo(f" UART: {res['uart_baud']} baud (the host's rate for the board's serial port)")
     click.echo(f"  BCH: t up to {res['bch_t_max']} per {res['bch_codeword_bytes']}-byte codeword, "
                f"{res['bch_chien_lanes']} Chien degrees per cycle at {res['bch_search_clock_ratio']}x the system clock")
     for name, c in res["clocks"].items():

@@ -18,7 +18,7 @@ from litex.soc.interconnect.csr import CSR, AutoCSR, CSRStorage
 from nandrig.gateware.bch.config import BchConfig
 from nandrig.gateware.soc.bus import BankedSRAM
 from nandrig.gateware.clocks import Clocks
-from nandrig.protocol import Limit
+from nandrig.protocol import SERIAL_BAUD, Limit
 from nandrig.gateware.onfi.registers import CCS_BITS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import trim_range
 from nandrig.gateware.soc.onfi_litex import OnfiCore
@@ -55,7 +55,7 @@ class RigSoC(SoCCore):
             sram_size += 0x1_0000
         SoCCore.__init__(self, platform, clk_freq=clocks.sys_hz, ident="nandrig rig", cpu_type="vexriscv",
                          cpu_variant="standard", integrated_rom_size=0x1_0000, integrated_sram_size=sram_size,
-                         uart_name=uart_name, timer_uptime=True)
+                         uart_name=uart_name, uart_baudrate=SERIAL_BAUD, timer_uptime=True)
         self.crg = crg
         self.firmware = firmware
         self.onfi = OnfiCore(platform, nand_pads, clocks, out_dir, bch=bch)

@@ -7,7 +7,7 @@ import time
 from typing import Protocol
 
 from nandrig.errors import NandrigError
-from nandrig.protocol import Deframer
+from nandrig.protocol import SERIAL_BAUD, Deframer
 
 
 class Transport(Protocol):
@@ -25,7 +25,7 @@ class Transport(Protocol):
 class SerialTransport:
     """pyserial's ``serial_for_url``: /dev/ttyUSB0, socket://host:port, loop://, rfc2217://..."""
 
-    def __init__(self, url: str, baudrate: int = 1_000_000) -> None:
+    def __init__(self, url: str, baudrate: int = SERIAL_BAUD) -> None:
         if url.startswith(("socket://", "rfc2217://")):
             _host, _, port = url.split("://", 1)[1].partition("/")[0].rpartition(":")
             if not _host or not port.isdigit() or not 0 < int(port) < 65536:

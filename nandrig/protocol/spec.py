@@ -17,6 +17,9 @@ from nandrig.protocol.layout import Layout, layout
 VERSION = (1, 17)
 
 # ---- framing ---------------------------------------------------------------------------------
+# a serial link's rate at both ends: the bitstream's UART and the host's port (the ULX3S's FT231X makes it as
+# its 3 MHz divided by 3; LiteX's own default, 115200, would take 90 ms to send a block's MEASURE reply)
+SERIAL_BAUD = 1_000_000
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
 MAX_PAYLOAD = 16_384
 FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"),

@@ -5,7 +5,7 @@ import pytest
 
 from nandrig.boards.ulx3s.adapter import ADAPTER, FRONT_END_PINS, POWER, front_end_table, markdown_table, nand_io
 from nandrig.boards.ulx3s.build import BOARD_BCH, CLOCKS
-from nandrig.protocol import Limit
+from nandrig.protocol import SERIAL_BAUD, Limit
 
 PADS = {"ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n"} | {f"dq{i}" for i in range(8)}
 
@@ -134,5 +134,7 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"], j["bch_search_clock_ratio"]) == (
         BOARD_BCH.chien_parallelism, BOARD_BCH.bm_bank, BOARD_BCH.search_clock_ratio)
+    # its UART at the rate the host opens the port at (LiteX's default would be 115200)
+    assert j["uart_baud"] == SERIAL_BAUD
     assert j["lut4"]["used"] > 30_000
     assert 0 < j["lut4"]["used"] < j["lut4"]["available"]
