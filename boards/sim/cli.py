@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from nandrig.boards.catalog import BOARDS
+from nandrig.protocol import SERIAL_BAUD
 
 
 @click.command("chip")
@@ -34,7 +35,9 @@ def bench_chip_cmd(as_json, profile) -> None:
               "CYCLE jobs on the bus) instead of the RTL rig.")
 @click.option("--alike", is_flag=True, help="With --targets: every socket holds a chip of --seed (dies alike), not "
               "seeds --seed, --seed+1, ...")
-def bench_rig_cmd(as_json, profile, seed, repeats, board, counts, virtual, alike) -> None:
+@click.option("--link-baud", type=click.IntRange(0, 12_000_000), default=SERIAL_BAUD, show_default=True,
+              help="The block cycle's serial link paced at this rate, as a board's UART (0: unpaced).")
+def bench_rig_cmd(as_json, profile, seed, repeats, board, counts, virtual, alike, link_baud) -> None:
     """RTL rig: block cycle with measurement against its physical floor; firmware size. With --targets: block
     cycles on several targets at once against the shared bus's floor."""
     from nandrig.virtual_chip.profile import load_profile
@@ -49,7 +52,7 @@ def bench_rig_cmd(as_json, profile, seed, repeats, board, counts, virtual, alike
         raise click.UsageError("--virtual runs at the virtual rig's own clock: no --board")
     if counts is None:
         load_profile(profile)
-        click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board), indent=2))
+        click.echo(json.dumps(bench_rig(profile, seed, repeats, echo, board=board, link_baud=link_baud), indent=2))
         return
     try:
         ns = tuple(sorted({int(c) for c in counts.split(",")}))

@@ -23,6 +23,7 @@ from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.boards.sim.rtl.run import RtlRig
 from nandrig.errors import NandrigError
 from nandrig.chip.timing import limit_ns
+from nandrig.protocol import SERIAL_BAUD
 
 TARGET = 1.05
 
@@ -51,10 +52,11 @@ def cache_overlap_ns(array_ops: list[tuple[str, int]], t_in_ns: float, t_out_ns:
 
 
 def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lambda s: None,
-              board: str | None = None) -> dict:
+              board: str | None = None, link_baud: int = SERIAL_BAUD) -> dict:
+    """``link_baud``: the serial link's pace in the rig time (0: unpaced, faster than any UART)."""
     from nandrig.host.link.rig import Rig
 
-    with RtlRig(VirtualChip(profile, seed), echo=echo, board=board) as rtl, Rig.open(rtl.url, timeout=120) as rig:
+    with RtlRig(VirtualChip(profile, seed), echo=echo, board=board, link_baud=link_baud) as rtl, Rig.open(rtl.url, timeout=120) as rig:
         info = rig.info()
         twc, trc = limit_ns(info.timing_mode)
         raw = info.raw_page_bytes
@@ -99,10 +101,11 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
     cache_floor = statistics.median(r["cache_floor_ns"] for r in runs)
     rig_ns = statistics.median(r["rig_ns"] for r in runs)
     return {
-        "board": board, **rtl.clocks.describe(), "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
+        "board": board, **rtl.clocks.describe(), "link_baud": link_baud, "chip": profile, "seed": seed, "block": block, "pages_per_block": info.pages_per_block, "page_bytes": raw,
         "timing_mode": info.timing_mode, "tWC_ns": twc, "tRC_ns": trc,
         "block_cycle": "CYCLE 1 round (erase + program every page) + MEASURE (read + compare every page)",
-        "rig_time": "rig clock (simulated) from before CYCLE to after MEASURE, three host turnarounds included",
+        "rig_time": "rig clock (simulated) from before CYCLE to after MEASURE, three host turnarounds and the "
+                    "serial link at link_baud (0: unpaced) included",
         "floor": "array time of every operation + command, address and data cycles at the mode's tWC/tRC",
         "cache_floor": "the floor less each page transfer a cache pipeline overlaps with a neighbour's array time",
         "repeats": repeats, "runs": runs,

@@ -112,14 +112,16 @@ def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: 
 
 
 def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring(),
-               power: Power = Power(), delays: dict[int, float] | None = None):
+               power: Power = Power(), delays: dict[int, float] | None = None, link_baud: int = 0):
+    """``link_baud``: the serial link paced at that rate, ten bits a byte (0: a byte each way per clock edge)."""
     from litex.build.sim.config import SimConfig
 
     cfg = SimConfig()
     cfg.add_clocker("sys_clk", freq_hz=clocks.sys_hz)
     if clocks.nand_hz:
         cfg.add_clocker("nand_clk", freq_hz=clocks.nand_hz)
-    cfg.add_module("uartbridge", ["serial", "sim_idle"], args={"port": uart_port})
+    pace = {"edges_per_byte": round(10 * clocks.sys_hz / link_baud)} if link_baud else {}
+    cfg.add_module("uartbridge", ["serial", "sim_idle"], args={"port": uart_port, **pace})
     # the bridge sees the pins at the PHY's clock edges
     cfg.add_module("nandbridge", "nand", clocks="nand_clk" if clocks.nand_hz else "sys_clk",
                    args=bridge_args(chip_port, wiring, clocks, power, delays))

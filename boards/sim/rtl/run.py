@@ -74,14 +74,16 @@ class RtlRig:
 
     def __init__(self, chip: VirtualChip, port: int = 0, echo=lambda s: None, bch: bool = False,
                  rebuild: bool = False, board: str | None = None, wiring: Wiring = Wiring(),
-                 others: Mapping[int, VirtualChip] | None = None, socket_wiring: Mapping[int, Wiring] | None = None) -> None:
+                 others: Mapping[int, VirtualChip] | None = None, socket_wiring: Mapping[int, Wiring] | None = None,
+                 link_baud: int = 0) -> None:
         """``bch``: the SoC with its BCH engine (``rtl_bch(board)``), about six times slower to simulate;
         ``rebuild``: build it even if no source changed; ``board``: run at that board's system clock;
         ``wiring``: the adapter's round-trip delay (the chip's data-valid windows arrive that late) and DQ faults;
         ``others``: chips in further sockets (target -> chip), the rest of the rig's RTL_TARGETS sockets empty;
         ``socket_wiring``: a socket's round-trip delay where it differs from ``wiring``'s (DQ faults are the bus's,
-        ``wiring``'s, on every target)."""
-        self.wiring = wiring
+        ``wiring``'s, on every target); ``link_baud``: the serial link at a real UART's pace (0: as fast as the
+        simulation moves bytes)."""
+        self.wiring, self.link_baud = wiring, link_baud
         self.chip, self.port, self.echo, self.rebuild = chip, port or free_port(), echo, rebuild
         self.sockets = {0: chip, **(others or {})}
         self.delays = {k: (socket_wiring or {}).get(k, wiring).delay_ns for k in self.sockets}
@@ -109,7 +111,8 @@ class RtlRig:
         for f in list(gw.glob("*.init")) + [gw / "modules"]:
             os.symlink(f, self.run_dir / f.name)
         (self.run_dir / "sim_config.js").write_text(sim_config(self.port, chip_port, self.clocks, self.wiring,
-                                                                   self.chip.profile.power, self.delays).get_json())
+                                                                   self.chip.profile.power, self.delays,
+                                                                   self.link_baud).get_json())
         self.log = open(self.run_dir / "sim.log", "w")
         # SIGPIPE stays ignored (restore_signals=False): the UART module writes to a client that may have gone
         self.proc = subprocess.Popen([str(binary)], cwd=self.run_dir, stdout=self.log, stderr=subprocess.STDOUT,

@@ -10,6 +10,9 @@
  * for QUIET_EDGES, the module waits for the host's next byte (up to WAIT_MS at a time) instead of letting the
  * simulation run the firmware's idle loop: an idle RTL rig takes no CPU, and its clock does not run on by
  * however long the host took to send.
+ *
+ * With "edges_per_byte" (a serial byte's time in system-clock edges: its ten bits at the board's baud rate) the
+ * link carries a byte each way at most that often, as a real UART does; without it, one per edge.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +42,8 @@ struct session_s {
 	clk_edge_state_t edge;
 	int listen_fd, fd;
 	unsigned edges, quiet;
+	unsigned edges_per_byte, tx_gap, rx_gap; /* edges since the last byte out and in */
+	int tx_offered; /* tx_ready as set at the last edge */
 	uint8_t buf[RX_BYTES];
 	unsigned head, len;
 };
@@ -52,13 +57,15 @@ static int uartbridge_start(void *b)
 static int uartbridge_new(void **sess, char *args)
 {
 	struct session_s *s = calloc(1, sizeof *s);
-	json_object *js = json_tokener_parse(args), *jp = NULL;
+	json_object *js = json_tokener_parse(args), *jp = NULL, *je = NULL;
 	struct sockaddr_in sin;
 	int one = 1;
 	if (!s || !js || !json_object_object_get_ex(js, "port", &jp)) {
 		eprintf("[uartbridge] needs {\"port\": N}\n");
 		return RC_ERROR;
 	}
+	if (json_object_object_get_ex(js, "edges_per_byte", &je))
+		s->edges_per_byte = (unsigned)json_object_get_int(je);
 	s->fd = -1;
 	s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&sin, 0, sizeof sin);
@@ -150,17 +157,24 @@ static int uartbridge_tick(void *sess, uint64_t time_ps)
 		wait_for_host(s);
 	else if (++s->edges % POLL_EDGES == 0)
 		poll_socket(s);
-	*s->tx_ready = 1;
-	if (*s->tx_valid && s->fd >= 0) {
+	if ((*s->tx_valid & 1) && s->tx_offered) { /* the byte was taken at this edge */
 		uint8_t c = (uint8_t)*s->tx;
-		if (send(s->fd, &c, 1, MSG_NOSIGNAL) != 1)
+		if (s->fd >= 0 && send(s->fd, &c, 1, MSG_NOSIGNAL) != 1)
 			drop_host(s);
+		s->tx_gap = 0;
+	} else if (s->tx_gap < s->edges_per_byte) {
+		s->tx_gap++;
 	}
+	s->tx_offered = s->tx_gap + 1 >= s->edges_per_byte;
+	*s->tx_ready = (char)s->tx_offered;
 	if (s->len && (*s->rx_valid & 1) && (*s->rx_ready & 1)) { /* the byte offered last edge was taken */
 		s->head = (s->head + 1) % RX_BYTES;
 		s->len--;
+		s->rx_gap = 0;
+	} else if (s->rx_gap < s->edges_per_byte) {
+		s->rx_gap++;
 	}
-	*s->rx_valid = s->len ? 1 : 0;
+	*s->rx_valid = s->len && s->rx_gap + 1 >= s->edges_per_byte ? 1 : 0;
 	if (s->len)
 		*s->rx = (char)s->buf[s->head];
 	return RC_OK;
