@@ -40,8 +40,10 @@ NEXTPNR_FLOW = "--placer static --router router2 --tmg-ripup"
 SEED = 2
 # nextpnr places and routes for clocks this much faster than the board runs them (the 25 MHz input's constraint
 # raised; the PLL's outputs follow it), so its timing-driven placer and router work for the margin rather than
-# stopping once the real clocks are met; Fmax and the margins are then read against the real clocks
-PLACE_FOR = 1.10
+# stopping once the real clocks are met; Fmax and the margins are then read against the real clocks. 15 %: at 10 %
+# the system clock's margin ended at 9.4 % at seed 2 once the UART ran at SERIAL_BAUD (the CPU's fetch path, which
+# moves with any change to the netlist); at 15 %, 14.2 % (2026-12-03, docs/ulx3s.md)
+PLACE_FOR = 1.15
 
 
 def _crg(platform, clocks: Clocks):

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from nandrig.boards.ulx3s.adapter import ADAPTER, FRONT_END_PINS, POWER, front_end_table, markdown_table, nand_io
-from nandrig.boards.ulx3s.build import BOARD_BCH, CLOCKS
+from nandrig.boards.ulx3s.build import BOARD_BCH, CLOCKS, PLACE_FOR
 from nandrig.protocol import SERIAL_BAUD, Limit
 
 PADS = {"ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n"} | {f"dq{i}" for i in range(8)}
@@ -126,10 +126,10 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     assert set(j["clocks"]) == ({"sys", "nand"} if CLOCKS.nand_hz else {"sys"})
     # the DQ pads' IDDRX2F placed (one IOLOGIC each), sampling every 2.5 ns
     assert (j["iologic"]["used"], j["capture_step_ns"]) == (8, 2.5)
-    # every clock met with the board issue's 10 % margin (seed 2: 12.0 % system, 29.5 % NAND clock; docs/ulx3s.md),
-    # nextpnr placing and routing for clocks 10 % faster than the board's
+    # every clock met with the board issue's 10 % margin (seed 2: 14.2 % system, 21.7 % NAND clock; docs/ulx3s.md),
+    # nextpnr placing and routing for clocks PLACE_FOR faster than the board's
     assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
-    assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * 1.1) for c in j["clocks"].values())
+    assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * PLACE_FOR) for c in j["clocks"].values())
     # the rig's code is in the SoC with the board's engine (its t_max, Chien lanes, bank and search clock)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"], j["bch_search_clock_ratio"]) == (
