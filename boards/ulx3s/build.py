@@ -42,7 +42,7 @@ SEED = 2
 # raised; the PLL's outputs follow it), so its timing-driven placer and router work for the margin rather than
 # stopping once the real clocks are met; Fmax and the margins are then read against the real clocks. 15 %: at 10 %
 # the system clock's margin ended at 9.4 % at seed 2 once the UART ran at SERIAL_BAUD (the CPU's fetch path, which
-# moves with any change to the netlist); at 15 %, 14.2 % (2026-12-03, docs/ulx3s.md)
+# moves with any change to the netlist); at 15 %, 14.2-21.4 % at seeds 1-3 (2026-12-03, docs/ulx3s.md)
 PLACE_FOR = 1.15
 
 

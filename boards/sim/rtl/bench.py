@@ -56,7 +56,8 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
     """``link_baud``: the serial link's pace in the rig time (0: unpaced, faster than any UART)."""
     from nandrig.host.link.rig import Rig
 
-    with RtlRig(VirtualChip(profile, seed), echo=echo, board=board, link_baud=link_baud) as rtl, Rig.open(rtl.url, timeout=120) as rig:
+    with RtlRig(VirtualChip(profile, seed), echo=echo, board=board, link_baud=link_baud) as rtl, \
+            Rig.open(rtl.url, timeout=120) as rig:
         info = rig.info()
         twc, trc = limit_ns(info.timing_mode)
         raw = info.raw_page_bytes
