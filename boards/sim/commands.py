@@ -94,9 +94,9 @@ class ChipCommands:
     def _cmd_hello(self, req: Frame, io: RigIO) -> bytes:
         # another major version may lay HELLO out otherwise: its first field is enough to answer it
         if len(req.payload) >= 2 and struct.unpack_from("<H", req.payload)[0] != P.VERSION[0]:
-            major, session, flags = struct.unpack_from("<H", req.payload)[0], 0, 0
+            major, minor, session, flags = struct.unpack_from("<H", req.payload)[0], 0, 0, 0
         else:
-            major, _minor, session, flags = self._args(req, P.HELLO_REQ)
+            major, minor, session, flags = self._args(req, P.HELLO_REQ)
         ident = " ".join([f"nandrig-virtual/{__version__} chip={self.chip.profile.name} seed={self.chip.seed} "
                           f"life={self.chip.instance:08x}",  # target 0's; then the others' as t<k>=chip:seed:life
                           *(f"t{k}={t.chip.profile.name}:{t.chip.seed}:{t.chip.instance:08x}"
@@ -113,6 +113,7 @@ class ChipCommands:
                 self.holder = 0
         elif self.holder in (0, session) or flags & P.HelloFlag.TAKE_OVER:
             self.session = self.holder = session
+            self.streaming = (major, minor) >= P.STREAMED_SINCE
         else:
             status = Err.HELD
         body = P.HELLO_REPLY.pack(*P.VERSION, int(self.kind), int(self._caps()), self.holder, self.boot,

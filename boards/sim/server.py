@@ -107,6 +107,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         self.cache: OrderedDict[int, tuple[int, int, Frame]] = OrderedDict()
         self.session = 0
         self.holder = 0  # the host session holding the rig (HELLO), 0 when free
+        self.streaming = False  # whether that session's host takes replies in parts (P.STREAMED_SINCE)
         self.page_buffer = b""  # the page as the last READ left it (READ_BUFFER)
         self.job = Job(0, 0)
         self.deferred: list[Frame] = []  # CYCLEs that came while a command ran, to start after it (take_deferred)
@@ -307,6 +308,13 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
         if op in MUTATING or (self.session, self.holder) != before:  # a HELLO changed who holds the rig
             self.save()
         return rep
+
+    def wire(self, rep: Frame) -> list[Frame]:
+        """The frames that carry a reply: a MEASURE's in parts to a host that takes them, the last page's counts in
+        the end frame, as the firmware's last page is counted after its parts went (firmware/rig/reply_stream.c)."""
+        if not (self.streaming and rep.op in P.STREAMED and rep.type == P.REPLY_TYPE and rep.payload):
+            return [rep]
+        return P.in_parts(rep, len(rep.payload) - P.MEASURE_PAGE.size)
 
     # -- helpers ----------------------------------------------------------------
     def _poll(self, io: RigIO) -> None:

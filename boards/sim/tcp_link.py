@@ -78,10 +78,12 @@ class _Connections:
             time.sleep(0)
         return frames
 
-    def send(self, frame: Frame) -> None:
-        conn = self.asked.pop((frame.op, frame.seq), None)
+    def send(self, *frames: Frame) -> None:
+        """A reply (its parts, when it is streamed) to the connection that asked."""
+        conn = self.asked.pop((frames[0].op, frames[0].seq), None)
         if conn is not None:
-            conn.send(frame)
+            for f in frames:
+                conn.send(f)
 
 
 def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callable[[int], None] | None = None,
@@ -107,7 +109,7 @@ def serve(rig: VirtualRig, port: int = 0, host: str = "127.0.0.1", ready: Callab
                     print(f"nandrig sim: internal error on op 0x{frame.op:02x}: {e!r}", file=sys.stderr, flush=True)
                     rep = P.reply(frame, Err.INTERNAL)
                 if rep is not None:
-                    conns.send(rep)
+                    conns.send(*rig.wire(rep))
                 else:
                     conns.asked.pop((frame.op, frame.seq), None)
                 pending.extend(rig.take_deferred())  # kept while it ran: after what came before them

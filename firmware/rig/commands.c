@@ -49,8 +49,9 @@ uint32_t cmd_hello(const struct request *q, uint8_t *out, int *st)
 	memcpy(out + HELLO_REPLY_BYTES, ident, sizeof ident - 1);
 	if (HELLO_REQ_MAJOR(q->payload) != PROTOCOL_VERSION_MAJOR)
 		*st = E_VERSION_MISMATCH;
-	else
-		*st = hold(HELLO_REQ_SESSION(q->payload), HELLO_REQ_FLAGS(q->payload));
+	else if ((*st = hold(HELLO_REQ_SESSION(q->payload), HELLO_REQ_FLAGS(q->payload))) == E_OK
+	         && rig.session == HELLO_REQ_SESSION(q->payload))
+		rig.streaming = HELLO_REQ_MINOR(q->payload) >= STREAMED_SINCE_MINOR;
 	SET_HELLO_REPLY_HOLDER(out, rig.holder);
 	SET_HELLO_REPLY_BOOT(out, rig_boot());
 	return HELLO_REPLY_BYTES + sizeof ident - 1;
@@ -316,6 +317,7 @@ uint32_t cmd_measure(const struct request *q, uint8_t *out, int *st)
 			else
 				onfi_begin_read(rig.chip, b, pg, ONFI_SRC_PRBS, next, raw_bytes(), RIG_CODEWORD_BYTES);
 			put_page_count(&done);  /* while the chip reads */
+			job_output((uint32_t)(p - out));
 			next = page_seed(seed, b, pg + 1);
 			struct op_result r = onfi_finish();
 			if ((timed_out = r.timed_out))

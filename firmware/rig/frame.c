@@ -1,4 +1,4 @@
-#include "frame.h"
+#include "protocol.h"
 
 /* reflected 0x04C11DB7, a nibble at a time: a 64-byte table makes it four times the bitwise loop's speed, which
  * counts where the soft-core checks every byte of a frame twice (its CRC, the reply cache's key) and a table set
@@ -59,4 +59,17 @@ long cobs_decode(const uint8_t *in, size_t n, uint8_t *out)
 			out[o++] = 0;
 	}
 	return (long)o;
+}
+
+uint32_t frame_encode(uint8_t type, uint8_t op, uint16_t seq, uint16_t status_or_target, uint8_t *buf, uint32_t n,
+                      uint8_t *out)
+{
+	SET_FRAME_HEAD_TYPE(buf, type);
+	SET_FRAME_HEAD_OPCODE(buf, op);
+	SET_FRAME_HEAD_SEQ(buf, seq);
+	SET_FRAME_HEAD_STATUS_OR_TARGET(buf, status_or_target);
+	put_le(buf + FRAME_HEAD_BYTES + n, crc32_of(buf, FRAME_HEAD_BYTES + n), FRAME_CRC_BYTES);
+	uint32_t len = (uint32_t)cobs_encode(buf, FRAME_HEAD_BYTES + n + FRAME_CRC_BYTES, out);
+	out[len++] = 0;
+	return len;
 }

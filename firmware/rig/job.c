@@ -5,8 +5,16 @@
 
 struct job job;
 static void (*poller)(void);
+static void (*output)(uint32_t);
 
 void job_on_poll(void (*answer)(void)) { poller = answer; }
+void job_on_output(void (*ready)(uint32_t)) { output = ready; }
+
+void job_output(uint32_t n)
+{
+	if (output)
+		output(n);
+}
 
 int job_poll(void)
 {

@@ -20,7 +20,10 @@ uint32_t job_end(int *st, int timed_out, uint32_t n);
 void job_status(uint8_t *out);
 /* a long command that ran as a job of its own (CYCLE) ended: STATUS reports it as the last one */
 void job_record(const struct request *q, uint32_t done, uint32_t total);
-/* the server's: called by job_poll to answer the link while a command runs */
+/* the reply's first n bytes are final: the server may send them while the command goes on */
+void job_output(uint32_t n);
+/* the server's: called by job_poll to answer the link while a command runs, by job_output to send what is final */
 void job_on_poll(void (*answer)(void));
+void job_on_output(void (*ready)(uint32_t n));
 
 #endif

@@ -4,5 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 int link_getc(void);  /* next received byte, or -1 when none is waiting */
-void link_write(const uint8_t *p, size_t n);
+void link_write(const uint8_t *p, size_t n);  /* waits until the link took every byte */
+int link_put(uint8_t c);  /* one byte if the link takes it now (nonzero), else nothing */
 #endif

@@ -6,8 +6,9 @@
 #include "frame.h"
 
 #define PROTOCOL_VERSION_MAJOR 1
-#define PROTOCOL_VERSION_MINOR 17
-enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
+#define PROTOCOL_VERSION_MINOR 18
+enum { T_REQUEST = 0x52, T_REPLY = 0x41, T_PART = 0x50, T_END = 0x45 };
+#define STREAMED_SINCE_MINOR 18  /* of major 1 */
 #define MAX_PAYLOAD 16384u
 #define FRAME_CRC_BYTES 4u
 #define MIN_BODY 10u
@@ -15,6 +16,7 @@ enum { T_REQUEST = 0x52, T_REPLY = 0x41 };
 
 /* limits */
 #define REPLY_CACHE_SESSIONS 4
+#define STREAM_PART_MAX 240
 #define SCAN_BAD_MAX_BLOCKS 4096
 #define CYCLE_MAX_BLOCKS 256
 #define CYCLE_MAX_ROUNDS 1000000
@@ -203,6 +205,9 @@ enum {
 /* requests whose replies stay out of the reply cache */
 #define OP_UNCACHED(op) ((op) == OP_HELLO || (op) == OP_INFO || (op) == OP_READ_ID || (op) == OP_READ_PARAM_PAGE || (op) == OP_TIME || (op) == OP_STATUS || (op) == OP_ABORT)
 
+/* requests whose replies go in parts to hosts of STREAMED_SINCE */
+#define OP_STREAMED(op) ((op) == OP_MEASURE)
+
 /* requests to the rig as a whole: their target is not read (the others act on the target's chip) */
 #define OP_RIG_WIDE(op) ((op) == OP_HELLO || (op) == OP_READ_BUFFER || (op) == OP_TIME || (op) == OP_ADVANCE)
 
@@ -219,6 +224,11 @@ enum {
 #define SET_FRAME_HEAD_SEQ(p, v) put_le((p) + 2, (uint64_t)(v), 2)
 #define FRAME_HEAD_STATUS_OR_TARGET(p) ((uint16_t)get_le((p) + 4, 2))
 #define SET_FRAME_HEAD_STATUS_OR_TARGET(p, v) put_le((p) + 4, (uint64_t)(v), 2)
+
+/* STREAM_END: an 'E' frame's payload, before the tail */
+#define STREAM_END_BYTES 2u
+#define STREAM_END_OFFSET(p) ((uint16_t)get_le((p) + 0, 2))
+#define SET_STREAM_END_OFFSET(p, v) put_le((p) + 0, (uint64_t)(v), 2)
 
 /* HELLO_REQ */
 #define HELLO_REQ_BYTES 9u

@@ -21,6 +21,7 @@ struct rig {
 	uint8_t kind;
 	uint32_t caps, session;
 	uint32_t holder;  /* the host session holding the rig (HELLO), 0 when free */
+	uint8_t streaming;  /* that session's host takes replies in parts (protocol STREAMED_SINCE) */
 	uint8_t t_max;  /* the BCH engine's, limited by what the addressed chip's spare area holds */
 };
 extern struct rig rig;

@@ -6,16 +6,16 @@
 #include "flares_ops.h"
 #include "job.h"
 #include "link.h"
+#include "reply_stream.h"
 #include "rig.h"
 #include "server.h"
 
-#define ENCODED_MAX (MAX_BODY + MAX_BODY / 254 + 2)
-
 struct cached {
 	uint32_t used;  /* 0: empty; else when it was last stored (cache_age) */
-	uint32_t session, crc, len;
+	uint32_t session, crc, len;  /* len: the payload's */
 	uint16_t seq;
-	uint8_t frame[ENCODED_MAX];  /* the encoded reply, delimiter included */
+	uint16_t status;
+	uint8_t body[MAX_BODY];  /* the payload at FRAME_HEAD_BYTES: encoded again for a retry, which is rare */
 };
 
 /* one reply per session, the latest: a host waits for each reply before its next request, so a retry
@@ -23,29 +23,32 @@ struct cached {
  * other hosts' sessions use the rig, until REPLY_CACHE_SESSIONS newer sessions have */
 static struct cached cache[REPLY_CACHE_SESSIONS];
 static uint32_t cache_age;
-static uint8_t rx[ENCODED_MAX], body[MAX_BODY], reply[MAX_BODY], tx[ENCODED_MAX];
+/* reply has room before it for the end frame of a reply sent in parts (reply_stream.h) */
+static uint8_t rx[ENCODED_MAX(MAX_BODY)], body[MAX_BODY], reply_room[STREAM_END_BYTES + MAX_BODY],
+	tx[ENCODED_MAX(MAX_BODY)];
+static uint8_t *const reply = reply_room + STREAM_END_BYTES;
 static uint32_t rx_len;
 static int rx_overflow;
 
 /* buf holds the payload after the header; the header and CRC go around it */
 static uint32_t encode_reply(const struct request *q, int status, uint8_t *buf, uint32_t n, uint8_t *out)
 {
-	SET_FRAME_HEAD_TYPE(buf, T_REPLY);
-	SET_FRAME_HEAD_OPCODE(buf, q->op);
-	SET_FRAME_HEAD_SEQ(buf, q->seq);
-	SET_FRAME_HEAD_STATUS_OR_TARGET(buf, status);
-	put_le(buf + FRAME_HEAD_BYTES + n, crc32_of(buf, FRAME_HEAD_BYTES + n), FRAME_CRC_BYTES);
-	uint32_t len = (uint32_t)cobs_encode(buf, FRAME_HEAD_BYTES + n + FRAME_CRC_BYTES, out);
-	out[len++] = 0;
-	return len;
+	return frame_encode(T_REPLY, q->op, q->seq, (uint16_t)status, buf, n, out);
+}
+
+/* every frame goes out here: after the part of a reply in parts already on its way */
+static void send(const uint8_t *p, uint32_t n)
+{
+	stream_settle();
+	link_write(p, n);
 }
 
 /* a short reply sent while a long command holds the main buffers */
 static void send_short(const struct request *q, int status, const uint8_t *payload, uint32_t n)
 {
-	static uint8_t buf[FRAME_HEAD_BYTES + STATUS_REPLY_BYTES + FRAME_CRC_BYTES], out[sizeof buf + 2];
+	static uint8_t buf[FRAME_HEAD_BYTES + STATUS_REPLY_BYTES + FRAME_CRC_BYTES], out[ENCODED_MAX(sizeof buf)];
 	memcpy(buf + FRAME_HEAD_BYTES, payload, n);
-	link_write(out, encode_reply(q, status, buf, n, out));
+	send(out, encode_reply(q, status, buf, n, out));
 }
 
 /* The next valid request from the link, if a complete one is waiting; bad frames are dropped. */
@@ -154,7 +157,7 @@ static int waits_for_cycle(const struct request *q)
 /* (through tx: free whenever a job's reply goes, as every reply is sent as soon as it is encoded there) */
 static void send_cycle_reply(struct cycle_job *j)
 {
-	link_write(tx, encode_reply(&j->q, j->status, j->body, STATUS_KEEPS_PAYLOAD(j->status) ? j->len : 0, tx));
+	send(tx, encode_reply(&j->q, j->status, j->body, STATUS_KEEPS_PAYLOAD(j->status) ? j->len : 0, tx));
 	j->sent = 1;
 }
 
@@ -190,8 +193,10 @@ static void answer_while_busy(void)
 		} else if (q.op == OP_ABORT) {
 			SET_BYTE_REPLY_VALUE(p, (uint8_t)target_abort(q.target));
 			send_short(&q, E_OK, p, BYTE_REPLY_BYTES);
-		} else if (cycle_retry(&q) || (q.seq == job.seq && q.op == job.op)) {
+		} else if (cycle_retry(&q)) {
 			continue;
+		} else if (q.seq == job.seq && q.op == job.op) {
+			stream_rewind();  /* its reply comes when it ends; parts of it, damaged, come again now */
 		} else if (q.op == OP_CYCLE && q.target != job.target && !waits_for_cycle(&q)) {
 			select_target(q.target);
 			st = cycle_job_start(&q, rig.session);
@@ -280,7 +285,10 @@ static void handle(const struct request *q)
 		struct cached *c = &cache[i];
 		if (c->used && c->session == rig.session) {
 			if (c->seq == q->seq && c->crc == q->crc) {
-				link_write(c->frame, c->len);
+				if (rig.streaming && OP_STREAMED(q->op) && c->len)
+					stream_whole(q, c->status, c->body + FRAME_HEAD_BYTES, c->len);
+				else
+					send(tx, encode_reply(q, c->status, c->body, c->len, tx));
 				return;
 			}
 			e = c;
@@ -302,6 +310,8 @@ static void handle(const struct request *q)
 		st = E_BUSY;
 	else {
 		select_target(q->target);
+		if (rig.streaming && OP_STREAMED(q->op))
+			stream_begin(q, reply + FRAME_HEAD_BYTES);
 		n = h(q, reply + FRAME_HEAD_BYTES, &st);
 		if (q->op == OP_CYCLE && st == E_OK)
 			return;  /* a job now: its reply comes when it ends */
@@ -310,16 +320,17 @@ static void handle(const struct request *q)
 		n = 0;
 	/* a CYCLE refused did nothing, so a retry is answered afresh; keeping its refusal would take the session's
 	 * slot from a request of another target whose reply the host may not have yet */
-	if (!h || OP_UNCACHED(q->op) || q->op == OP_CYCLE) {
-		link_write(tx, encode_reply(q, st, reply, n, tx));
-		return;
+	if (h && !OP_UNCACHED(q->op) && q->op != OP_CYCLE) {
+		e->used = ++cache_age;
+		e->session = rig.session;
+		e->seq = q->seq;
+		e->crc = q->crc;
+		e->status = (uint16_t)st;
+		e->len = n;
+		memcpy(e->body + FRAME_HEAD_BYTES, reply + FRAME_HEAD_BYTES, n);  /* before an end frame writes over it */
 	}
-	e->used = ++cache_age;
-	e->session = rig.session;
-	e->seq = q->seq;
-	e->crc = q->crc;
-	e->len = encode_reply(q, st, reply, n, e->frame);
-	link_write(e->frame, e->len);
+	if (!stream_end(st, reply, n, tx))
+		send(tx, encode_reply(q, st, reply, n, tx));
 }
 
 void server_init(struct chip *chips, struct cycle_job *jobs, uint8_t n, uint8_t present, uint8_t rig_kind,
@@ -335,6 +346,7 @@ void server_init(struct chip *chips, struct cycle_job *jobs, uint8_t n, uint8_t 
 		rig.caps |= CAP_FLARES;  /* FLARES needs the decoder and room in target 0's spare */
 	flares_defaults();
 	job_on_poll(answer_while_busy);
+	job_on_output(stream_ready);
 }
 
 void server_step(void)

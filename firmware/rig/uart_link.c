@@ -20,3 +20,11 @@ void link_write(const uint8_t *p, size_t n)
 		uart_rxtx_write(*p++);
 	}
 }
+
+int link_put(uint8_t c)
+{
+	if (uart_txfull_read())
+		return 0;
+	uart_rxtx_write(c);
+	return 1;
+}

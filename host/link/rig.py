@@ -23,7 +23,7 @@ from nandrig.errors import NandrigError
 from nandrig.chip.onfi import PARAM_ERROR_TEXT, ParamError
 from nandrig import protocol as P
 from nandrig.protocol import (CycleFlag, Deframer, EraseFlag, Err, FlaresProgramFlag, Frame, HelloFlag, Opcode,
-                              ProfileSource, ProgramFlag, ReadFlag)
+                              ProfileSource, ProgramFlag, ReadFlag, ReplyAssembly)
 from nandrig.characterization.flares_wire import TablesBlob, check_fits
 from nandrig.characterization.flares_wire import decode as decode_tables
 from nandrig.host.link.place import SCHEME as PLACE_SCHEME
@@ -390,6 +390,7 @@ class Rig:
         if sent is not None:
             sent()
         attempts, status_seq = 0, None
+        assembly = ReplyAssembly(op, seq)  # a reply in parts (a streaming rig's MEASURE)
         careful = op in P.LONG and op not in P.REREAD  # never run twice on a restarted rig
         now = time.monotonic()
         deadline, next_poll = now + self.timeout, now + self.poll_s
@@ -418,6 +419,14 @@ class Rig:
                     self.t.write(raw)
                 deadline = now + self.timeout
             for f in frames:
+                if f.type in (P.PART_TYPE, P.END_TYPE) and f.seq == seq and f.op == op:
+                    deadline = time.monotonic() + self.timeout  # it is on its way
+                    f = assembly.take(f)
+                    if assembly.gap:  # parts lost on the way: asked again, a rig that has finished answers whole
+                        assembly.gap = False
+                        self.t.write(raw)
+                    if f is None:
+                        continue
                 if f.type != P.REPLY_TYPE:
                     continue
                 if f.seq == seq and f.op == op:

@@ -92,7 +92,7 @@ class InProcessTransport:
         for frame in self._deframer.feed(data):
             rep = self.rig.handle(frame)
             if rep is not None:
-                self._out += rep.encode()
+                self._out += b"".join(f.encode() for f in self.rig.wire(rep))
 
     def read(self, timeout: float) -> bytes:
         data, self._out = bytes(self._out), bytearray()

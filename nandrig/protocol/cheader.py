@@ -47,7 +47,9 @@ def render() -> str:
            " * `python -m nandrig.protocol.cheader`: edit the spec, not this file. */",
            "#ifndef NANDRIG_PROTOCOL_H", "#define NANDRIG_PROTOCOL_H", "#include <stdint.h>", '#include "frame.h"', "",
            f"#define PROTOCOL_VERSION_MAJOR {spec.VERSION[0]}", f"#define PROTOCOL_VERSION_MINOR {spec.VERSION[1]}",
-           f"enum {{ T_REQUEST = 0x{spec.REQUEST_TYPE:02X}, T_REPLY = 0x{spec.REPLY_TYPE:02X} }};",
+           f"enum {{ T_REQUEST = 0x{spec.REQUEST_TYPE:02X}, T_REPLY = 0x{spec.REPLY_TYPE:02X}, "
+           f"T_PART = 0x{spec.PART_TYPE:02X}, T_END = 0x{spec.END_TYPE:02X} }};",
+           f"#define STREAMED_SINCE_MINOR {spec.STREAMED_SINCE[1]}  /* of major {spec.STREAMED_SINCE[0]} */",
            f"#define MAX_PAYLOAD {spec.MAX_PAYLOAD}u", f"#define FRAME_CRC_BYTES {spec.FRAME_CRC_BYTES}u",
            f"#define MIN_BODY {spec.MIN_BODY}u", f"#define MAX_BODY {spec.MAX_BODY}u", ""]
     out += ["/* limits */"] + [f"#define {k} {_c_int(v)}" for k, v in spec.Limit.items()] + [""]
@@ -67,6 +69,9 @@ def render() -> str:
     out += _enum("TABLES_", spec.TablesSource, "FLARES tables in use") + [""]
     cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
     out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
+    streamed = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.STREAMED))
+    out += ["/* requests whose replies go in parts to hosts of STREAMED_SINCE */", f"#define OP_STREAMED(op) ({streamed})",
+            ""]
     wide = " || ".join(f"(op) == OP_{op.name}" for op in sorted(set(spec.COMMANDS) - spec.TARGETED))
     out += ["/* requests to the rig as a whole: their target is not read (the others act on the target's chip) */",
             f"#define OP_RIG_WIDE(op) ({wide})", ""]

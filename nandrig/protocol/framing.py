@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from cobs import cobs
 
-from nandrig.protocol.spec import (FRAME_CRC_BYTES, FRAME_HEAD, MAX_BODY, MAX_PAYLOAD, MIN_BODY, REPLY_TYPE,
-                                   REQUEST_TYPE, Err, Opcode)
+from nandrig.protocol.spec import (END_TYPE, FRAME_CRC_BYTES, FRAME_HEAD, MAX_BODY, MAX_PAYLOAD, MIN_BODY, PART_TYPE,
+                                   REPLY_TYPE, REQUEST_TYPE, STREAM_END, Err, Limit, Opcode)
 
-__all__ = ["Frame", "Deframer", "cobs_encode", "cobs_decode", "request", "reply", "MAX_PAYLOAD"]
+__all__ = ["Frame", "Deframer", "ReplyAssembly", "cobs_encode", "cobs_decode", "request", "reply", "in_parts",
+           "MAX_PAYLOAD"]
 
 
 def cobs_encode(data: bytes) -> bytes:
@@ -98,3 +99,42 @@ def request(op: Opcode, seq: int, payload: bytes = b"", target: int = 0) -> Fram
 
 def reply(req: Frame, status: Err | int, payload: bytes = b"") -> Frame:
     return Frame(REPLY_TYPE, req.op, req.seq, int(status), payload)
+
+
+def in_parts(rep: Frame, upto: int | None = None, part_bytes: int = Limit.STREAM_PART_MAX) -> list[Frame]:
+    """A reply as a streaming rig sends it: 'P' frames of its payload up to ``upto`` (all of it by default), then
+    an 'E' frame with its status and the rest."""
+    upto = len(rep.payload) if upto is None else min(upto, len(rep.payload))
+    parts = [Frame(PART_TYPE, rep.op, rep.seq, at, rep.payload[at:min(at + part_bytes, upto)])
+             for at in range(0, upto, part_bytes)]
+    return parts + [Frame(END_TYPE, rep.op, rep.seq, rep.status, STREAM_END.pack(upto) + rep.payload[upto:])]
+
+
+class ReplyAssembly:
+    """The reply to one request, whole ('A') or in parts ('P' frames, then an 'E'; docs/protocol.md). Parts may
+    repeat (a rig sends them again from the start when the request is retried while it runs); an 'E' whose
+    offset the parts received do not reach leaves a ``gap``: the request is to be sent again, and a rig that has
+    finished answers it whole from its reply cache."""
+
+    def __init__(self, op: int, seq: int) -> None:
+        self.op, self.seq = op, seq
+        self._payload = bytearray()  # bytes 0 .. len received without a hole
+        self.gap = False
+
+    def take(self, f: Frame) -> Frame | None:
+        """The whole reply once ``f`` completes it; None for frames of other requests and for parts."""
+        if f.seq != self.seq or f.op != self.op:
+            return None
+        if f.type == REPLY_TYPE:
+            return f
+        if f.type == PART_TYPE:
+            if f.status <= len(self._payload):  # a part beyond a hole is dropped; the rig's resend brings it again
+                self._payload[f.status:f.status + len(f.payload)] = f.payload
+            return None
+        if f.type != END_TYPE or len(f.payload) < STREAM_END.size:
+            return None
+        (offset,) = STREAM_END.unpack_from(f.payload)
+        if offset > len(self._payload):
+            self.gap = True
+            return None
+        return Frame(REPLY_TYPE, f.op, f.seq, f.status, bytes(self._payload[:offset]) + f.payload[STREAM_END.size:])

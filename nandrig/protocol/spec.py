@@ -14,18 +14,25 @@ from dataclasses import dataclass
 
 from nandrig.protocol.layout import Layout, layout
 
-VERSION = (1, 17)
+VERSION = (1, 18)
 
 # ---- framing ---------------------------------------------------------------------------------
 # a serial link's rate at both ends: the bitstream's UART and the host's port (the ULX3S's FT231X makes it as
 # its 3 MHz divided by 3; LiteX's own default, 115200, would take 90 ms to send a block's MEASURE reply)
 SERIAL_BAUD = 1_000_000
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
+# a reply in parts (1.18): 'P' frames carry its payload from the offset in status_or_target while the command
+# runs, then an 'E' frame carries the status, STREAM_END and the payload's tail; only to hosts of STREAMED_SINCE
+PART_TYPE, END_TYPE = 0x50, 0x45  # 'P', 'E'
+STREAMED_SINCE = (1, 18)
 MAX_PAYLOAD = 16_384
 FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"),
                     ("status_or_target", "u16", "a reply's status (Err); a request's target: the chip on CE# k it "
                                                 "addresses (hosts before 1.13 send 0: target 0)"),
                     doc="the decoded body's header; the payload and a CRC-32 follow")
+STREAM_END = layout("STREAM_END", ("offset", "u16", "where the tail that follows starts in the reply's payload: "
+                                                   "the parts before it cover every byte up to there"),
+                    doc="an 'E' frame's payload, before the tail")
 FRAME_CRC_BYTES = 4
 MIN_BODY = FRAME_HEAD.size + FRAME_CRC_BYTES
 MAX_BODY = FRAME_HEAD.size + MAX_PAYLOAD + FRAME_CRC_BYTES
@@ -36,6 +43,7 @@ class Limit:
     """Bounds a rig enforces on requests, and the sizes of its fixed tables (plain ints: several share a value)."""
 
     REPLY_CACHE_SESSIONS = 4  # sessions whose latest reply a rig keeps for retries
+    STREAM_PART_MAX = 240  # payload bytes in one part of a streamed reply: its COBS needs one code byte
     SCAN_BAD_MAX_BLOCKS = 4096  # per SCAN_BAD request
     CYCLE_MAX_BLOCKS = 256  # per CYCLE request
     CYCLE_MAX_ROUNDS = 1_000_000  # per CYCLE request: longer campaigns send several
@@ -460,6 +468,9 @@ LONG = frozenset(op for op, c in COMMANDS.items() if c.long)
 # nothing, so a damaged reply is asked for again at once; the others (CYCLE wears, READ_DISTURB disturbs) are
 # re-sent only after a STATUS of the same boot
 REREAD = frozenset({Opcode.MEASURE, Opcode.SCAN_BAD})
+# replies a rig sends in parts as its pages are measured (to hosts of STREAMED_SINCE): on a serial link a block's
+# MEASURE reply takes about as long as reading the block, so sent at the end it would double the read's time
+STREAMED = frozenset({Opcode.MEASURE})
 FLAG_ENUMS = (HelloFlag, EraseFlag, ProgramFlag, ReadFlag, CycleFlag, MeasureFlag, FlaresProgramFlag, FlaresConfigFlag,
               FlaresReadFlag, FlaresTablesFlag)
 

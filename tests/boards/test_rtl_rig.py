@@ -58,6 +58,57 @@ def test_erase_program_read_count_the_same_errors_as_the_virtual_rig(rtl):
     assert abs(results["rtl_busy"] - results["virtual_busy"]) <= 100
 
 
+class _DamagedReplies:
+    """A link that flips a bit in about one reply byte in 300 (requests go clean: a lost one costs a timeout), and
+    counts the parts at offset 0 each reply's frames held before the damage."""
+
+    def __init__(self, inner, seed: int = 5) -> None:
+        import random
+
+        self.inner, self.rng, self.description = inner, random.Random(seed), inner.description
+        self.clean, self.from_start, self.flipped = P.Deframer(), {}, 0
+
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
+    def read(self, timeout: float) -> bytes:
+        data = bytearray(self.inner.read(timeout))
+        for f in self.clean.feed(bytes(data)):
+            if f.type == P.PART_TYPE and f.status == 0:
+                self.from_start[f.seq] = self.from_start.get(f.seq, 0) + 1
+        for i in range(len(data)):
+            if self.rng.random() < 1 / 300:
+                data[i] ^= 1 << self.rng.randrange(8)
+                self.flipped += 1
+        return bytes(data)
+
+    def reopen(self) -> None:
+        self.inner.reopen()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.slow
+def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(rtl):
+    """Protocol 1.18 on the firmware: a MEASURE's reply goes in parts while it runs; a damaged part makes the host
+    ask again at once, and the firmware sends its parts again from the start (still measuring, or from its reply
+    cache once done) until the host holds them all."""
+    from nandrig.host.link.transport import SerialTransport
+
+    with Rig.open(rtl.url, timeout=HOST_TIMEOUT_S) as rig:
+        blocks = rig.info().blocks
+        bad = set(rig.scan_bad(0, blocks))
+        first = next(b for b in range(blocks - 3) if not bad & set(range(b, b + 4)))
+        rig.cycle(first, 4, 1, 9)
+        clean = rig.measure(first, 4, 10)  # 4 blocks of 32 pages, a 1 KiB reply; another pattern: counts in the 1000s
+    link = _DamagedReplies(SerialTransport(rtl.url))
+    with Rig(link, timeout=HOST_TIMEOUT_S) as rig:
+        noisy = rig.measure(first, 4, 10)
+    assert link.flipped > 0 and max(link.from_start.values()) >= 2  # damaged, and sent again from the start
+    assert (noisy.errors == clean.errors).all() and noisy.errors.sum() > 0
+
+
 @pytest.mark.slow
 def test_a_request_to_a_target_without_a_chip_is_refused_alike_on_both_rigs(rtl):
     """This firmware drives one target (protocol 1.13): INFO lists it; a chip request to any other is

@@ -35,5 +35,7 @@ def endurance(tmp_path, name: str, noise: float) -> tuple[list[dict], dict]:
 def test_a_campaign_over_a_link_damaging_a_thousandth_of_the_bytes_measures_what_a_clean_one_does(tmp_path):
     clean, _ = endurance(tmp_path, "clean", 0.0)
     noisy, injected = endurance(tmp_path, "noisy", 0.001)
-    assert min(injected[k] for k in ("drop", "corrupt", "duplicate")) > 1000  # really noisy, every way
+    # really noisy, every way (485 of the rarest kind on 2026-12-03: a reply in parts keeps its good parts across
+    # retries, so fewer bytes cross than when every damaged reply came again whole, which made over 1,000)
+    assert min(injected[k] for k in ("drop", "corrupt", "duplicate")) > 300
     assert noisy == clean and len(clean) > 0

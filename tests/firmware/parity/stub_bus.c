@@ -72,6 +72,11 @@ uint32_t stub_exchange(const uint8_t *in, uint32_t n, uint8_t *out)
 
 int link_getc(void) { return rx_pos < rx_len ? rx[rx_pos++] : -1; }
 void link_write(const uint8_t *p, size_t n) { memcpy(tx + tx_len, p, n); tx_len += (uint32_t)n; }
+int link_put(uint8_t c)
+{
+	tx[tx_len++] = c;
+	return 1;
+}
 
 static void prbs_fill(uint8_t *out, uint32_t seed, uint32_t n)
 {
