@@ -86,13 +86,12 @@ int stream_end(int st, uint8_t *buf, uint32_t n, uint8_t *out)
 
 void stream_whole(const struct request *q, int st, const uint8_t *payload, uint32_t n)
 {
-	static uint8_t end[FRAME_HEAD_BYTES + STREAM_END_BYTES + FRAME_CRC_BYTES], out[ENCODED_MAX(sizeof end)];
 	stream_begin(q, payload);
 	while (s.next < n) {
 		next_part(n - s.next);
 		stream_settle();
 	}
 	s.on = 0;
-	SET_STREAM_END_OFFSET(end + FRAME_HEAD_BYTES, n);
-	link_write(out, frame_encode(T_END, q->op, q->seq, (uint16_t)st, end, STREAM_END_BYTES, out));
+	SET_STREAM_END_OFFSET(body + FRAME_HEAD_BYTES, n);  /* an end with no tail, through the part's buffers */
+	link_write(part, frame_encode(T_END, q->op, q->seq, (uint16_t)st, body, STREAM_END_BYTES, part));
 }

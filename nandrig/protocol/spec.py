@@ -43,7 +43,7 @@ class Limit:
     """Bounds a rig enforces on requests, and the sizes of its fixed tables (plain ints: several share a value)."""
 
     REPLY_CACHE_SESSIONS = 4  # sessions whose latest reply a rig keeps for retries
-    STREAM_PART_MAX = 240  # payload bytes in one part of a streamed reply: its COBS needs one code byte
+    STREAM_PART_MAX = 112  # payload bytes in one part of a streamed reply (at 1 Mbaud parts settle near 72)
     SCAN_BAD_MAX_BLOCKS = 4096  # per SCAN_BAD request
     CYCLE_MAX_BLOCKS = 256  # per CYCLE request
     CYCLE_MAX_ROUNDS = 1_000_000  # per CYCLE request: longer campaigns send several
