@@ -422,7 +422,7 @@ class Rig:
                 if f.type in (P.PART_TYPE, P.END_TYPE) and f.seq == seq and f.op == op:
                     deadline = time.monotonic() + self.timeout  # it is on its way
                     f = assembly.take(f)
-                    if assembly.gap:  # parts lost on the way: asked again, a rig that has finished answers whole
+                    if assembly.gap:  # parts lost on the way: asked again (a rig done answers from its cache)
                         assembly.gap = False
                         self.t.write(raw)
                     if f is None:

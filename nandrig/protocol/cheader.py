@@ -70,8 +70,8 @@ def render() -> str:
     cached = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.UNCACHED))
     out += ["/* requests whose replies stay out of the reply cache */", f"#define OP_UNCACHED(op) ({cached})", ""]
     streamed = " || ".join(f"(op) == OP_{op.name}" for op in sorted(spec.STREAMED))
-    out += ["/* requests whose replies go in parts to hosts of STREAMED_SINCE */", f"#define OP_STREAMED(op) ({streamed})",
-            ""]
+    out += ["/* requests whose replies go in parts to hosts of STREAMED_SINCE */",
+            f"#define OP_STREAMED(op) ({streamed})", ""]
     wide = " || ".join(f"(op) == OP_{op.name}" for op in sorted(set(spec.COMMANDS) - spec.TARGETED))
     out += ["/* requests to the rig as a whole: their target is not read (the others act on the target's chip) */",
             f"#define OP_RIG_WIDE(op) ({wide})", ""]

@@ -114,7 +114,7 @@ class ReplyAssembly:
     """The reply to one request, whole ('A') or in parts ('P' frames, then an 'E'; docs/protocol.md). Parts may
     repeat (a rig sends them again from the start when the request is retried while it runs); an 'E' whose
     offset the parts received do not reach leaves a ``gap``: the request is to be sent again, and a rig that has
-    finished answers it whole from its reply cache."""
+    finished answers it from its reply cache."""
 
     def __init__(self, op: int, seq: int) -> None:
         self.op, self.seq = op, seq

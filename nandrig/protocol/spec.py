@@ -27,8 +27,9 @@ PART_TYPE, END_TYPE = 0x50, 0x45  # 'P', 'E'
 STREAMED_SINCE = (1, 18)
 MAX_PAYLOAD = 16_384
 FRAME_HEAD = layout("FRAME_HEAD", ("type", "u8"), ("opcode", "u8"), ("seq", "u16"),
-                    ("status_or_target", "u16", "a reply's status (Err); a request's target: the chip on CE# k it "
-                                                "addresses (hosts before 1.13 send 0: target 0)"),
+                    ("status_or_target", "u16", "a reply's status (Err), or a part's offset (1.18); a request's "
+                                                "target: the chip on CE# k it addresses (hosts before 1.13 send 0: "
+                                                "target 0)"),
                     doc="the decoded body's header; the payload and a CRC-32 follow")
 STREAM_END = layout("STREAM_END", ("offset", "u16", "where the tail that follows starts in the reply's payload: "
                                                    "the parts before it cover every byte up to there"),

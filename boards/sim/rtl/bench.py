@@ -92,8 +92,9 @@ def bench_rig(profile: str = "mlc-3x", seed: int = 1, repeats: int = 3, echo=lam
             floor = array_ns + (cmd_addr + data_in) * twc + data_out * trc
             # a page in: 80h, five address cycles, the data, 15h; a page out: its data
             cache_floor = floor - cache_overlap_ns(ops, (7 + raw) * twc, raw * trc)
-            runs.append({"rig_ns": t1 - t0, "wall_s": round(wall, 2), "floor_ns": round(floor), "cache_floor_ns": round(cache_floor),
-                         "array_ns": array_ns, "rb_low_ns": after.busy_ns - before.busy_ns,
+            runs.append({"rig_ns": t1 - t0, "wall_s": round(wall, 2), "floor_ns": round(floor),
+                         "cache_floor_ns": round(cache_floor), "array_ns": array_ns,
+                         "rb_low_ns": after.busy_ns - before.busy_ns,
                          "bus_ns_at_mode_limit": round(floor - array_ns), "data_in_bytes": data_in,
                          "data_out_bytes": data_out, "command_address_cycles": cmd_addr,
                          "ratio": round((t1 - t0) / floor, 4), "cache_ratio": round((t1 - t0) / cache_floor, 4),
