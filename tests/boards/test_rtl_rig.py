@@ -3,6 +3,7 @@ import dataclasses
 import json
 import time
 
+import numpy as np
 import pytest
 
 from nandrig.virtual_chip.chip import VirtualChip
@@ -107,6 +108,56 @@ def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(rtl)
         noisy = rig.measure(first, 4, 10)
     assert link.flipped > 0 and max(link.from_start.values()) >= 2  # damaged, and sent again from the start
     assert (noisy.errors == clean.errors).all() and noisy.errors.sum() > 0
+
+
+@pytest.mark.slow
+def test_an_abort_ends_a_measure_in_parts_with_the_blocks_it_measured(rtl):
+    """ABORT while the firmware sends a MEASURE in parts: STATUS and ABORT are answered between two parts, and the
+    end frame says ABORTED and completes the payload with whole blocks, as measured over a clean run."""
+    import socket
+    from urllib.parse import urlparse
+
+    with Rig.open(rtl.url, timeout=HOST_TIMEOUT_S) as rig:
+        info = rig.info()
+        blocks, pages = info.blocks, info.pages_per_block
+        good = [b for b in range(12) if b not in set(rig.scan_bad(0, blocks))]
+        for b in good:  # a factory bad block is only read
+            rig.cycle(b, 1, 1, 21)
+        clean = rig.measure(0, 12, 22)  # against another pattern: counts in the 1000s
+    url = urlparse(rtl.url)
+    d, frames = P.Deframer(), []
+    with socket.create_connection((url.hostname, url.port)) as s:
+        s.settimeout(0.2)
+
+        def until(pred, timeout=120.0):
+            end = time.monotonic() + timeout
+            while time.monotonic() < end and not (hit := next((f for f in frames if pred(f)), None)):
+                try:
+                    frames.extend(d.feed(s.recv(65536)))
+                except socket.timeout:
+                    pass
+            assert hit is not None, [(chr(f.type), f.op, f.seq, f.status) for f in frames]
+            return hit
+
+        s.sendall(P.request(Opcode.HELLO, 1, P.HELLO_REQ.pack(*P.VERSION, 0x5EED, 0)).encode())
+        assert until(lambda f: f.seq == 1).status == Err.OK
+        s.sendall(P.request(Opcode.MEASURE, 2, P.MEASURE_REQ.pack(0, 12, 0, pages, 22, 0)).encode())
+        until(lambda f: f.seq == 2 and f.type == P.PART_TYPE)
+        s.sendall(P.request(Opcode.STATUS, 3).encode() + P.request(Opcode.ABORT, 4).encode())
+        status = P.STATUS_REPLY.unpack(until(lambda f: f.seq == 3).payload)
+        assert until(lambda f: f.seq == 4).payload == b"\x01" and status.opcode == Opcode.MEASURE
+        until(lambda f: f.seq == 2 and f.type == P.END_TYPE)
+        s.sendall(P.request(Opcode.HELLO, 5, P.HELLO_REQ.pack(*P.VERSION, 0x5EED, P.HelloFlag.RELEASE)).encode())
+        until(lambda f: f.seq == 5)
+    assembly = P.ReplyAssembly(Opcode.MEASURE, 2)
+    rep = [r for f in frames if (r := assembly.take(f)) is not None][0]
+    per_block = pages * P.MEASURE_PAGE.size
+    got = len(rep.payload) // per_block
+    assert rep.status == Err.ABORTED and len(rep.payload) % per_block == 0 and 0 < got < 12
+    counts = np.array([c.err_1to0 + c.err_0to1 for c in (P.MEASURE_PAGE.unpack(rep.payload, i * P.MEASURE_PAGE.size)
+                                                          for i in range(got * pages))]).reshape(got, pages)
+    measured = [b for b in good if b < got]
+    assert (counts[measured] == clean.errors[measured]).all() and counts[measured].min() > 1000
 
 
 @pytest.mark.slow
