@@ -107,7 +107,8 @@ def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(rtl)
     with Rig(link, timeout=HOST_TIMEOUT_S) as rig:
         noisy = rig.measure(first, 4, 10)
     assert link.flipped > 0 and max(link.from_start.values()) >= 2  # damaged, and sent again from the start
-    assert (noisy.errors == clean.errors).all() and noisy.errors.sum() > 0
+    # within the chip's read noise (a bit or two a page between reads) of the clean run
+    assert np.abs(noisy.errors - clean.errors).max() <= 3 and noisy.errors.min() > 1000
 
 
 @pytest.mark.slow
@@ -157,7 +158,9 @@ def test_an_abort_ends_a_measure_in_parts_with_the_blocks_it_measured(rtl):
     counts = np.array([c.err_1to0 + c.err_0to1 for c in (P.MEASURE_PAGE.unpack(rep.payload, i * P.MEASURE_PAGE.size)
                                                           for i in range(got * pages))]).reshape(got, pages)
     measured = [b for b in good if b < got]
-    assert (counts[measured] == clean.errors[measured]).all() and counts[measured].min() > 1000
+    # the chip's read noise moves a count by a bit or two between reads; a record out of place would move it by
+    # about the spread between pages (about 90 bits at these counts)
+    assert np.abs(counts[measured] - clean.errors[measured]).max() <= 3 and counts[measured].min() > 1000
 
 
 @pytest.mark.slow
