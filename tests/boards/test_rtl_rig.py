@@ -90,20 +90,28 @@ class _DamagedReplies:
         self.inner.close()
 
 
+@pytest.fixture(scope="module")
+def worn_rtl():
+    """An RTL rig of its own for the tests that wear most of its chip's blocks, which the tests on ``rtl`` compare
+    with a fresh virtual chip."""
+    with RtlRig(VirtualChip(PROFILE, SEED)) as rig:
+        yield rig
+
+
 @pytest.mark.slow
-def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(rtl):
+def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(worn_rtl):
     """Protocol 1.18 on the firmware: a MEASURE's reply goes in parts while it runs; a damaged part makes the host
     ask again at once, and the firmware sends its parts again from the start (still measuring, or from its reply
     cache once done) until the host holds them all."""
     from nandrig.host.link.transport import SerialTransport
 
-    with Rig.open(rtl.url, timeout=HOST_TIMEOUT_S) as rig:
+    with Rig.open(worn_rtl.url, timeout=HOST_TIMEOUT_S) as rig:
         blocks = rig.info().blocks
         bad = set(rig.scan_bad(0, blocks))
         first = next(b for b in range(blocks - 3) if not bad & set(range(b, b + 4)))
         rig.cycle(first, 4, 1, 9)
         clean = rig.measure(first, 4, 10)  # 4 blocks of 32 pages, a 1 KiB reply; another pattern: counts in the 1000s
-    link = _DamagedReplies(SerialTransport(rtl.url))
+    link = _DamagedReplies(SerialTransport(worn_rtl.url))
     with Rig(link, timeout=HOST_TIMEOUT_S) as rig:
         noisy = rig.measure(first, 4, 10)
     assert link.flipped > 0 and max(link.from_start.values()) >= 2  # damaged, and sent again from the start
@@ -112,20 +120,20 @@ def test_a_measure_whose_parts_arrive_damaged_measures_as_over_a_clean_link(rtl)
 
 
 @pytest.mark.slow
-def test_an_abort_ends_a_measure_in_parts_with_the_blocks_it_measured(rtl):
+def test_an_abort_ends_a_measure_in_parts_with_the_blocks_it_measured(worn_rtl):
     """ABORT while the firmware sends a MEASURE in parts: STATUS and ABORT are answered between two parts, and the
     end frame says ABORTED and completes the payload with whole blocks, as measured over a clean run."""
     import socket
     from urllib.parse import urlparse
 
-    with Rig.open(rtl.url, timeout=HOST_TIMEOUT_S) as rig:
+    with Rig.open(worn_rtl.url, timeout=HOST_TIMEOUT_S) as rig:
         info = rig.info()
         blocks, pages = info.blocks, info.pages_per_block
         good = [b for b in range(12) if b not in set(rig.scan_bad(0, blocks))]
         for b in good:  # a factory bad block is only read
             rig.cycle(b, 1, 1, 21)
         clean = rig.measure(0, 12, 22)  # against another pattern: counts in the 1000s
-    url = urlparse(rtl.url)
+    url = urlparse(worn_rtl.url)
     d, frames = P.Deframer(), []
     with socket.create_connection((url.hostname, url.port)) as s:
         s.settimeout(0.2)
