@@ -45,7 +45,7 @@ from nandrig.boards.sim.target import VirtualTarget, on_target
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.onfi import Feature, ParamError
 from nandrig.chip.param_page import RIG_LIMITS, ParamPageError, check_drivable, decode_dump, first_valid_copy
-from nandrig.gateware.onfi.timing import trim_centre
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, trim_centre
 from nandrig.errors import NandrigError
 from nandrig import protocol as P
 from nandrig.protocol import Err, Frame, Limit, Opcode
@@ -75,7 +75,7 @@ class VirtualRig(ChipCommands, FlaresCommands, JobControl):
     param_status = on_target("param_status")
 
     def __init__(self, chip: VirtualChip, *, exact: bool = False, state_path: str | Path | None = None,
-                 clk_hz: float = 100e6, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
+                 clk_hz: float = DEFAULT_CLK_HZ, wiring: Wiring = Wiring(), volatile: bool = False, capture_steps: int = 1,
                  bch_t_max: int = ecc_layout.CONFIG.t_max, others: Mapping[int, VirtualChip] | None = None,
                  socket_wiring: Mapping[int, Wiring] | None = None, bus_time: bool = True,
                  stat_reads: bool = False) -> None:

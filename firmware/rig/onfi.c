@@ -193,7 +193,7 @@ int onfi_identify(struct chip *c, uint8_t target)
 	if (c->param_status != PARAM_OK)
 		return -1;  /* the geometry stays zero: no block is in range */
 	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up; parts give 100-500 ns, the
-	 * field holds ONFI_CCS_MAX (10 us at 100 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
+	 * field holds ONFI_CCS_MAX (11 us at 90 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
 	uint32_t ccs = (p.t_ccs_ns + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE;
 	c->ccs = (uint16_t)(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
 	onfi_ccs_write(c->ccs);

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from nandrig.virtual_chip.chip import VirtualChip
 from nandrig.chip.onfi import Feature, StatusBit
 from nandrig.chip.timing import EDO_BELOW_NS, MODES
-from nandrig.gateware.onfi.timing import (DEFAULT_BOARD, LATCH_SETUPS, WAITS, Board, input_latency_steps,
-                                          wait_guard_ns)
+from nandrig.gateware.onfi.timing import DEFAULT_BOARD, Board, input_latency_steps, wait_guard_ns
 
 NEVER = -math.inf
 PARAM_PAGE_BUSY_NS = 25_000  # READ PARAMETER PAGE's tR (the chip model has no figure for it)
@@ -62,11 +61,10 @@ class BusLog:
 
     def margins(self, phy_hz: float) -> dict:
         """The margin table's line since margins_from_here(): each interval's least slack at the pins, and the
-        intervals between two lines' edges (waits, latch setups and holds) left less than timing.wait_guard_ns over
-        their minimum."""
+        intervals left less than timing.wait_guard_ns over their minimum."""
         return {"interval_slack_ns": {k: round(v, 2) for k, v in sorted(self.min_slack.items())},
-                "short_of_guard": sorted(k for k in WAITS + LATCH_SETUPS if k in self.min_slack
-                                         and self.min_slack[k] < wait_guard_ns(self.minimum[k], phy_hz) - 1e-6)}
+                "short_of_guard": sorted(k for k, v in self.min_slack.items()
+                                         if v < wait_guard_ns(self.minimum[k], phy_hz) - 1e-6)}
 
     def violate(self, t: float, what: str) -> None:
         self.violation_count += 1

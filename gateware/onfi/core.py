@@ -255,7 +255,7 @@ class OnfiController(wiring.Component):
         s.is_din = is_din = (step.kind == Kind.DIN) & (step.byte == Byte.DATA)
         s.from_buffer = from_buffer = is_din & (c.src == OnfiSource.BUFFER)
         # the buffer answers two cycles after an address: its bytes are read ahead into a small FIFO, so a
-        # DIN beat can go every cycle (a 50 MHz system clock gives mode 5's 20 ns write cycle no slack)
+        # DIN beat can go every cycle (the ULX3S's system clock, half its NAND clock, gives a byte per mode-5 write cycle)
         s.go = Signal(name="go")  # an operation starts
         s.prefetch = prefetch = ResetInserter(s.go)(fifo.SyncFIFO(width=8, depth=PREFETCH_DEPTH))
         mod.submodules.prefetch = prefetch

@@ -43,7 +43,7 @@ assert max(OnfiOp) < 1 << OP_BITS
 TARGET_BITS = (Limit.TARGETS_MAX - 1).bit_length()  # a build drives up to TARGETS_MAX chips, one CE# each
 TRIM_BITS = 4  # rd_trim: the protocol's CAPTURE_TRIM_MIN..CAPTURE_TRIM_MAX
 assert -(1 << TRIM_BITS - 1) == Limit.CAPTURE_TRIM_MIN and (1 << TRIM_BITS - 1) - 1 == Limit.CAPTURE_TRIM_MAX
-CCS_BITS = 10  # the tCCS register: PHY cycles, 10 us at 100 MHz, far beyond any part's figure
+CCS_BITS = 10  # the tCCS register: PHY cycles, 11 us at 90 MHz, far beyond any part's figure
 
 CONTROL = [
     ("op", OP_BITS, "Operation to run on `start` (OnfiOp: RESET, READ_ID, READ_PARAM, READ_STATUS, SET_FEATURES, "

@@ -10,7 +10,7 @@ from nandrig.gateware.onfi.link import NAND_DOMAIN
 from nandrig.gateware.onfi.registers import CONTROL, STATUS, OnfiOp, OnfiSource
 from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
-MAX_OP_CYCLES = 500_000  # 5 ms at 100 MHz: a 16 KiB page at mode 0 and every scaled busy time of the tests fit
+MAX_OP_CYCLES = 500_000  # 5.6 ms at 90 MHz: a 16 KiB page at mode 0 and every scaled busy time of the tests fit
 DEFAULTS = {"cw_bytes": 1024, "timeout": 1 << 30, "wp_n": 1, "src": OnfiSource.BUFFER}
 
 

@@ -49,7 +49,10 @@ def input_latency_steps(steps: int) -> int:
     return GEARING_LATENCY_STEPS if steps > 1 else 0
 
 
-DEFAULT_CLK_HZ = 100e6  # 10 ns: every mode's write and read cycle within 0.83-1.0 of its limit
+# 11.1 ns: whole cycles then keep every strobe width and period of every mode a tenth over its minimum (a read or
+# write cycle of 22.2 ns at mode 5 against tRC/tWC 20, 33.3 at modes 3-4 against 30 and 25), where at 100 MHz a
+# width of 10, 20, 30 or 50 ns sits exactly at its minimum and the next cycle costs half a mode-5 byte (docs/onfi.md)
+DEFAULT_CLK_HZ = 90e6
 
 
 def cycles(ns: float, clk_hz: float) -> int:
@@ -60,8 +63,6 @@ def cycles(ns: float, clk_hz: float) -> int:
 # the intervals between two lines' edges (waits the PHY counts, as against strobe widths and latch setups); tRHZ
 # follows tRHW, tCLR and tAR follow tWHR
 WAITS = ("tADL", "tAR", "tCCS", "tCEH", "tCLR", "tCS", "tRHW", "tRHZ", "tRR", "tWHR", "tWW")
-# the setups and holds of CLE, ALE, CE# and DQ around WE#'s rise: between two lines too, so guarded as the waits
-LATCH_SETUPS = ("tALH", "tALS", "tCH", "tCLH", "tCLS", "tDH", "tDS")
 
 
 # the PHY starts a beat that waited on one of these a cycle after the wait's count ends: its gates are flops
@@ -70,9 +71,15 @@ WAIT_LAG_CYCLES = 1
 
 
 def wait_guard_ns(ns: float, clk_hz: float) -> float:
-    """The margin a wait between two lines' edges should keep over its minimum at the pins, so that skew between
-    the adapter's lines cannot eat it: a cycle, or a tenth of the wait when that is less (issue 50)."""
+    """The margin every interval keeps over its minimum at the pins (a wait, a setup or hold between two lines, a
+    strobe's width or period), so that skew between the adapter's lines or a slow edge cannot eat it: a cycle, or a
+    tenth of the interval when that is less (issue 50)."""
     return min(1e9 / clk_hz, ns / 10)
+
+
+def guarded(clk_hz: float, *ns: float) -> float:
+    """The longest of the minimums ``ns`` with its guard: what an interval bounded by all of them must last."""
+    return max(n + wait_guard_ns(n, clk_hz) for n in ns)
 
 
 @dataclass(frozen=True)
@@ -124,9 +131,9 @@ def read_capture(t: TimingMode, clk_hz: float, board: Board = DEFAULT_BOARD,
     period = 1e9 / clk_hz
     step = period / steps
     sample = cycles(t.tREA + board.delay_max_ns + board.setup_ns, clk_hz * steps)
-    rp = cycles(t.tRP, clk_hz)
+    rp = cycles(guarded(clk_hz, t.tRP), clk_hz)
     while True:
-        reh = max(cycles(t.tREH, clk_hz), cycles(t.tRC, clk_hz) - rp)
+        reh = max(cycles(guarded(clk_hz, t.tREH), clk_hz), cycles(guarded(clk_hz, t.tRC), clk_hz) - rp)
         if steps > 1:  # fine enough to calibrate against: the window need only hold the calibrated point
             got = calibrated_capture(t, rp, period, steps, board)
             if got is not None:
@@ -175,13 +182,13 @@ def mode_cycles(mode: int, clk_hz: float = DEFAULT_CLK_HZ, board: Board = DEFAUL
     """``steps``: DQ samples per PHY cycle (the capture point's and the trim's unit)."""
     t = MODES[mode]
     c = lambda ns: cycles(ns, clk_hz)  # noqa: E731
-    # setups and holds between two of the adapter's lines keep wait_guard_ns over their minimum, as the waits do;
-    # the tCLS/tALS guard lengthens command and address cycles only (a cycle each at mode 5), never a data byte
-    g = lambda *ns: max(n + wait_guard_ns(n, clk_hz) for n in ns)  # noqa: E731
-    wp = c(max(t.tWP, g(t.tDS)))
-    wp_latch = c(max(t.tWP, g(t.tDS, t.tCLS, t.tALS)))
-    high = c(max(t.tWH, g(t.tCLH, t.tALH, t.tDH, t.tCH)))
-    wh, wh_latch = (max(high, c(t.tWC) - low) for low in (wp, wp_latch))
+    # strobe widths and periods, and the setups and holds between two of the adapter's lines, keep wait_guard_ns over
+    # their minimum, as the waits do; the tCLS/tALS guard lengthens command and address cycles only, never a data byte
+    g = lambda *ns: guarded(clk_hz, *ns)  # noqa: E731
+    wp = c(g(t.tWP, t.tDS))
+    wp_latch = c(g(t.tWP, t.tDS, t.tCLS, t.tALS))
+    high = c(g(t.tWH, t.tCLH, t.tALH, t.tDH, t.tCH))
+    wh, wh_latch = (max(high, c(g(t.tWC)) - low) for low in (wp, wp_latch))
     rp, reh, sample, setup, hold = read_capture(t, clk_hz, board, steps)
     # CLE/ALE drop wh_latch (<= wh) cycles after WE# rises; tWHR from WE# high must also give tCLR/tAR after that
     whr = max(c(t.tWHR), wh + c(max(t.tCLR, t.tAR)))

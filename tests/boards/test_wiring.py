@@ -9,15 +9,16 @@ from nandrig.boards.sim.tcp_link import serve_in_thread
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.errors import NandrigError
 from nandrig.chip.timing import MODES
-from nandrig.gateware.onfi.timing import data_window_ps, mode_cycles, trim_centre
+from nandrig.boards.ulx3s.build import CLOCKS as ULX3S
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ, data_window_ps, mode_cycles, trim_centre
 from nandrig.host.link.rig import Rig
 from nandrig.host.link.transport import InProcessTransport
 from nandrig.protocol import Capture, Limit
 
-CLOCKS = (100e6, 50e6)  # the default build's and the ULX3S's
+CLOCKS = (DEFAULT_CLK_HZ, ULX3S.sys_hz)  # the default build's, and the ULX3S's system clock (its single-clock build)
 
 
-def info(wiring: Wiring, clk_hz: float = 100e6):
+def info(wiring: Wiring, clk_hz: float = DEFAULT_CLK_HZ):
     return Rig(InProcessTransport(VirtualRig(VirtualChip("mlc-small", 1), clk_hz=clk_hz, wiring=wiring))).info()
 
 

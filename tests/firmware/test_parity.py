@@ -18,6 +18,7 @@ from nandrig import protocol as P
 from nandrig.characterization.flares import FlaresConfig
 from nandrig.boards.sim import ecc_layout
 from nandrig.boards.sim.server import VirtualRig
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 from nandrig.boards.sim.wiring import Wiring
 from nandrig.chip.onfi import Feature
 from nandrig.gateware.bch.model import pad_bits
@@ -30,7 +31,7 @@ RIG, PARITY = ROOT / "firmware" / "rig", Path(__file__).resolve().parent / "pari
 SOURCES = ["server.c", "reply_stream.c", "job.c", "rig.c", "page_io.c", "commands.c", "flares_ops.c", "ecc_layout.c", "frame.c",
            "pattern.c", "profiles.c", "param_page.c", "unique_id.c", "capture.c", "bch.c", "bring_up.c",
            "cycle_job.c"]
-CLK_HZ = 100e6
+CLK_HZ = DEFAULT_CLK_HZ
 PROFILE, SEED = "mlc-small", 4
 
 U8P = ctypes.POINTER(ctypes.c_uint8)

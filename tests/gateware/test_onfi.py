@@ -17,8 +17,10 @@ from nandrig.gateware.onfi.pattern import Prbs31, walk_byte
 from nandrig.gateware.onfi.sim import run
 from nandrig.chip.timing import MODES, limit_ns
 from nandrig.gateware.onfi.timing import (
-    DEFAULT_BOARD, DEFAULT_CLK_HZ, GEARING_LATENCY_SPREAD, GEARING_LATENCY_STEPS, WAITS, mode_cycles,
+    DEFAULT_BOARD, DEFAULT_CLK_HZ, GEARING_LATENCY_SPREAD, GEARING_LATENCY_STEPS, WAIT_LAG_CYCLES, WAITS, mode_cycles,
 )
+from nandrig.gateware.onfi.phy import SYNC_STAGES
+from nandrig.boards.ulx3s.build import CLOCKS as ULX3S
 
 PERIOD = 1e9 / DEFAULT_CLK_HZ
 CW = 512
@@ -43,20 +45,21 @@ async def to_mode(d, mode: int) -> None:
     d.ctrl["mode"] = mode
 
 
-@pytest.mark.parametrize("clk_hz", [100e6, 50e6])
+@pytest.mark.parametrize("clk_hz", [DEFAULT_CLK_HZ, ULX3S.sys_hz, 100e6])
 @pytest.mark.parametrize("mode", range(6))
 def test_timing_mode_cycles_cover_the_table(mode, clk_hz):
     period = 1e9 / clk_hz
     c, t = mode_cycles(mode, clk_hz), MODES[mode]
-    # setups and holds between two lines keep a cycle or a tenth over their minimum: CLE/ALE's in command and
-    # address cycles only, where the WE# low is longer
+    # every strobe width and period, and every setup and hold between two lines, keeps a cycle or a tenth over its
+    # minimum: CLE/ALE's setups in command and address cycles only, where the WE# low is longer
     guarded = lambda *ns: max(n + min(period, n / 10) for n in ns)  # noqa: E731
-    assert c.wp * period >= max(t.tWP, guarded(t.tDS))
-    assert c.wp_latch * period >= max(t.tWP, guarded(t.tDS, t.tCLS, t.tALS))
+    assert c.wp * period >= guarded(t.tWP, t.tDS)
+    assert c.wp_latch * period >= guarded(t.tWP, t.tDS, t.tCLS, t.tALS)
     for wh in (c.wh, c.wh_latch):
-        assert wh * period >= max(t.tWH, guarded(t.tCLH, t.tALH, t.tDH, t.tCH))
-    assert min(c.write_cycle, c.latch_cycle) * period >= t.tWC and c.read_cycle * period >= t.tRC
-    assert c.rp * period >= t.tRP and c.reh * period >= t.tREH
+        assert wh * period >= guarded(t.tWH, t.tCLH, t.tALH, t.tDH, t.tCH)
+    assert min(c.write_cycle, c.latch_cycle) * period >= guarded(t.tWC)
+    assert c.read_cycle * period >= guarded(t.tRC)
+    assert c.rp * period >= guarded(t.tRP) and c.reh * period >= guarded(t.tREH)
     assert c.adl * period >= 400 and c.ccs * period >= 500 and c.whr * period >= t.tWHR  # the kernel's values
     # the capture edge: after data valid at the slowest board, before data invalid at the fastest, with margins;
     # the byte is held tRHOH after RE# rises, and tRLOH after the next RE# fall only in EDO (tRC < 30 ns)
@@ -67,13 +70,15 @@ def test_timing_mode_cycles_cover_the_table(mode, clk_hz):
     assert c.sample * period <= held + b.delay_min_ns - b.hold_ns
     assert c.capture_ok and c.setup_margin_ns >= b.setup_ns and c.hold_margin_ns >= b.hold_ns
     # RE# is held low no longer than that needs: one cycle less leaves no edge with both margins
-    if (c.rp - 1) * period >= t.tRP:
-        rp, reh = c.rp - 1, max(math.ceil(t.tREH / period - 1e-9), math.ceil(t.tRC / period - 1e-9) - c.rp + 1)
+    if (c.rp - 1) * period >= guarded(t.tRP):
+        rp = c.rp - 1
+        reh = max(math.ceil(guarded(t.tREH) / period - 1e-9), math.ceil(guarded(t.tRC) / period - 1e-9) - rp)
         shorter = max(rp * period + t.tRHOH, (rp + reh) * period + t.tRLOH if (rp + reh) * period < 30 else 0)
         assert c.sample * period > shorter + b.delay_min_ns - b.hold_ns
-    # writes at the default clock stay within 0.8 of the mode's limit
+    # writes at the default clock stay within 0.75 of the mode's limit: the guard alone caps it at 1 / 1.1, whole
+    # cycles cost the rest (mode 4: 33.3 ns against tWC 25, its guarded 27.5 rounded up to three cycles)
     if clk_hz == DEFAULT_CLK_HZ:
-        assert limit_ns(mode)[0] / (c.write_cycle * period) >= 0.8
+        assert limit_ns(mode)[0] / (c.write_cycle * period) >= 0.75 - 1e-9
 
 
 def test_a_slow_clock_stretches_fast_modes():
@@ -111,7 +116,7 @@ def test_prbs_matches_the_python_pattern_bit_for_bit():
 
 # (system clock, NAND clock or None for the same, the NAND clock's phase): the default build, the ULX3S's two
 # clocks, and a ratio that is no integer with the edges apart
-CLOCKS = [(DEFAULT_CLK_HZ, None, 0.0), (50e6, 100e6, 0.0), (37e6, 100e6, 0.37)]
+CLOCKS = [(DEFAULT_CLK_HZ, None, 0.0), (ULX3S.sys_hz, ULX3S.nand_hz, 0.0), (37e6, 100e6, 0.37)]
 ROUND_TRIPS = [(m, *CLOCKS[0]) for m in range(6)] + [(m, *CLOCKS[1]) for m in range(6)] + [(m, *CLOCKS[2]) for m in (0, 5)]
 
 
@@ -141,11 +146,17 @@ def test_program_read_round_trip_at_every_mode(mode, clk_hz, nand_hz, phase):
     assert cws == expected_counts(want, buf, CW)
     assert (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(buf))
     assert r["codewords"] == -(-n // CW)
-    # busy times: measured from the confirming WE# rise to R/B# high, within one clock of the model's
+    # busy times: measured from the confirming WE# rise to R/B# high, within one clock of the model's; a busy
+    # time the model scales below the PHY's first look at R/B# (tWB, then the synchronizer: the read's here) is
+    # over by then, and reads as that look
     busy = {name: ns for name, _, ns in bfm.log.ops}
     period = 1e9 / (nand_hz or clk_hz)
+    look = (mode_cycles(mode, nand_hz or clk_hz).wb + SYNC_STAGES + 1) * period
     for st, name in ((e, "erase"), (p, "program"), (r, "read")):
-        assert abs(st["busy_cycles"] * period - busy[name]) <= period, name
+        if busy[name] > look:
+            assert abs(st["busy_cycles"] * period - busy[name]) <= period + 1e-6, name
+        else:
+            assert busy[name] <= st["busy_cycles"] * period <= look, name
         assert st["chip_status"] & 0x40 or name == "read"
     # the sequencer gives one beat per system cycle: a slower system clock than the bus cycle is the limit
     c, sys_ns = mode_cycles(mode, nand_hz or clk_hz), 1e9 / clk_hz
@@ -394,8 +405,8 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
     """The ULX3S bitstream's clocks, DQ sampled four times a cycle (IDDRX2F) and handed to the PHY the gearing's
     latency later (``latency``: None for its nominal, or the divider's other reset phase): at round trips up to the
     sweep's reach, each mode at the trim the start-up sweep settles on reads READ ID, the parameter page (CRC good)
-    and a full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.8 of
-    tRC."""
+    and a full PRBS page exactly, every capture inside its window with the margins, and every mode at >= 0.75 of
+    tRC (mode 4's guarded 27.5 ns in three cycles)."""
     from nandrig.boards.sim.wiring import Wiring
     from nandrig.boards.ulx3s.build import CLOCKS as clocks
 
@@ -436,9 +447,10 @@ def test_input_gearing_reads_every_mode_at_its_calibrated_point_across_the_board
     for mode, (onfi, param, page, r, read_ns) in out.items():
         assert onfi == b"ONFI" and decode_dump(param).page == chip.profile.parameter_page(), mode
         assert page == chip.read(blk, 0).data[:n] and (r["err_1to0"], r["err_0to1"]) == flips(bits(want), bits(page))
-        assert limit_ns(mode)[1] / read_ns >= 0.8, mode
+        assert limit_ns(mode)[1] / read_ns >= 0.75, mode
     # without gearing, modes 2 and 5 read slower: their window is narrower than a clock period plus the margins
-    assert min(limit_ns(m)[1] / (mode_cycles(m, clocks.phy_hz).read_cycle * 10) for m in range(6)) < 0.8
+    assert all(mode_cycles(m, clocks.phy_hz).read_cycle > mode_cycles(m, clocks.phy_hz, steps=4).read_cycle
+               for m in (2, 5))
 
 
 def test_input_gearing_capture_margins_come_from_the_calibrated_point():
@@ -450,15 +462,15 @@ def test_input_gearing_capture_margins_come_from_the_calibrated_point():
 
     assert DEFAULT_BOARD.reach_ns >= 20.0
     for mode in range(6):
-        c = mode_cycles(mode, 100e6, steps=4)
+        c = mode_cycles(mode, ULX3S.phy_hz, steps=4)
         assert c.setup_margin_ns >= DEFAULT_BOARD.setup_ns and c.hold_margin_ns >= DEFAULT_BOARD.hold_ns, mode
         for latency in range(GEARING_LATENCY_STEPS, GEARING_LATENCY_STEPS + GEARING_LATENCY_SPREAD + 1):
             for tenth in range(0, round(DEFAULT_BOARD.reach_ns * 10) + 1, 7):
                 delay = tenth / 10
-                first, last = data_window_ps(mode, 100e6, delay, steps=4, latency_steps=latency)
-                trim = Wiring(delay, latency_steps=latency).calibrated_trim(mode, 100e6, 4)
+                first, last = data_window_ps(mode, ULX3S.phy_hz, delay, steps=4, latency_steps=latency)
+                trim = Wiring(delay, latency_steps=latency).calibrated_trim(mode, ULX3S.phy_hz, 4)
                 assert trim is not None, (mode, latency, delay)
-                point = (c.sample + trim) * 2500
+                point = (c.sample + trim) * round(1e12 / ULX3S.phy_hz) // 4
                 assert first + DEFAULT_BOARD.setup_ns * 1000 - 1 <= point <= last - DEFAULT_BOARD.hold_ns * 1000 + 1, \
                     (mode, latency, delay)
 
@@ -506,7 +518,9 @@ def test_change_read_column_waits_the_chips_own_tccs(ccs_ns, clean):
         return d.model.dout_times[0] - d.model.e0_rise
 
     gap, bfm = run(chip, script)
-    assert gap == pytest.approx(max(ccs_ns or 500, mode_cycles(5).whr * period), abs=period)
+    # the wait in whole cycles, its gate a cycle late (timing.WAIT_LAG_CYCLES)
+    need = max(ccs_ns or 500, mode_cycles(5).whr * period)
+    assert need <= gap + 1e-6 and gap <= need + (1 + WAIT_LAG_CYCLES) * period + 1e-6
     assert (bfm.log.violation_count == 0) == clean
     assert clean or all("tCCS" in v for v in bfm.log.violations)
 
@@ -519,12 +533,12 @@ def test_bench_onfi_reports_every_mode(run_cli):
     assert res.code == 0, res.err
     out = json.loads(res.out)
     assert [r["mode"] for r in out["modes"]] == list(range(6))
-    assert out["timing_violations"] == 0 and out["min_write_fraction_of_limit"] >= 0.8
+    assert out["timing_violations"] == 0 and out["min_write_fraction_of_limit"] >= 0.75
     for r in out["modes"]:
         assert r["meets"] and r["set_features_ok"] and r["bit_errors_read"] == 0
         # the margin table: every interval of a program and a read, none below its minimum (0 violations), and
-        # every interval between two lines' edges a PHY cycle (or a tenth) past it: the waits a whole cycle (the
-        # PHY's gates are a cycle late by design), CLE's and ALE's setup a tenth at least (a longer WE# low)
+        # every one a PHY cycle (or a tenth) past it: the waits a whole cycle (the PHY's gates are a cycle late by
+        # design), strobes and CLE's and ALE's setups a tenth at least
         slack = r["interval_slack_ns"]
         assert {"tWP", "tWC", "tDS", "tCLS", "tALS", "tADL", "tWHR", "tRHW", "tRHZ", "tRP", "tRC", "tRR"} <= set(slack)
         assert min(slack.values()) >= 0 and r["short_of_guard"] == []

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from nandrig.virtual_chip.chip import FEATURE_TIMING_MODE, VirtualChip
 from nandrig.gateware.onfi.bfm import NandBusModel
+from nandrig.gateware.onfi.timing import DEFAULT_CLK_HZ
 
 HEADER = struct.Struct("<BBBQI")  # kind, target, wp_n, now_ns, payload bytes
 REPLY = struct.Struct("<IBBBIII")  # busy_ns, status, has_out, mode, array_ns, busy_ua, n
@@ -33,7 +34,7 @@ class BusTally:
 
 
 class ChipBridge:
-    def __init__(self, chip: VirtualChip, clk_hz: float = 100e6) -> None:
+    def __init__(self, chip: VirtualChip, clk_hz: float = DEFAULT_CLK_HZ) -> None:
         self.chip = chip
         self.model = NandBusModel(chip, clk_hz, busy_scale=1.0)
         self.tally = BusTally()
