@@ -10,10 +10,15 @@
 _Static_assert(ONFI_SRC_BUFFER == ONFI_SOURCE_BUFFER && ONFI_SRC_PRBS == ONFI_SOURCE_PRBS, "sources");
 
 /* the PHY counts busy times and timeouts in its own clock's cycles (the system clock's, or a faster NAND clock);
- * the uptime timer counts the system clock's */
-#define NS_PER_PHY_CYCLE (1000000000u / ONFI_CLOCK_FREQUENCY)
-#define NS_PER_SYS_CYCLE (1000000000u / CONFIG_CLOCK_FREQUENCY)
-_Static_assert(1000000000u % ONFI_CLOCK_FREQUENCY == 0 && 1000000000u % CONFIG_CLOCK_FREQUENCY == 0, "whole ns per cycle");
+ * the uptime timer counts the system clock's. A cycle is whole ns and a 32-bit fraction: neither clock need divide
+ * a second evenly (the ULX3S's NAND clock, 90.625 MHz, is 11.034 ns), and a multiply is all the CPU does per op */
+#define WHOLE_NS(hz) (1000000000u / (hz))
+#define FRAC_NS(hz) ((uint32_t)(((uint64_t)(1000000000u % (hz)) << 32) / (hz)))
+
+static uint64_t cycles_to_ns(uint64_t n, uint32_t whole, uint32_t frac)
+{
+	return n * whole + (((n & 0xFFFFFFFFu) * frac) >> 32) + (n >> 32) * frac;
+}
 
 static uint64_t advanced_ns;
 
@@ -32,7 +37,7 @@ struct op_result onfi_finish(void)
 		;
 	r.timed_out = onfi_timed_out_read();
 	r.status = onfi_chip_status_read();
-	r.busy_ns = onfi_busy_cycles_read() * NS_PER_PHY_CYCLE;
+	r.busy_ns = (uint32_t)cycles_to_ns(onfi_busy_cycles_read(), WHOLE_NS(ONFI_CLOCK_FREQUENCY), FRAC_NS(ONFI_CLOCK_FREQUENCY));
 	return r;
 }
 
@@ -194,7 +199,7 @@ int onfi_identify(struct chip *c, uint8_t target)
 		return -1;  /* the geometry stays zero: no block is in range */
 	/* the part's tCCS (CHANGE READ COLUMN's E0h to RE#) in PHY cycles, rounded up; parts give 100-500 ns, the
 	 * field holds ONFI_CCS_MAX (11 us at 90 MHz); 0 (a page that gives none) keeps ONFI's 500 ns */
-	uint32_t ccs = (p.t_ccs_ns + NS_PER_PHY_CYCLE - 1) / NS_PER_PHY_CYCLE;
+	uint32_t ccs = (uint32_t)(((uint64_t)p.t_ccs_ns * ONFI_CLOCK_FREQUENCY + 999999999u) / 1000000000u);
 	c->ccs = (uint16_t)(ccs > ONFI_CCS_MAX ? ONFI_CCS_MAX : ccs);
 	onfi_ccs_write(c->ccs);
 	memcpy(c->manufacturer, p.manufacturer, sizeof c->manufacturer);
@@ -357,7 +362,8 @@ void onfi_totals(uint32_t *e10, uint32_t *e01)
 uint64_t rig_clock_ns(void)
 {
 	timer0_uptime_latch_write(1);
-	return timer0_uptime_cycles_read() * NS_PER_SYS_CYCLE + advanced_ns;
+	return cycles_to_ns(timer0_uptime_cycles_read(), WHOLE_NS(CONFIG_CLOCK_FREQUENCY), FRAC_NS(CONFIG_CLOCK_FREQUENCY))
+	       + advanced_ns;
 }
 
 void rig_advance(uint64_t ns, int16_t temp)
