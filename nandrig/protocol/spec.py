@@ -17,9 +17,12 @@ from nandrig.protocol.layout import Layout, layout
 VERSION = (1, 18)
 
 # ---- framing ---------------------------------------------------------------------------------
-# a serial link's rate at both ends: the bitstream's UART and the host's port (the ULX3S's FT231X makes it as
-# its 3 MHz divided by 3; LiteX's own default, 115200, would take 90 ms to send a block's MEASURE reply)
-SERIAL_BAUD = 1_000_000
+# a serial link's rate at both ends: the bitstream's UART and the host's port. 3 Mbaud is the ULX3S's FT231X's top
+# rate (its 3 MHz undivided; B3000000 on Linux); LiteX's own default, 115200, would take 90 ms to send a block's
+# MEASURE reply. A STATUS or ABORT request (12 bytes encoded) fits the bitstream's 16-byte UART FIFO whatever the
+# rate, which the firmware drains between blocks, and it sends by polling the transmitter: the rate sets neither
+# side's pacing (docs/ulx3s.md)
+SERIAL_BAUD = 3_000_000
 REQUEST_TYPE, REPLY_TYPE = 0x52, 0x41  # 'R', 'A'
 # a reply in parts (1.18): 'P' frames carry its payload from the offset in status_or_target while the command
 # runs, then an 'E' frame carries the status, STREAM_END and the payload's tail; only to hosts of STREAMED_SINCE
