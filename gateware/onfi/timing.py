@@ -49,10 +49,12 @@ def input_latency_steps(steps: int) -> int:
     return GEARING_LATENCY_STEPS if steps > 1 else 0
 
 
-# 11.1 ns: whole cycles then keep every strobe width and period of every mode a tenth over its minimum (a read or
-# write cycle of 22.2 ns at mode 5 against tRC/tWC 20, 33.3 at modes 3-4 against 30 and 25), where at 100 MHz a
-# width of 10, 20, 30 or 50 ns sits exactly at its minimum and the next cycle costs half a mode-5 byte (docs/onfi.md)
-DEFAULT_CLK_HZ = 90e6
+# 11.03 ns: whole cycles then keep every strobe width and period of every mode a tenth over its minimum (a read or
+# write cycle of 22.07 ns at mode 5 against tRC/tWC 20, 33.1 at modes 3-4 against 30 and 25), where at 100 MHz a
+# width of 10, 20, 30 or 50 ns sits exactly at its minimum and the next cycle costs half a mode-5 byte
+# (docs/onfi.md). The ULX3S's NAND clock (its PLL makes no 90 MHz), whose period is also whole picoseconds in
+# LiteX's simulator (90 MHz's 11,111 ps are not, at half a period)
+DEFAULT_CLK_HZ = 90_625_000
 
 
 def cycles(ns: float, clk_hz: float) -> int:
