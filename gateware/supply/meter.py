@@ -13,6 +13,8 @@ sample (nandrig.chip.supply), which the firmware applies.
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -31,7 +33,12 @@ TOTALS = data.StructLayout({"sum": SUM_BITS, "count": COUNT_BITS})
 
 class AdcReader(wiring.Component):
     def __init__(self, clk_hz: float, fe: FrontEnd = FRONT_END) -> None:
-        self.period = round(fe.sample_ns * clk_hz / 1e9)
+        # cycles per sample as a fraction: where it is not whole (2000 ns at the ULX3S's 45.3125 MHz is 90 5/8
+        # cycles) a sample period is a cycle longer often enough that sample_ns holds on average, which the
+        # firmware's energy and time per sample assume; each sample then lands within a cycle of its time
+        per = Fraction(fe.sample_ns) * Fraction(clk_hz) / 10**9
+        self.period, self.extra = divmod(per.numerator, per.denominator)
+        self.extra_of = per.denominator  # ``extra`` of every ``extra_of`` samples are a cycle longer
         self.half = max(1, round(fe.sclk_ns * clk_hz / 2e9))
         self.fe = fe
         assert 16 * 2 * self.half + 2 < self.period, "16 SCLK cycles must fit in one sample period"
@@ -41,14 +48,22 @@ class AdcReader(wiring.Component):
 
     def elaborate(self, platform):
         mod = Module()
-        tick = Signal(range(self.period))
+        tick = Signal(range(self.period + 1))
         half = Signal(range(self.half))
         edges = Signal(range(33))  # SCLK half periods so far in this conversion
         shift = Signal(16)
         mod.d.sync += [self.sampled.eq(0), self.valid.eq(0)]
         mod.d.sync += tick.eq(tick + 1)
-        with mod.If(tick == self.period - 1):
+        last = self.period - 1
+        if self.extra:  # Bresenham: the owed fraction of a cycle, in 1/extra_of
+            owed, longer = Signal(range(self.extra_of)), Signal()
+            last = Mux(longer, self.period, self.period - 1)
+        with mod.If(tick == last):
             mod.d.sync += [tick.eq(0), self.cs_n.eq(0), self.sampled.eq(1), edges.eq(0), half.eq(0)]
+            if self.extra:
+                over = owed + self.extra >= self.extra_of
+                mod.d.sync += [owed.eq(Mux(over, owed + self.extra - self.extra_of, owed + self.extra)),
+                               longer.eq(over)]
         with mod.Elif(~self.cs_n):
             mod.d.sync += half.eq(half + 1)
             with mod.If(half == self.half - 1):

@@ -71,3 +71,31 @@ def test_each_sample_adds_to_the_phase_the_chip_was_in():
     assert {p: got[p][1] for p in PHASES} == {p: want[p][1] for p in PHASES}
     assert got == want and sum(n for _, n in got.values()) >= 23
     assert FRONT_END.code(22_000) == 1365 and got["busy"][0] == 1365 * got["busy"][1]
+
+
+def test_samples_keep_sample_ns_on_average_where_a_period_is_no_whole_cycle_count():
+    """At the ULX3S's 45.3125 MHz a 2 us sample period is 90 5/8 cycles: the reader's CS# falls come 90 or 91
+    cycles apart so that the n-th lands within a cycle of n * sample_ns, and 8 periods take exactly 16 us (the
+    firmware counts sample_ns per sample for time and energy)."""
+    from nandrig.boards.ulx3s.build import CLOCKS
+    from nandrig.gateware.supply.meter import AdcReader
+
+    clk_hz = CLOCKS.sys_hz
+    dut = AdcReader(clk_hz)
+    assert (dut.period, dut.extra, dut.extra_of) == (90, 5, 8)
+    falls = []
+
+    async def bench(ctx):
+        for cycle in range(90 * 41):
+            await ctx.tick()
+            if ctx.get(dut.sampled):
+                falls.append(cycle)
+
+    sim = Simulator(dut)
+    sim.add_clock(1 / clk_hz)
+    sim.add_testbench(bench)
+    sim.run()
+    period = FRONT_END.sample_ns * clk_hz / 1e9
+    assert len(falls) == 40 and {b - a for a, b in zip(falls, falls[1:])} == {90, 91}
+    assert all(abs(f - falls[0] - n * period) < 1 for n, f in enumerate(falls))
+    assert falls[8] - falls[0] == 725 and falls[32] - falls[0] == 4 * 725

@@ -111,6 +111,14 @@ def bridge_args(chip_port: int, wiring: Wiring, clocks: Clocks = CLOCKS, power: 
                     "idle_ua": round(power.icc_idle_ma * 1000), "recent_ns": round(RECENT_CYCLES * 1e9 / clocks.sys_hz)}}
 
 
+def clock_drift(hz: float) -> float:
+    """How much faster than ``hz`` the simulator runs a clock, as a fraction: LiteX's clocker truncates a period to
+    whole picoseconds (``int(1e12 / hz)``: 11,034 ps for the 90.625 MHz NAND clock's 11,034.48, 43 ppm fast), so the
+    firmware, counting cycles at the nominal rate, gives times that much longer than the chip's own (a board's
+    crystal errs so too, by its tolerance)."""
+    return 1 - int(1e12 / hz) * hz / 1e12
+
+
 def sim_config(uart_port: int = 0, chip_port: int = 0, clocks: Clocks = CLOCKS, wiring: Wiring = Wiring(),
                power: Power = Power(), delays: dict[int, float] | None = None, link_baud: int = 0):
     """``link_baud``: the serial link paced at that rate, ten bits a byte (0: a byte each way per clock edge)."""
