@@ -42,8 +42,6 @@ def build_cmd(board, clock_mhz, nand_clock_mhz, capture_steps, seed, bch_t_max, 
 
     bch = dataclasses.replace(BOARD_BCH, t_max=bch_t_max, chien_parallelism=int(bch_lanes))
     clocks = Clocks(int(clock_mhz * 1e6), int(nand_clock_mhz * 1e6) or None, int(capture_steps))
-    if 1e9 % clocks.phy_hz:
-        raise NandrigError(f"--nand-clock-mhz {nand_clock_mhz}: the firmware needs a whole number of ns per PHY cycle")
     if clocks.capture_steps > 1 and not clocks.nand_hz:
         raise NandrigError(f"--capture-steps {capture_steps}: the input gearing needs the NAND clock (--nand-clock-mhz)")
     res = build(clocks=clocks, seed=seed, bch=bch, sockets=targets,
