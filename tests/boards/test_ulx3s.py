@@ -126,10 +126,10 @@ def test_bitstream_builds_and_meets_the_system_clock(background):
     assert set(j["clocks"]) == ({"sys", "nand"} if CLOCKS.nand_hz else {"sys"})
     # the DQ pads' IDDRX2F placed (one IOLOGIC each), sampling four times a NAND cycle
     assert (j["iologic"]["used"], j["capture_step_ns"]) == (8, CLOCKS.capture_step_ps / 1e3)
-    # every clock met with the board issue's 10 % margin (seed 2: 14.2 % system, 21.7 % NAND clock; docs/ulx3s.md),
-    # nextpnr placing and routing for clocks PLACE_FOR faster than the board's
+    # every clock met with the board issue's 10 % margin (seed 2: 19.0 % system, 50.2 % NAND clock; docs/ulx3s.md),
+    # nextpnr placing and routing for clocks PLACE_FOR faster than the board's (the JSON gives MHz to 3 decimals)
     assert j["meets_sys_clk"] and j["min_margin"] >= 0.10, j["fmax_mhz"]
-    assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * PLACE_FOR) for c in j["clocks"].values())
+    assert all(c["placed_for_mhz"] == pytest.approx(c["clock_mhz"] * PLACE_FOR, abs=5e-4) for c in j["clocks"].values())
     # the rig's code is in the SoC with the board's engine (its t_max, Chien lanes, bank and search clock)
     assert (j["bch_t_max"], j["bch_codeword_bytes"]) == (BOARD_BCH.t_max, Limit.RIG_CODEWORD_BYTES)
     assert (j["bch_chien_lanes"], j["bch_bm_bank"], j["bch_search_clock_ratio"]) == (
